@@ -1,0 +1,75 @@
+r"""Stoppers: when the alternating iterations end.
+
+The SPCArt paper's rule (§6) is "the relative change of loadings
+:math:`\|X^{(t)} - X^{(t-1)}\|_F/\sqrt r < 0.01` or iterations exceed 200":
+``any-of`` of ``relative-change`` and ``max-iterations``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from spcakit.errors import InvalidParameterError
+from spcakit.protocols import Stopper
+from spcakit.state import IterState
+
+
+@attrs.frozen
+class MaxIterations:
+    """Stop after ``n`` update + truncation steps."""
+
+    n: int
+
+    def __call__(self, state: IterState) -> str | None:
+        return f"reached the iteration limit ({self.n})" if state.iteration >= self.n else None
+
+
+@attrs.frozen
+class RelativeChange:
+    """Stop when the relative change of the unit loadings falls below ``tol``."""
+
+    tol: float
+
+    def __call__(self, state: IterState) -> str | None:
+        if state.relative_change < self.tol:
+            return f"relative change {state.relative_change:.3g} < {self.tol:g}"
+        return None
+
+
+@attrs.frozen
+class AnyOf:
+    """Stop as soon as one of ``stoppers`` does; its reason is reported."""
+
+    stoppers: tuple[Stopper, ...]
+
+    def __call__(self, state: IterState) -> str | None:
+        for stopper in self.stoppers:
+            reason = stopper(state)
+            if reason:
+                return reason
+        return None
+
+
+def make_max_iterations(n: int = 200) -> MaxIterations:
+    if isinstance(n, bool) or not float(n).is_integer() or int(n) < 1:
+        raise InvalidParameterError(f"max-iterations: n must be a positive integer; got {n!r}")
+    return MaxIterations(int(n))
+
+
+def make_relative_change(tol: float = 0.01) -> RelativeChange:
+    try:
+        value = float(tol)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"relative-change: tol must be a number; got {tol!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise InvalidParameterError(f"relative-change: tol must be a positive number; got {tol!r}")
+    return RelativeChange(value)
+
+
+def make_any_of(stoppers: Sequence[Stopper] = ()) -> AnyOf:
+    if not stoppers or not all(callable(s) for s in stoppers):
+        raise InvalidParameterError("any-of needs a non-empty list of stoppers, e.g. [{name='max-iterations', n=200}]")
+    return AnyOf(tuple(stoppers))

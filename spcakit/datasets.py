@@ -1,0 +1,198 @@
+r"""Built-in data sets and data sources.
+
+* ``builtin:pitprops`` - the 13 x 13 Pitprops correlation matrix of Jeffers
+  (1967), as printed in the sparse PCA literature (a published table).
+* ``builtin:zou`` - the exact 10 x 10 covariance of the synthetic model of
+  Zou, Hastie & Tibshirani used in Table 3 of the SPCArt paper: hidden
+  factors :math:`h_1 \sim N(0, 290)`, :math:`h_2 \sim N(0, 300)`,
+  :math:`h_3 = -0.3 h_1 + 0.925 h_2 + \epsilon`, and
+  :math:`a_i = h_{j(i)} + \epsilon_i` for :math:`j = 1` (i = 1..4),
+  2 (i = 5..8), 3 (i = 9, 10), all noises standard normal.
+* ``builtin:random?n=..&p=..&seed=..`` - standard Gaussian data.
+
+A source string is one of those or a path to ``.npy``, ``.npz`` or ``.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import urllib.parse
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from spcakit.errors import InvalidDataError
+
+PITPROPS_NAMES = (
+    "topdiam", "length", "moist", "testsg", "ovensg", "ringtop", "ringbut",
+    "bowmax", "bowdist", "whorls", "clear", "knots", "diaknot",
+)  # fmt: skip
+
+# Jeffers (1967), lower triangle row by row (a published table).
+_PITPROPS_LOWER = (
+    (1.000,),
+    (0.954, 1.000),
+    (0.364, 0.297, 1.000),
+    (0.342, 0.284, 0.882, 1.000),
+    (-0.129, -0.118, -0.148, 0.220, 1.000),
+    (0.313, 0.291, 0.153, 0.381, 0.364, 1.000),
+    (0.496, 0.503, -0.029, 0.174, 0.296, 0.813, 1.000),
+    (0.424, 0.419, -0.054, -0.059, 0.004, 0.090, 0.372, 1.000),
+    (0.592, 0.648, 0.125, 0.137, -0.039, 0.211, 0.465, 0.482, 1.000),
+    (0.545, 0.569, -0.081, -0.014, 0.037, 0.274, 0.679, 0.557, 0.526, 1.000),
+    (0.084, 0.076, 0.162, 0.097, -0.091, -0.036, -0.113, 0.061, 0.085, -0.319, 1.000),
+    (-0.019, -0.036, 0.220, 0.169, -0.145, 0.024, -0.232, -0.357, -0.127, -0.368, 0.029, 1.000),
+    (0.134, 0.144, 0.126, 0.015, -0.208, -0.329, -0.424, -0.202, -0.076, -0.291, 0.007, 0.184, 1.000),
+)
+
+
+@attrs.frozen(eq=False)
+class Dataset:
+    """A loaded source: a matrix, its variables' names, and what it is."""
+
+    matrix: np.ndarray
+    feature_names: tuple[str, ...] | None
+    is_covariance: bool
+    source: str
+
+
+def pitprops() -> Dataset:
+    """The Pitprops correlation matrix (13 variables, 180 pit props)."""
+    c = np.zeros((13, 13))
+    for i, row in enumerate(_PITPROPS_LOWER):
+        c[i, : len(row)] = row
+    c = np.tril(c) + np.tril(c, -1).T
+    return Dataset(c, PITPROPS_NAMES, True, "builtin:pitprops")
+
+
+def zou_covariance() -> Dataset:
+    """The exact covariance of Zou et al.'s three-factor synthetic model (p = 10)."""
+    var_h1, var_h2 = 290.0, 300.0
+    # factor covariance of (h1, h2, h3), h3 = -0.3 h1 + 0.925 h2 + eps
+    cov_h = np.array(
+        [
+            [var_h1, 0.0, -0.3 * var_h1],
+            [0.0, var_h2, 0.925 * var_h2],
+            [-0.3 * var_h1, 0.925 * var_h2, 0.09 * var_h1 + 0.925**2 * var_h2 + 1.0],
+        ]
+    )
+    factor_of = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2])
+    c = cov_h[np.ix_(factor_of, factor_of)] + np.eye(10)
+    return Dataset(c, tuple(f"x{i}" for i in range(1, 11)), True, "builtin:zou")
+
+
+def random_gaussian(n: int = 100, p: int = 50, seed: int = 0) -> Dataset:
+    """Standard Gaussian data, ``n`` samples of ``p`` variables."""
+    if n < 2 or p < 1:
+        raise InvalidDataError(f"builtin:random needs n >= 2 and p >= 1; got n={n}, p={p}")
+    x = np.random.default_rng(seed).standard_normal((n, p))
+    return Dataset(x, None, False, f"builtin:random?n={n}&p={p}&seed={seed}")
+
+
+def square_root(c: np.ndarray) -> np.ndarray:
+    r"""The symmetric square root :math:`A = V\Sigma^{1/2}V^\top` of a covariance, so :math:`A^\top A = C`.
+
+    This is the "artificial data matrix" of the SPCArt paper's Pitprops and
+    synthetic experiments (whose text prints :math:`\Sigma^{-1/2}`, a typo).
+    """
+    values, vectors = np.linalg.eigh(c)
+    return (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+
+
+BUILTINS = {"pitprops": pitprops, "zou": zou_covariance, "random": random_gaussian}
+
+
+def _parse_builtin(spec: str) -> Dataset:
+    name, _, query = spec.partition("?")
+    if name not in BUILTINS:
+        raise InvalidDataError(
+            f"unknown built-in data set {name!r}; valid: " + ", ".join(f"builtin:{k}" for k in BUILTINS)
+        )
+    params = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+    if name != "random":
+        if params:
+            raise InvalidDataError(f"builtin:{name} takes no parameters; got {sorted(params)}")
+        return BUILTINS[name]()
+    unknown = set(params) - {"n", "p", "seed"}
+    if unknown:
+        raise InvalidDataError(f"builtin:random takes n, p and seed; unknown: {', '.join(sorted(unknown))}")
+    try:
+        values = {k: int(v) for k, v in params.items()}
+    except ValueError:
+        raise InvalidDataError(f"builtin:random parameters must be integers; got {params}") from None
+    return random_gaussian(**values)
+
+
+_NAME_KEYS = ("feature_names", "names", "genes", "accession", "columns")
+_MATRIX_KEYS = ("X", "x", "data", "cov", "covariance", "C")
+
+
+def _load_npz(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None, bool]:
+    with np.load(path, allow_pickle=False) as archive:
+        keys = list(archive.keys())
+        matrix_key = next((k for k in _MATRIX_KEYS if k in keys), None)
+        if matrix_key is None:
+            two_d = [k for k in keys if archive[k].ndim == 2]
+            if len(two_d) != 1:
+                raise InvalidDataError(
+                    f"{path}: cannot tell which array is the data; name it one of {', '.join(_MATRIX_KEYS)} "
+                    f"(arrays found: {', '.join(keys)})"
+                )
+            matrix_key = two_d[0]
+        matrix = archive[matrix_key]
+        names = None
+        for key in _NAME_KEYS:
+            if key in keys and archive[key].ndim == 1 and archive[key].shape[0] == matrix.shape[1]:
+                names = tuple(str(v) for v in archive[key])
+                break
+    return matrix, names, matrix_key in ("cov", "covariance", "C")
+
+
+def _load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
+    with open(path, newline="") as fh:
+        rows = [row for row in csv.reader(fh) if row]
+    if not rows:
+        raise InvalidDataError(f"{path}: the CSV file is empty")
+    header = [h.strip() for h in rows[0]]
+    body = rows[1:]
+    if not body:
+        raise InvalidDataError(f"{path}: the CSV file has a header but no data rows")
+    # a first column of row labels (empty header cell) is dropped
+    label_column = header[0] == "" and len(header) > 1
+    if label_column:
+        header = header[1:]
+        body = [row[1:] for row in body]
+    for i, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise InvalidDataError(f"{path}: line {i} has {len(row)} fields but the header has {len(header)}")
+    try:
+        matrix = np.array([[float(v) for v in row] for row in body])
+    except ValueError as exc:
+        raise InvalidDataError(f"{path}: every field after the header must be a number ({exc})") from None
+    return matrix, tuple(header)
+
+
+def load_source(source: str) -> Dataset:
+    """Load a source string: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv`` path."""
+    if source.startswith("builtin:"):
+        return _parse_builtin(source[len("builtin:"):])
+    path = Path(source)
+    if not path.exists():
+        raise InvalidDataError(
+            f"data source {source!r} is neither a file nor a built-in; use a .npy/.npz/.csv path or "
+            "builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
+        )
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npy":
+            return Dataset(np.load(path, allow_pickle=False), None, False, str(path))
+        if suffix == ".npz":
+            matrix, names, is_cov = _load_npz(path)
+            return Dataset(matrix, names, is_cov, str(path))
+    except (OSError, ValueError) as exc:
+        raise InvalidDataError(f"{path}: cannot read it as {suffix} ({exc})") from None
+    if suffix == ".csv":
+        matrix, names = _load_csv(path)
+        return Dataset(matrix, names, False, str(path))
+    raise InvalidDataError(f"{path}: unsupported file type {suffix!r}; use .npy, .npz or .csv")

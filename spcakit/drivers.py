@@ -1,0 +1,156 @@
+r"""The two generic drivers: pure loops with explicit state.
+
+``block`` runs one alternating scheme on all ``r`` loadings at once:
+
+.. math::
+
+    X_0 = \mathrm{init}(C),\quad
+    Z_t = \mathrm{update}(X_{t-1}),\quad
+    X_t = T_\lambda(Z_t),
+
+until the stopper returns a reason. ``deflation`` runs ``block`` with
+``r = 1`` on the problem, removes the found loading with the deflator, and
+repeats ``r`` times. Neither driver knows any method: a method is the
+parts it is given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+from spcakit.errors import ZeroLoadingError
+from spcakit.hookspecs import hookimpl
+from spcakit.problem import Problem
+from spcakit.protocols import Deflator, Initializer, Stopper, Truncator, Updater
+from spcakit.state import IterState, Outcome
+
+#: ``on_step(component, n_components, iteration)`` is called after every step.
+StepCallback = Callable[[int, int, int], None]
+
+
+@attrs.frozen(kw_only=True)
+class Parts:
+    """The built parts of a method."""
+
+    initializer: Initializer
+    updater: Updater
+    truncator: Truncator
+    stopper: Stopper
+    deflator: Deflator | None = None
+
+
+def normalize_columns(x: np.ndarray) -> np.ndarray:
+    """Scale each column to unit Euclidean length (zero columns raise)."""
+    norms = np.linalg.norm(x, axis=0)
+    if np.any(norms == 0):
+        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    return x / norms
+
+
+def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
+    """One update + truncation step: a pure function of the state."""
+    z, objective = parts.updater.propose(problem, state.x, state.context)
+    if not np.all(np.isfinite(z)):
+        raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
+    empty = np.nonzero(~np.any(z != 0, axis=0))[0]
+    if empty.size:
+        raise ZeroLoadingError(
+            f"the update direction of loading {int(empty[0]) + 1} is zero: the (deflated) covariance has no "
+            "variance left in that direction, so r is larger than the rank of the data"
+        )
+    x = parts.truncator(z)
+    loadings = normalize_columns(x)
+    change = float(np.linalg.norm(loadings - state.loadings) / np.sqrt(loadings.shape[1]))
+    return attrs.evolve(
+        state,
+        iteration=state.iteration + 1,
+        x=x,
+        loadings=loadings,
+        relative_change=change,
+        objective_history=state.objective_history + (float(objective),),
+    )
+
+
+def run_block(
+    problem: Problem,
+    r: int,
+    parts: Parts,
+    rng: np.random.Generator,
+    on_step: StepCallback | None = None,
+    component: int = 0,
+    n_components: int = 1,
+) -> tuple[IterState, str]:
+    """Iterate :func:`block_step` from the initializer until the stopper stops."""
+    x0 = np.asarray(parts.initializer(problem, r, rng), dtype=float)
+    state = IterState(
+        iteration=0,
+        x=x0,
+        loadings=normalize_columns(x0),
+        context=parts.updater.init(problem, x0),
+    )
+    while True:
+        state = block_step(problem, parts, state)
+        if on_step is not None:
+            on_step(component, n_components, state.iteration)
+        reason = parts.stopper(state)
+        if reason:
+            return state, reason
+
+
+def block(problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None) -> Outcome:
+    """Block driver: all ``r`` loadings updated together (SPCArt, rSVD-GPB, PCA)."""
+    state, reason = run_block(problem, r, parts, rng, on_step)
+    return Outcome(
+        loadings=state.loadings,
+        iterations=state.iteration,
+        stopping_reasons=(reason,),
+        objective_history=state.objective_history,
+    )
+
+
+def deflation(
+    problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
+) -> Outcome:
+    """Deflation driver: one loading at a time, deflating in between (rSVD-GP, TPower)."""
+    if parts.deflator is None:
+        raise ValueError("the deflation driver needs a deflator")
+    columns: list[np.ndarray] = []
+    reasons: list[str] = []
+    history: tuple[float, ...] = ()
+    iterations = 0
+    current = problem
+    for k in range(r):
+        try:
+            state, reason = run_block(current, 1, parts, rng, on_step, component=k, n_components=r)
+        except ZeroLoadingError as exc:
+            raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
+        x = state.loadings[:, 0]
+        columns.append(x)
+        reasons.append(reason)
+        history += state.objective_history
+        iterations += state.iteration
+        if k + 1 < r:
+            current = parts.deflator(current, x, np.column_stack(columns))
+    return Outcome(
+        loadings=np.column_stack(columns),
+        iterations=iterations,
+        stopping_reasons=tuple(reasons),
+        objective_history=history,
+    )
+
+
+def _block_factory() -> Callable[..., Outcome]:
+    return block
+
+
+def _deflation_factory() -> Callable[..., Outcome]:
+    return deflation
+
+
+@hookimpl
+def spcakit_register_parts(register: Callable[..., None]) -> None:
+    register("driver", "block", _block_factory, summary="all r loadings updated together")
+    register("driver", "deflation", _deflation_factory, summary="one loading at a time, deflating in between")

@@ -1,0 +1,39 @@
+"""Exceptions that speak to people.
+
+Every error spcakit raises for bad input derives from :class:`SpcakitError`
+and says what was wrong and what would be valid. The CLI turns them into a
+one-line message and exit code 2; library users can catch them by class.
+"""
+
+from __future__ import annotations
+
+
+class SpcakitError(Exception):
+    """Base class: a problem with what the user asked for."""
+
+
+class InvalidDataError(SpcakitError, ValueError):
+    """The data (matrix or covariance) cannot be used as given."""
+
+
+class InvalidParameterError(SpcakitError, ValueError):
+    """A parameter is outside its valid range or of the wrong kind."""
+
+
+class UnknownNameError(SpcakitError, KeyError):
+    """A method, part or role name that is not registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class DuplicateNameError(SpcakitError):
+    """A plugin tried to register a name that is already taken."""
+
+
+class ZeroLoadingError(SpcakitError, ArithmeticError):
+    """A truncation removed every entry of a loading vector."""
+
+
+class SpecError(SpcakitError, ValueError):
+    """A TOML method or experiment spec is malformed."""

@@ -1,0 +1,172 @@
+r"""Criteria and performance bounds of sparse PCA.
+
+The criteria are those of Hu, Pan, Wang & Wu, *Sparse Principal Component
+Analysis via Rotation and Truncation* (§3.4 and §6), for loadings
+:math:`X = [x_1, \dots, x_r] \in \mathbb{R}^{p\times r}` and a covariance
+:math:`C`:
+
+* sparsity of a loading :math:`s(x) = 1 - \|x\|_0 / p` (Definition 2);
+  **SP** is its mean, **STD** its sample standard deviation (``ddof=1``, as
+  the paper's Table 4 numbers imply), **worst_sp** its minimum;
+* **NZ** the total number of nonzeros, **pattern** the nonzeros per loading;
+* **EV** :math:`\operatorname{tr}(X^\top C X)` and **CPEV**
+  :math:`\operatorname{tr}(U^\top C U)/\operatorname{tr}(C)` with :math:`U`
+  an orthonormal basis of :math:`\operatorname{span}(X)` (Definition 5);
+* **NOR** :math:`\frac{1}{r(r-1)}\sum_{i\ne j} |\cos\theta(x_i, x_j)|`.
+
+The bounds of Propositions 6-11 and Theorems 12-13 are functions here so
+that tests and users can check a result against them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from spcakit.operators import CovarianceOperator
+
+
+# -- criteria --------------------------------------------------------------
+def pattern(x: np.ndarray) -> list[int]:
+    """Number of nonzero entries of each loading."""
+    return [int(v) for v in np.count_nonzero(x, axis=0)]
+
+
+def sparsity(x: np.ndarray) -> np.ndarray:
+    """Per-loading sparsity :math:`s(x_i) = 1 - \\|x_i\\|_0/p`."""
+    return 1.0 - np.count_nonzero(x, axis=0) / x.shape[0]
+
+
+def sparsity_std(x: np.ndarray) -> float:
+    """STD: sample standard deviation (``ddof=1``) of the per-loading sparsities."""
+    s = sparsity(x)
+    return float(np.std(s, ddof=1)) if s.size > 1 else 0.0
+
+
+def orthonormal_basis(x: np.ndarray) -> np.ndarray:
+    """An orthonormal basis of the column span of ``x`` (rank-revealing)."""
+    u, sing, _ = np.linalg.svd(x, full_matrices=False)
+    rank = int(np.sum(sing > sing[0] * max(x.shape) * np.finfo(float).eps)) if sing.size and sing[0] > 0 else 0
+    return u[:, :rank]
+
+
+def explained_variance(x: np.ndarray, covariance: CovarianceOperator) -> float:
+    """EV :math:`\\operatorname{tr}(X^\\top C X)`."""
+    return float(np.sum(x * covariance.matmat(x)))
+
+
+def cpev(x: np.ndarray, covariance: CovarianceOperator) -> float:
+    """CPEV: variance of the subspace spanned by ``x``, as a fraction of :math:`\\operatorname{tr} C`."""
+    u = orthonormal_basis(x)
+    return explained_variance(u, covariance) / covariance.trace()
+
+
+def nonorthogonality(x: np.ndarray) -> float:
+    """NOR: mean absolute cosine between distinct loadings (0 for one loading)."""
+    r = x.shape[1]
+    if r < 2:
+        return 0.0
+    unit = x / np.linalg.norm(x, axis=0)
+    gram = np.abs(unit.T @ unit)
+    return float((gram.sum() - np.trace(gram)) / (r * (r - 1)))
+
+
+#: The metrics of every run, by name: ``f(loadings, covariance) -> value``.
+METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
+    "nz": lambda x, c: int(np.count_nonzero(x)),
+    "pattern": lambda x, c: pattern(x),
+    "sp": lambda x, c: float(np.mean(sparsity(x))),
+    "std": lambda x, c: sparsity_std(x),
+    "worst_sp": lambda x, c: float(np.min(sparsity(x))),
+    "cpev": cpev,
+    "ev": explained_variance,
+    "nor": lambda x, c: nonorthogonality(x),
+}
+
+
+def compute_metrics(x: np.ndarray, covariance: CovarianceOperator) -> dict[str, Any]:
+    """All of :data:`METRICS` for loadings ``x`` on ``covariance``."""
+    return {name: fn(x, covariance) for name, fn in METRICS.items()}
+
+
+# -- angles ----------------------------------------------------------------
+def deviation(x: np.ndarray, z: np.ndarray) -> float:
+    """Deviation :math:`\\sin\\theta(x, z)` (Definition 3); 1 when ``x`` is zero."""
+    nx, nz = np.linalg.norm(x), np.linalg.norm(z)
+    if nx == 0 or nz == 0:
+        return 1.0
+    cos = min(1.0, abs(float(x @ z)) / (nx * nz))
+    return math.sqrt(max(0.0, 1.0 - cos * cos))
+
+
+def angle(x: np.ndarray, z: np.ndarray) -> float:
+    """Included angle :math:`\\theta(x, z) \\in [0, \\pi/2]`."""
+    return math.asin(min(1.0, deviation(x, z)))
+
+
+# -- bounds (Props. 6-11, Thms. 12-13) -----------------------------------------
+def nonorthogonality_bound(theta_i: float, theta_j: float) -> float:
+    """Prop. 6: :math:`|\\cos\\theta(x_i,x_j)| \\le \\sin(\\theta_i+\\theta_j)` if the sum is at most :math:`\\pi/2`, else 1."""
+    total = theta_i + theta_j
+    return math.sin(total) if total <= math.pi / 2 else 1.0
+
+
+def hard_sparsity_bounds(threshold: float, p: int) -> tuple[float, float]:
+    """Prop. 7 (also T-l1, Prop. 8): bounds on :math:`s(x)`.
+
+    :math:`0 \\le s \\le 1 - 1/p` when :math:`\\lambda < 1/\\sqrt p`; otherwise
+    :math:`1 - 1/(p\\lambda^2) < s \\le 1` (the lower bound is strict).
+    """
+    if threshold < 1 / math.sqrt(p):
+        return 0.0, 1.0 - 1.0 / p
+    return 1.0 - 1.0 / (p * threshold**2), 1.0
+
+
+def hard_deviation_bound(threshold: float, p: int) -> float:
+    """Prop. 7: :math:`\\sin\\theta(x,z) \\le \\sqrt{p-1}\\,\\lambda` when :math:`\\lambda < 1/\\sqrt p`, else 1."""
+    return math.sqrt(p - 1) * threshold if threshold < 1 / math.sqrt(p) else 1.0
+
+
+def soft_deviation_bounds(z: np.ndarray, x: np.ndarray, threshold: float) -> tuple[float, float]:
+    """Prop. 8: :math:`\\|\\bar z\\|_2 \\le \\sin\\theta(x,z) < \\sqrt{\\|\\bar z\\|^2 + \\lambda^2\\|x\\|_0}` for unit ``z``."""
+    truncated = np.where(x == 0, z, 0.0)
+    tz = float(truncated @ truncated)
+    return math.sqrt(tz), math.sqrt(tz + threshold**2 * np.count_nonzero(x))
+
+
+def sparsity_truncation_bounds(n_zeros: int, p: int) -> tuple[float, float]:
+    """Prop. 10: :math:`\\lambda/p \\le s(x) < 1` and :math:`\\sin\\theta \\le \\sqrt{\\lambda/p}`.
+
+    Returns ``(min sparsity, max deviation)``.
+    """
+    return n_zeros / p, math.sqrt(n_zeros / p)
+
+
+def energy_truncation_bounds(energy: float, p: int) -> tuple[float, float, float]:
+    """Prop. 11: :math:`\\lfloor\\lambda p\\rfloor/p \\le s(x) \\le 1-1/p`, :math:`\\sin\\theta \\le \\sqrt\\lambda`.
+
+    Returns ``(min sparsity, max sparsity, max deviation)``.
+    """
+    return math.floor(energy * p) / p, 1.0 - 1.0 / p, math.sqrt(energy)
+
+
+def ev_dmin(x: np.ndarray, pca_loadings: np.ndarray, pca_ev: float) -> float:
+    """Thm. 12 lower bound :math:`d_{\\min}^2\\,EV(V) \\le EV(X)`.
+
+    ``d_min`` is the smallest singular value of :math:`X^\\top V`; ``pca_ev``
+    is :math:`EV(V) = \\sum_i \\Sigma_{ii}^2`.
+    """
+    d = np.linalg.svd(x.T @ pca_loadings, compute_uv=False)
+    return float(d.min() ** 2 * pca_ev)
+
+
+def ev_cos(theta: float, r: int, pca_ev: float) -> float:
+    """Thm. 13 lower bound :math:`(\\cos^2\\theta - \\sqrt{r-1}\\sin 2\\theta)\\,EV(V) \\le EV(X)`.
+
+    Valid at a fixed point of SPCArt when every loading deviates by the same
+    angle :math:`\\theta` and :math:`\\sum_j C_{ij}^2 \\le 1` (see the paper).
+    """
+    return float((math.cos(theta) ** 2 - math.sqrt(r - 1) * math.sin(2 * theta)) * pca_ev)

@@ -1,0 +1,228 @@
+r"""Covariance operators: what every part needs of :math:`C`, without forming it.
+
+Sparse PCA only ever touches the covariance :math:`C \in \mathbb{R}^{p\times p}`
+through products :math:`CV`, its diagonal, its trace and (for the PCA start)
+its leading eigenvectors. An operator provides exactly these, so that
+
+* an explicit covariance is used as it is (:class:`DenseCovariance`);
+* a data matrix :math:`A \in \mathbb{R}^{n\times p}` gives
+  :math:`C = A^\top A / s` applied as :math:`A^\top (A V) / s`
+  (:class:`GramCovariance`): when :math:`n < p` no :math:`p\times p` array
+  is ever allocated;
+* deflations are low-rank corrections wrapped around another operator
+  (:class:`HotellingDeflated`, :class:`ProjectionDeflated`).
+
+All operators are frozen: a deflation returns a new operator.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import attrs
+import numpy as np
+import scipy.linalg
+import scipy.sparse.linalg
+
+#: Above this dimension an operator is never densified to find eigenvectors.
+DENSE_EIGEN_LIMIT = 600
+
+
+def _array_eq(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
+
+
+@runtime_checkable
+class CovarianceOperator(Protocol):
+    """What a part may ask of a covariance matrix :math:`C`."""
+
+    @property
+    def p(self) -> int:
+        """Number of variables."""
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        """Return :math:`Cv` for ``v`` of shape ``(p,)`` or ``(p, k)``."""
+
+    def diagonal(self) -> np.ndarray:
+        """Return the diagonal of :math:`C`, shape ``(p,)``."""
+
+    def trace(self) -> float:
+        """Return :math:`\\operatorname{tr} C`."""
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """Return the ``r`` largest eigenvalues (descending) and eigenvectors."""
+
+
+def _eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    p = matrix.shape[0]
+    values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1])
+    return values[::-1], vectors[:, ::-1]
+
+
+def _operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leading eigenpairs of any operator: dense when small, Lanczos otherwise."""
+    p = op.p
+    if p <= DENSE_EIGEN_LIMIT or r >= p - 1:
+        dense = op.matmat(np.eye(p))
+        return _eigh_top((dense + dense.T) / 2, r)
+    linear = scipy.sparse.linalg.LinearOperator(
+        (p, p), matvec=op.matmat, matmat=op.matmat, dtype=float
+    )
+    values, vectors = scipy.sparse.linalg.eigsh(linear, k=r, which="LA")
+    order = np.argsort(values)[::-1]
+    return values[order], vectors[:, order]
+
+
+@attrs.frozen(eq=False)
+class DenseCovariance:
+    """An explicit symmetric :math:`p\\times p` covariance matrix."""
+
+    matrix: np.ndarray
+
+    @property
+    def p(self) -> int:
+        return self.matrix.shape[0]
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self.matrix @ v
+
+    def diagonal(self) -> np.ndarray:
+        return np.diag(self.matrix).copy()
+
+    def trace(self) -> float:
+        return float(np.trace(self.matrix))
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return _eigh_top(self.matrix, r)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DenseCovariance) and _array_eq(self.matrix, other.matrix)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@attrs.frozen(eq=False)
+class GramCovariance:
+    r"""The covariance :math:`C = A^\top A / s` of a (centred) data matrix.
+
+    Products cost :math:`O(npk)` for a ``(p, k)`` block; the diagonal and
+    trace are column sums of squares. Nothing of size :math:`p\times p` is
+    formed, whatever ``n`` and ``p`` are.
+    """
+
+    data: np.ndarray
+    scale: float = 1.0
+
+    @property
+    def p(self) -> int:
+        return self.data.shape[1]
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self.data.T @ (self.data @ v) / self.scale
+
+    def diagonal(self) -> np.ndarray:
+        return np.einsum("ij,ij->j", self.data, self.data) / self.scale
+
+    def trace(self) -> float:
+        return float(np.vdot(self.data, self.data)) / self.scale
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        n, p = self.data.shape
+        if min(n, p) <= 2 * DENSE_EIGEN_LIMIT or r >= min(n, p) - 1:
+            if n < p:
+                # eigenvectors of A A^T (n x n), mapped back: cheaper than SVD when n << p
+                values, left = _eigh_top(self.data @ self.data.T, min(r, n))
+                right = self.data.T @ left
+                right /= np.linalg.norm(right, axis=0, keepdims=True)
+                return values / self.scale, right
+            values, vectors = _eigh_top(self.data.T @ self.data, r)
+            return values / self.scale, vectors
+        _, sing, vt = scipy.sparse.linalg.svds(self.data, k=r)
+        order = np.argsort(sing)[::-1]
+        return sing[order] ** 2 / self.scale, vt[order].T
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, GramCovariance)
+            and self.scale == other.scale
+            and _array_eq(self.data, other.data)
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@attrs.frozen(eq=False)
+class HotellingDeflated:
+    r"""Hotelling's deflation :math:`C - (x^\top C x)\, x x^\top` of ``base``.
+
+    A rank-one correction: one product with ``base`` plus :math:`O(pk)`.
+    """
+
+    base: CovarianceOperator
+    vector: np.ndarray
+    weight: float
+
+    @property
+    def p(self) -> int:
+        return self.base.p
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        x = self.vector
+        if v.ndim == 1:
+            return self.base.matmat(v) - self.weight * x * (x @ v)
+        return self.base.matmat(v) - self.weight * np.outer(x, x @ v)
+
+    def diagonal(self) -> np.ndarray:
+        return self.base.diagonal() - self.weight * self.vector**2
+
+    def trace(self) -> float:
+        return self.base.trace() - self.weight * float(self.vector @ self.vector)
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return _operator_top(self, r)
+
+
+@attrs.frozen(eq=False)
+class ProjectionDeflated:
+    r"""Projection deflation :math:`(I - xx^\top) C (I - xx^\top)` of ``base``.
+
+    ``vector`` must have unit length. Applied as :math:`P\,(C\,(P v))` with
+    :math:`P v = v - x (x^\top v)`: two rank-one updates around one product.
+    """
+
+    base: CovarianceOperator
+    vector: np.ndarray
+
+    @property
+    def p(self) -> int:
+        return self.base.p
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        x = self.vector
+        if v.ndim == 1:
+            return v - x * (x @ v)
+        return v - np.outer(x, x @ v)
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self._project(self.base.matmat(self._project(v)))
+
+    def diagonal(self) -> np.ndarray:
+        x = self.vector
+        cx = self.base.matmat(x)
+        return self.base.diagonal() - 2 * x * cx + x**2 * float(x @ cx)
+
+    def trace(self) -> float:
+        x = self.vector
+        cx = self.base.matmat(x)
+        return self.base.trace() - 2 * float(x @ cx) + float(x @ x) * float(x @ cx)
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return _operator_top(self, r)
+
+
+def densify(op: CovarianceOperator) -> np.ndarray:
+    """Return the explicit matrix of ``op`` (for small ``p``: tests, checks)."""
+    if isinstance(op, DenseCovariance):
+        return op.matrix
+    dense = op.matmat(np.eye(op.p))
+    return (dense + dense.T) / 2

@@ -1,0 +1,176 @@
+"""Plugin loading: built-ins and third-party packages through one entry-point group.
+
+Every plugin, the built-in ones included, is found through the ``spcakit``
+entry-point group and registered with a pluggy ``PluginManager``; its hooks
+then fill a :class:`~spcakit.registry.Registry`. A plugin that fails to
+import or to register is recorded with its error and skipped, so one broken
+package never takes the command line down.
+
+Environment variables:
+
+``SPCAKIT_LOAD_PLUGINS``
+    Comma-separated entry-point names: load only these (empty: none).
+``SPCAKIT_DISABLE_PLUGINS``
+    Comma-separated entry-point names never to load.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pluggy
+
+from spcakit import hookspecs
+from spcakit.registry import Registry
+from spcakit.specs import MethodSpec, load_method_spec
+
+ENTRY_POINT_GROUP = "spcakit"
+from spcakit.hookspecs import hookimpl  # noqa: F401  (re-exported)
+HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods")
+
+
+@attrs.frozen(kw_only=True)
+class PluginRecord:
+    """One plugin as ``spcakit plugins`` shows it."""
+
+    name: str
+    version: str = ""
+    package: str = ""
+    hooks: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class PluginSession:
+    """A plugin manager, the registry its plugins filled, and what happened."""
+
+    def __init__(self) -> None:
+        self.manager = pluggy.PluginManager("spcakit")
+        self.manager.add_hookspecs(hookspecs)
+        self.registry = Registry()
+        self.records: dict[str, PluginRecord] = {}
+
+    # -- adding plugins ---------------------------------------------------
+    def add(self, plugin: Any, name: str, *, version: str = "", package: str = "") -> PluginRecord:
+        """Register ``plugin`` and run its hooks into the registry."""
+        try:
+            self.manager.register(plugin, name=name)
+        except ValueError as exc:
+            return self._fail(name, version, package, f"cannot register: {exc}")
+        hooks = tuple(
+            h for h in HOOK_NAMES if any(impl.plugin_name == name for impl in getattr(self.manager.hook, h).get_hookimpls())
+        )
+        try:
+            self._call_hooks(name)
+        except Exception as exc:  # a plugin's bug must not break the others
+            self.registry.unregister_plugin(name)
+            self.manager.unregister(name=name)
+            return self._fail(name, version, package, f"{type(exc).__name__}: {exc}")
+        record = PluginRecord(name=name, version=version, package=package, hooks=hooks)
+        self.records[name] = record
+        return record
+
+    def remove(self, name: str) -> None:
+        """Unregister a plugin and everything it registered."""
+        self.registry.unregister_plugin(name)
+        if self.manager.get_plugin(name) is not None:
+            self.manager.unregister(name=name)
+        self.records.pop(name, None)
+
+    def _fail(self, name: str, version: str, package: str, error: str) -> PluginRecord:
+        record = PluginRecord(name=name, version=version, package=package, error=error)
+        self.records[name] = record
+        return record
+
+    def _call_hooks(self, name: str) -> None:
+        registry = self.registry
+
+        def register_part(role: str, part_name: str, factory: Any, **meta: Any) -> None:
+            registry.register_part(role, part_name, factory, plugin=name, **meta)
+
+        def register_method(spec: MethodSpec | Mapping[str, Any] | str | Path) -> None:
+            if isinstance(spec, (str, Path)):
+                spec = load_method_spec(spec)
+            elif not isinstance(spec, MethodSpec):
+                spec = MethodSpec.from_dict(spec, where=f"plugin {name}")
+            registry.register_method(spec, plugin=name)
+
+        for hook_name, register in (
+            ("spcakit_register_parts", register_part),
+            ("spcakit_register_methods", register_method),
+        ):
+            for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
+                if impl.plugin_name == name:
+                    impl.function(register=register)
+
+    # -- discovery ------------------------------------------------------------
+    def load_entry_points(self) -> None:
+        """Load every plugin of the ``spcakit`` entry-point group (honouring the env vars)."""
+        only = os.environ.get("SPCAKIT_LOAD_PLUGINS")
+        allowed = None if only is None else {s.strip() for s in only.split(",") if s.strip()}
+        disabled = {s.strip() for s in os.environ.get("SPCAKIT_DISABLE_PLUGINS", "").split(",") if s.strip()}
+        eps = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=_builtin_first)
+        for ep in eps:
+            if ep.name in disabled or (allowed is not None and ep.name not in allowed):
+                continue
+            if ep.name in self.records:
+                continue
+            dist = getattr(ep, "dist", None)
+            version = dist.version if dist is not None else ""
+            package = dist.metadata["Name"] if dist is not None else ""
+            try:
+                plugin = ep.load()
+            except Exception as exc:
+                self._fail(ep.name, version, package, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
+                continue
+            self.add(plugin, ep.name, version=version, package=package)
+
+    def failures(self) -> list[PluginRecord]:
+        return [r for r in self.records.values() if r.error is not None]
+
+
+def _builtin_first(ep: importlib.metadata.EntryPoint) -> tuple[int, str]:
+    dist = getattr(ep, "dist", None)
+    is_builtin = dist is not None and dist.metadata["Name"] == "spcakit"
+    return (0 if is_builtin else 1, ep.name)
+
+
+_session: PluginSession | None = None
+
+
+def get_session() -> PluginSession:
+    """The process-wide plugin session, loaded on first use."""
+    global _session
+    if _session is None:
+        session = PluginSession()
+        from spcakit import drivers
+
+        session.add(drivers, "core", version=_version(), package="spcakit")
+        session.load_entry_points()
+        _session = session
+    return _session
+
+
+def get_registry() -> Registry:
+    return get_session().registry
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    return get_session().manager
+
+
+def reset() -> None:
+    """Forget the loaded plugins (the next use loads them again)."""
+    global _session
+    _session = None
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("spcakit")
+    except importlib.metadata.PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,126 @@
+"""Frozen records threaded through the drivers and returned to users."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+
+def _arrays_equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool(np.array_equal(a, b))
+
+
+@attrs.frozen(kw_only=True)
+class IterState:
+    """One iteration of the block loop.
+
+    Attributes
+    ----------
+    iteration
+        Number of completed update + truncation steps (0 before the first).
+    x
+        The current iterate as the truncation returned it (column lengths
+        as the updater needs them).
+    loadings
+        ``x`` with unit-length columns.
+    relative_change
+        :math:`\\|X^{(t)} - X^{(t-1)}\\|_F / \\sqrt{r}` of the unit loadings
+        (``inf`` before the first step).
+    objective_history
+        The updater's objective, one value per completed step.
+    context
+        What the updater carries (see :class:`~spcakit.protocols.Updater`).
+    """
+
+    iteration: int
+    x: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
+    loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
+    relative_change: float = float("inf")
+    objective_history: tuple[float, ...] = ()
+    context: Any = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """What a driver returns: loadings and how the iterations went."""
+
+    loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
+    iterations: int
+    stopping_reasons: tuple[str, ...]
+    objective_history: tuple[float, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class Result:
+    """The result of :func:`spcakit.fit`.
+
+    Attributes
+    ----------
+    method
+        Name of the method spec that ran.
+    spec
+        The full composition that ran, as a plain dictionary.
+    loadings
+        ``p x r`` array, unit-length columns, sign fixed so that each
+        column's largest-magnitude entry is positive.
+    feature_names
+        One name per row of ``loadings``.
+    metrics
+        Criteria of the papers (see :mod:`spcakit.metrics`).
+    iterations
+        Total number of update + truncation steps over all components.
+    stopping_reason
+        Why the iterations stopped (per component for deflation methods).
+    objective_history
+        The updater's objective at every step.
+    seconds
+        Wall-clock time of the driver, initialisation included.
+    """
+
+    method: str
+    spec: dict[str, Any]
+    loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
+    feature_names: tuple[str, ...]
+    metrics: dict[str, Any]
+    iterations: int
+    stopping_reason: str
+    objective_history: tuple[float, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def r(self) -> int:
+        return self.loadings.shape[1]
+
+    @property
+    def p(self) -> int:
+        return self.loadings.shape[0]
+
+    def components(self) -> list[list[tuple[str, float]]]:
+        """Per loading, its nonzero variables as ``(name, weight)``, largest first."""
+        out = []
+        for j in range(self.r):
+            col = self.loadings[:, j]
+            idx = np.nonzero(col)[0]
+            idx = idx[np.argsort(-np.abs(col[idx]), kind="stable")]
+            out.append([(self.feature_names[i], float(col[i])) for i in idx])
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``spcakit run --json``."""
+        return {
+            "method": self.method,
+            "spec": self.spec,
+            "r": self.r,
+            "p": self.p,
+            "feature_names": list(self.feature_names),
+            "loadings": self.loadings.tolist(),
+            "metrics": self.metrics,
+            "iterations": self.iterations,
+            "stopping_reason": self.stopping_reason,
+            "objective_history": list(self.objective_history),
+            "seconds": self.seconds,
+        }

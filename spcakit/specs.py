@@ -150,7 +150,8 @@ class ExperimentRow:
     method: str
     params: dict[str, Any] = attrs.field(factory=dict)
     paper: dict[str, Any] = attrs.field(factory=dict)
-    must_match: bool = False
+    #: columns that must print as the paper's (``true`` in TOML: every paper column)
+    must_match: tuple[str, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -180,13 +181,23 @@ def load_experiment_spec(path: str | Path) -> ExperimentSpec:
     for i, row in enumerate(data["rows"]):
         if "method" not in row:
             raise SpecError(f"{where}: row {i} needs a 'method'")
+        paper = dict(row.get("paper", {}))
+        must = row.get("must_match", False)
+        if must is True:
+            must = tuple(paper)
+        elif must is False:
+            must = ()
+        elif isinstance(must, list) and all(c in paper for c in must):
+            must = tuple(must)
+        else:
+            raise SpecError(f"{where}: row {i}: must_match is true, false, or a list of its paper columns; got {must!r}")
         rows.append(
             ExperimentRow(
                 label=str(row.get("label", row["method"])),
                 method=str(row["method"]),
                 params=dict(row.get("params", {})),
-                paper=dict(row.get("paper", {})),
-                must_match=bool(row.get("must_match", False)),
+                paper=paper,
+                must_match=must,
             )
         )
     return ExperimentSpec(

@@ -1,0 +1,418 @@
+"""The ``spcakit`` command line (typer).
+
+Method, part and role choices are read from the registry after plugins load,
+so a third-party plugin's parts appear here exactly like the built-ins.
+Bad input gets one clear line on stderr and exit code 2; nothing is written
+to ``--out`` unless the run succeeded.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.api import compose as compose_spec
+from spcakit.api import fit
+from spcakit.datasets import load_source
+from spcakit.errors import InvalidParameterError, SpcakitError
+from spcakit.plugins import get_registry, get_session
+from spcakit.problem import Covariance
+from spcakit.protocols import ROLES
+from spcakit.state import Result
+
+app = typer.Typer(
+    name="spcakit",
+    help="Sparse principal component analysis from composable parts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_BAD_INPUT = 2
+
+
+class BadInput(Exception):
+    """Raised inside commands for input errors found by the CLI itself."""
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def _warn_plugin_failures() -> None:
+    for record in get_session().failures():
+        typer.echo(
+            f"Warning: plugin {record.name!r} failed to load and is skipped: {record.error}", err=True
+        )
+
+
+# -- value parsing ----------------------------------------------------------------
+def parse_value(text: str) -> Any:
+    """A command-line value: JSON (numbers, booleans, lists) or else a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        lowered = text.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        return text
+
+
+def parse_lam(text: str | None) -> float | int | None:
+    if text is None:
+        return None
+    value = text.strip()
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        raise BadInput(f"--lam must be a number (e.g. 0.27, 10 or 0.15); got {text!r}") from None
+    if not math.isfinite(number):
+        raise BadInput(f"--lam must be finite; got {text!r}")
+    return number
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"--param takes KEY=VALUE (e.g. --param tol=0.001); got {item!r}")
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+# -- output -------------------------------------------------------------------------
+def render_text(result: Result, source: str) -> str:
+    lines = [
+        f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
+        f"{result.seconds:.3g} s",
+        f"stopped: {result.stopping_reason}",
+        "",
+    ]
+    for j, comp in enumerate(result.components(), start=1):
+        lines.append(f"Component {j} ({len(comp)} nonzero)")
+        width = max((len(name) for name, _ in comp), default=0)
+        lines.extend(f"  {name:<{width}}  {weight:+.4f}" for name, weight in comp)
+    m = result.metrics
+    lines += ["", "Metrics"]
+    rows = [
+        ("NZ", str(m["nz"]), "total nonzero loadings"),
+        ("pattern", " ".join(map(str, m["pattern"])), "nonzeros per loading"),
+        ("SP", f"{m['sp']:.4f}", "mean sparsity"),
+        ("STD", f"{m['std']:.4f}", "std of sparsity (ddof=1)"),
+        ("worst SP", f"{m['worst_sp']:.4f}", "least sparse loading"),
+        ("CPEV", f"{m['cpev']:.4f}", "cumulative percentage of explained variance"),
+        ("EV", f"{m['ev']:.4f}", "tr(X^T C X)"),
+        ("NOR", f"{m['nor']:.4f}", "nonorthogonality"),
+    ]
+    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor"}
+    for key, value in m.items():
+        if key not in known:
+            rows.append((key, json.dumps(value) if not isinstance(value, float) else f"{value:.4f}", ""))
+    for name, value, what in rows:
+        lines.append(f"  {name:<9} {value:<20} {what}".rstrip())
+    return "\n".join(lines)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, so a failure leaves nothing half-written."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _check_out(out: Path | None) -> None:
+    if out is None:
+        return
+    if out.exists() and out.is_dir():
+        raise BadInput(f"--out {out} is a directory; give a file path")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise BadInput(f"--out {out}: the folder {parent} does not exist")
+
+
+class _Progress:
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, component: int, n_components: int, iteration: int) -> None:
+        if not self.enabled:
+            return
+        sys.stderr.write(f"\rcomponent {component + 1}/{n_components}, iteration {iteration}   ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def _run_and_report(
+    method: Any,
+    *,
+    data: str,
+    covariance: bool,
+    r: int,
+    truncator: str | None,
+    lam: str | None,
+    deflator: str | None,
+    params: list[str] | None,
+    seed: int | None,
+    as_json: bool,
+    out: Path | None,
+    no_center: bool,
+) -> None:
+    try:
+        _check_out(out)
+        lam_value = parse_lam(lam)
+        param_values = parse_params(params)
+        dataset = load_source(data)
+        is_cov = covariance or dataset.is_covariance
+        matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+        progress = _Progress(sys.stderr.isatty() and not as_json)
+        try:
+            result = fit(
+                matrix,
+                method,
+                r=r,
+                truncator=truncator,
+                lam=lam_value,
+                deflator=deflator,
+                seed=seed,
+                center=not no_center,
+                feature_names=None if is_cov else dataset.feature_names,
+                on_step=progress,
+                **param_values,
+            )
+        finally:
+            progress.close()
+    except (SpcakitError, BadInput) as exc:
+        _fail(str(exc))
+        return
+    document = result.to_dict()
+    document["data"] = dataset.source
+    text = json.dumps(document, indent=2)
+    if out is not None:
+        write_atomically(out, text + "\n")
+    typer.echo(text if as_json else render_text(result, dataset.source))
+
+
+# -- shared options -------------------------------------------------------------------
+DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
+CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
+ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
+TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
+LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
+DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
+ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="part parameter KEY=VALUE or ROLE.KEY=VALUE (repeatable)")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="seed of the random generator")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON result to this file")]
+NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="do not centre the data columns")]
+
+
+@app.command()
+def run(
+    method: Annotated[str, typer.Argument(help="a registered method (see `spcakit methods`)")],
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    truncator: TruncOpt = None,
+    lam: LamOpt = None,
+    deflator: DeflOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    out: OutOpt = None,
+    no_center: NoCenterOpt = False,
+) -> None:
+    """Run a registered METHOD on a data set and print its loadings and metrics."""
+    registry = get_registry()
+    _warn_plugin_failures()
+    if method not in registry.method_names():
+        _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names())}")
+    _run_and_report(
+        method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center,
+    )  # fmt: skip
+
+
+@app.command()
+def compose(
+    driver: Annotated[str | None, typer.Option("--driver", help="block or deflation (default: deflation if --deflator is given)")] = None,
+    initializer: Annotated[str | None, typer.Option("--initializer", help="initializer part")] = None,
+    updater: Annotated[str | None, typer.Option("--updater", help="updater part")] = None,
+    truncator: Annotated[str, typer.Option("--truncator", "-t", help="truncation part")] = "hard",
+    deflator: DeflOpt = None,
+    stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: relative change < 0.01 or 200 iterations)")] = None,
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    lam: LamOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = None,
+    as_json: JsonOpt = False,
+    out: OutOpt = None,
+    no_center: NoCenterOpt = False,
+) -> None:
+    """Assemble a method from parts and run it: new combinations are configuration, not code."""
+    get_registry()
+    _warn_plugin_failures()
+    try:
+        spec = compose_spec(
+            driver=driver, initializer=initializer, updater=updater, truncator=truncator,
+            deflator=deflator, stopper=stopper,
+        )  # fmt: skip
+    except SpcakitError as exc:
+        _fail(str(exc))
+        return
+    _run_and_report(
+        spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center,
+    )  # fmt: skip
+
+
+@app.command()
+def methods(as_json: JsonOpt = False) -> None:
+    """List the registered methods and their compositions."""
+    registry = get_registry()
+    _warn_plugin_failures()
+    infos = registry.methods()
+    if as_json:
+        typer.echo(json.dumps([{"plugin": i.plugin, **i.spec.to_dict()} for i in infos], indent=2))
+        return
+    width = max((len(i.spec.name) for i in infos), default=0)
+    for info in infos:
+        s = info.spec
+        parts = f"{s.driver}: {s.initializer.name} -> {s.updater.name} -> {s.truncator.name}"
+        if s.deflator is not None:
+            parts += f", deflate {s.deflator.name}"
+        typer.echo(f"{s.name:<{width}}  {s.summary}\n{'':<{width}}  [{parts}]  ({info.plugin})")
+
+
+@app.command()
+def parts(
+    role: Annotated[str | None, typer.Option("--role", help=f"only this role: {', '.join(ROLES)}")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the registered parts by role."""
+    registry = get_registry()
+    _warn_plugin_failures()
+    if role is not None and role not in ROLES:
+        _fail(f"unknown role {role!r}; choose one of: {', '.join(ROLES)}")
+    infos = registry.parts(role)
+    if as_json:
+        doc = [
+            {"role": i.role, "name": i.name, "plugin": i.plugin, "summary": i.summary, "paper": i.paper,
+             "lam": i.lam, "parameters": {k: v for k, v in i.parameters().items()}}
+            for i in infos
+        ]  # fmt: skip
+        typer.echo(json.dumps(doc, indent=2, default=str))
+        return
+    current = None
+    for info in infos:
+        if info.role != current:
+            current = info.role
+            typer.echo(f"{current}s:")
+        params = ", ".join(f"{k}={v!r}" for k, v in info.parameters().items())
+        typer.echo(f"  {info.name:<18} {info.summary}  [{params}]  ({info.plugin})".rstrip())
+
+
+@app.command()
+def plugins(as_json: JsonOpt = False) -> None:
+    """List the loaded plugins: name, version, hooks, and load errors."""
+    session = get_session()
+    records = list(session.records.values())
+    if as_json:
+        typer.echo(json.dumps(
+            [{"name": r.name, "package": r.package, "version": r.version, "hooks": list(r.hooks), "error": r.error} for r in records],
+            indent=2,
+        ))  # fmt: skip
+        return
+    for rec in records:
+        status = f"FAILED: {rec.error}" if rec.error else ", ".join(rec.hooks)
+        typer.echo(f"{rec.name:<16} {rec.package} {rec.version}  {status}")
+
+
+@app.command()
+def reproduce(
+    name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4)")],
+    as_json: JsonOpt = False,
+    check: Annotated[bool, typer.Option("--check", help="exit 1 if a row marked must_match differs from the paper")] = False,
+) -> None:
+    """Run a published table's experiment and print ours next to the paper's numbers."""
+    from spcakit.reproduce import run_experiment
+
+    get_registry()
+    _warn_plugin_failures()
+    try:
+        outcome = run_experiment(name)
+    except SpcakitError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        typer.echo(json.dumps(outcome.to_dict(), indent=2))
+    else:
+        spec = outcome.spec
+        typer.echo(f"{spec.title}\n{spec.paper}\n")
+        columns = list(spec.columns)
+        header = ["row"] + [f"{c} (paper / ours)" for c in columns] + ["match with paper"]
+        table = [header]
+        for row in outcome.rows:
+            cells = [row.row.label]
+            for c in columns:
+                paper = row.row.paper.get(c, "-")
+                cells.append(f"{paper} / {row.ours[c]}")
+            if row.matched:
+                verdict = "all"
+            else:
+                verdict = "differs: " + ",".join(c for c, ok in row.matches.items() if not ok)
+            if row.row.must_match:
+                verdict += " | required " + ("ok" if row.required_matched else "FAILED")
+            cells.append(verdict)
+            table.append(cells)
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        for k, cells in enumerate(table):
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+            if k == 0:
+                typer.echo("  ".join("-" * w for w in widths))
+        if spec.notes.strip():
+            typer.echo("\n" + spec.notes.strip())
+    if check and outcome.failures:
+        typer.echo(f"{len(outcome.failures)} required row(s) differ from the paper", err=True)
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Console entry point: errors from bad input exit with code 2, never a traceback."""
+    try:
+        app()
+    except InvalidParameterError as exc:  # pragma: no cover - commands catch these first
+        typer.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_BAD_INPUT)
+
+
+if __name__ == "__main__":
+    main()

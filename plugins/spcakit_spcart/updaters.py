@@ -61,14 +61,15 @@ class RotationUpdater:
 
 @attrs.frozen
 class PowerUpdater:
-    r"""Power step :math:`Z = CX`; objective :math:`\sum_i x_i^\top C x_i / x_i^\top x_i`."""
+    r"""Power step :math:`Z = C\hat X` on the unit columns :math:`\hat X`; objective :math:`\sum_i \hat x_i^\top C \hat x_i`."""
 
     def init(self, problem: Problem, x0: np.ndarray) -> None:
         return None
 
     def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
-        z = problem.covariance.matmat(x)
-        objective = float(np.sum(np.einsum("ij,ij->j", x, z) / np.einsum("ij,ij->j", x, x)))
+        unit = x / np.linalg.norm(x, axis=0)  # lengths are irrelevant; unit columns keep Z bounded
+        z = problem.covariance.matmat(unit)
+        objective = float(np.sum(np.einsum("ij,ij->j", unit, z)))
         return z, objective
 
 

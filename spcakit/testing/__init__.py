@@ -1,0 +1,51 @@
+"""Tools for testing spcakit parts: contract checks and Hypothesis strategies.
+
+* :mod:`spcakit.testing.contracts` - ``check_truncator_contract``,
+  ``check_deflator_contract``, ``check_operator_contract`` and
+  ``check_initializer_contract``: call a part as the drivers do and raise
+  :class:`~spcakit.testing.contracts.ContractViolation` when it breaks a rule
+  they rely on. Needs only NumPy.
+* :mod:`spcakit.testing.strategies` - Hypothesis strategies for vectors,
+  orthonormal bases, covariance and data matrices and problems. Needs
+  ``hypothesis`` (``pip install 'spcakit[test]'``); it is imported only when
+  first used, so ``import spcakit.testing`` works without it.
+
+Examples
+--------
+>>> import numpy as np
+>>> from spcakit.testing import check_truncator_contract
+>>> from spcakit_spcart.truncations import make_hard
+>>> x = check_truncator_contract(make_hard(0.3), np.array([[0.9], [0.1], [0.4]]))
+>>> x.ravel().tolist()
+[0.9, 0.0, 0.4]
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from spcakit.testing.contracts import (
+    ContractViolation,
+    check_deflator_contract,
+    check_initializer_contract,
+    check_operator_contract,
+    check_truncator_contract,
+)
+
+__all__ = [
+    "ContractViolation",
+    "check_deflator_contract",
+    "check_initializer_contract",
+    "check_operator_contract",
+    "check_truncator_contract",
+    "contracts",
+    "strategies",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # ``spcakit.testing.strategies`` needs hypothesis: import it on first use only.
+    if name == "strategies":
+        return importlib.import_module("spcakit.testing.strategies")
+    raise AttributeError(f"module 'spcakit.testing' has no attribute {name!r}")

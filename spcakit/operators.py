@@ -26,6 +26,8 @@ import scipy.sparse.linalg
 
 #: Above this dimension an operator is never densified to find eigenvectors.
 DENSE_EIGEN_LIMIT = 600
+#: A data matrix whose smaller side is at most this uses a dense eigensolver on its small Gram matrix.
+DENSE_GRAM_LIMIT = 2000
 
 
 def _array_eq(a: np.ndarray, b: np.ndarray) -> bool:
@@ -128,7 +130,7 @@ class GramCovariance:
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         n, p = self.data.shape
-        if min(n, p) <= 2 * DENSE_EIGEN_LIMIT or r >= min(n, p) - 1:
+        if min(n, p) <= DENSE_GRAM_LIMIT or r >= min(n, p) - 1:
             if n < p:
                 # eigenvectors of A A^T (n x n), mapped back: cheaper than SVD when n << p
                 values, left = _eigh_top(self.data @ self.data.T, min(r, n))

@@ -42,7 +42,7 @@ def spcakit_register_parts(register: Callable[..., None]) -> None:
              summary="SPCArt: R = Polar(X^T V), Z = V R^T (Alg. 1)")
     register("updater", "power", updaters.make_power, summary="power step Z = C X (rSVD-GP, TPower; Alg. 2)", paper=PAPER)
     register("updater", "gpower", updaters.make_gpower, paper=PAPER,
-             summary="GPower: Z = A^T Polar(A X) = C X (X^T C X)^(-1/2) (block: rSVD-GPB, Alg. 3)")
+             summary="GPower: Z = A^T Polar(A X) = C X (X^T C X)^(-1/2) (block: rSVD-GPB, Alg. 3); relative: divide by max column norm")
 
     register("initializer", "pca", initializers.make_pca, summary="r leading eigenvectors of C", paper=PAPER)
     register("initializer", "max-diagonal", initializers.make_max_diagonal, paper=PAPER,
@@ -54,6 +54,8 @@ def spcakit_register_parts(register: Callable[..., None]) -> None:
     register("stopper", "max-iterations", stoppers.make_max_iterations, summary="stop after n steps (default 200)")
     register("stopper", "relative-change", stoppers.make_relative_change, paper=PAPER,
              summary="stop when ||X_t - X_t-1||_F / sqrt(r) < tol (default 0.01)")
+    register("stopper", "objective-change", stoppers.make_objective_change,
+             summary="stop when the updater's objective changes by < tol relative (default 1e-4; GPower's rule)")
     register("stopper", "any-of", stoppers.make_any_of, summary="stop when any listed stopper does")
 
     register("deflator", "hotelling", deflators.make_hotelling, summary="C - (x^T C x) x x^T")

@@ -40,6 +40,24 @@ class RelativeChange:
 
 
 @attrs.frozen
+class ObjectiveChange:
+    """Stop when the updater's objective changes by less than ``tol`` relative to its last value.
+
+    GPower's published code stops on the relative increase of its objective.
+    """
+
+    tol: float
+
+    def __call__(self, state: IterState) -> str | None:
+        history = state.objective_history
+        if len(history) < 2 or not all(math.isfinite(v) for v in history[-2:]):
+            return None
+        previous, current = history[-2], history[-1]
+        change = abs(current - previous) / max(abs(previous), 1e-300)
+        return f"relative objective change {change:.3g} < {self.tol:g}" if change < self.tol else None
+
+
+@attrs.frozen
 class AnyOf:
     """Stop as soon as one of ``stoppers`` does; its reason is reported."""
 
@@ -59,14 +77,22 @@ def make_max_iterations(n: int = 200) -> MaxIterations:
     return MaxIterations(int(n))
 
 
-def make_relative_change(tol: float = 0.01) -> RelativeChange:
+def _positive_tol(tol: object, part: str) -> float:
     try:
-        value = float(tol)
+        value = float(tol)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"relative-change: tol must be a number; got {tol!r}") from None
+        raise InvalidParameterError(f"{part}: tol must be a number; got {tol!r}") from None
     if not (value > 0 and math.isfinite(value)):
-        raise InvalidParameterError(f"relative-change: tol must be a positive number; got {tol!r}")
-    return RelativeChange(value)
+        raise InvalidParameterError(f"{part}: tol must be a positive number; got {tol!r}")
+    return value
+
+
+def make_relative_change(tol: float = 0.01) -> RelativeChange:
+    return RelativeChange(_positive_tol(tol, "relative-change"))
+
+
+def make_objective_change(tol: float = 1e-4) -> ObjectiveChange:
+    return ObjectiveChange(_positive_tol(tol, "objective-change"))
 
 
 def make_any_of(stoppers: Sequence[Stopper] = ()) -> AnyOf:

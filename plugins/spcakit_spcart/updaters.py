@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit_spcart.linalg import inverse_sqrt_psd, polar
 
@@ -77,17 +78,28 @@ class PowerUpdater:
 class GPowerUpdater:
     r"""GPower step :math:`Z = A^\top \mathrm{Polar}(AX) = CX(X^\top C X)^{-1/2}`.
 
+    With ``relative=True`` (Journée et al.'s code), :math:`Z` is divided by
+    the largest column norm :math:`\max_i \|a_i\|_2 = \sqrt{\max_i C_{ii}}`
+    of the current (deflated) data, so that an absolute truncation at γ
+    acts as GPower's relative threshold: :math:`z_i^2 > \gamma \max_i\|a_i\|^2`
+    (ℓ0) or :math:`|z_i| > \gamma \max_i\|a_i\|` (ℓ1). The direction of
+    every column, hence the loadings, is unchanged by this scaling.
+
     The objective is :math:`\|AX\|_* = \operatorname{tr}(X^\top C X)^{1/2}`,
     the unpenalised GPower objective :math:`\operatorname{tr}(Y^\top A X)`.
     """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+    relative: bool = False
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    def init(self, problem: Problem, x0: np.ndarray) -> float:
+        if not self.relative:
+            return 1.0
+        return float(np.sqrt(max(float(problem.covariance.diagonal().max()), 0.0))) or 1.0
+
+    def propose(self, problem: Problem, x: np.ndarray, context: float) -> tuple[np.ndarray, float]:
         cx = problem.covariance.matmat(x)
         gram = x.T @ cx
-        z = cx @ inverse_sqrt_psd(gram)
+        z = cx @ inverse_sqrt_psd(gram) / context
         objective = float(np.sum(np.sqrt(np.clip(np.linalg.eigvalsh((gram + gram.T) / 2), 0, None))))
         return z, objective
 
@@ -104,5 +116,7 @@ def make_power() -> PowerUpdater:
     return PowerUpdater()
 
 
-def make_gpower() -> GPowerUpdater:
-    return GPowerUpdater()
+def make_gpower(relative: bool = False) -> GPowerUpdater:
+    if not isinstance(relative, bool):
+        raise InvalidParameterError(f"gpower: relative must be true or false; got {relative!r}")
+    return GPowerUpdater(relative)

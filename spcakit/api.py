@@ -216,11 +216,47 @@ def check_r(r: Any, problem: Problem) -> int:
 
 
 def fix_signs(x: np.ndarray) -> np.ndarray:
-    """Flip each column so that its largest-magnitude entry is positive."""
+    """Flip each column so that its largest-magnitude entry is positive (and no entry is -0.0)."""
     idx = np.argmax(np.abs(x), axis=0)
     signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return x * signs
+    return x * signs + 0.0
+
+
+def check_seed(seed: Any) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameterError(f"seed must be a non-negative integer (or None); got {seed!r}")
+    return int(seed)
+
+
+def check_driver(spec: MethodSpec) -> None:
+    """A deflation driver needs a deflator; the block driver takes none."""
+    if spec.driver == "deflation" and spec.deflator is None:
+        raise InvalidParameterError(
+            f"method {spec.name!r} uses the deflation driver but names no deflator; add deflator = \"projection\" (or another)"
+        )
+    if spec.driver == "block" and spec.deflator is not None:
+        raise InvalidParameterError(
+            f"method {spec.name!r} uses the block driver, which never deflates, but names deflator "
+            f"{spec.deflator.name!r}; remove it or use driver = \"deflation\""
+        )
+
+
+def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) -> dict[str, Any]:
+    """The spec as it ran: every part's defaults filled in, the default lambda made explicit."""
+    doc = spec.to_dict()
+    for role in PART_ROLES:
+        entry = doc.get(role)
+        if entry is None:
+            continue
+        defaults = registry.part(role, entry["name"]).parameters()
+        doc[role] = {"name": entry["name"], **{k: v for k, v in defaults.items()}, **{k: v for k, v in entry.items() if k != "name"}}
+    resolve = getattr(parts.truncator, "resolved", None)
+    if callable(resolve):
+        doc["truncator"].update(resolve(p))
+    return doc
 
 
 def fit(
@@ -277,6 +313,8 @@ def fit(
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, params=params, registry=registry)
+    check_driver(spec)
+    seed = check_seed(seed)
     problem = make_problem(data, covariance=covariance, center=center, feature_names=feature_names)
     r = check_r(r, problem)
     parts = build_parts(spec, registry, problem)
@@ -291,7 +329,7 @@ def fit(
     metrics = compute_metrics(loadings, problem.covariance)
     return Result(
         method=spec.name,
-        spec=spec.to_dict(),
+        spec=resolved_spec(spec, registry, parts, problem.p),
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=metrics,

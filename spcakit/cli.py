@@ -133,6 +133,9 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -252,7 +255,7 @@ def run(
     registry = get_registry()
     _warn_plugin_failures()
     if method not in registry.method_names():
-        _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names())}")
+        _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
     _run_and_report(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center,

@@ -93,8 +93,8 @@ def zou_covariance(h3_noise: float = 1.0) -> Dataset:
 
 def random_gaussian(n: int = 100, p: int = 50, seed: int = 0) -> Dataset:
     """Standard Gaussian data, ``n`` samples of ``p`` variables."""
-    if n < 2 or p < 1:
-        raise InvalidDataError(f"builtin:random needs n >= 2 and p >= 1; got n={n}, p={p}")
+    if n < 2 or p < 1 or seed < 0:
+        raise InvalidDataError(f"builtin:random needs n >= 2, p >= 1 and seed >= 0; got n={n}, p={p}, seed={seed}")
     x = np.random.default_rng(seed).standard_normal((n, p))
     return Dataset(x, None, False, f"builtin:random?n={n}&p={p}&seed={seed}")
 
@@ -167,8 +167,11 @@ def _load_npz(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None, bool]:
 
 
 def _load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    with open(path, newline="") as fh:
-        rows = [row for row in csv.reader(fh) if row]
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = [row for row in csv.reader(fh) if row]
+    except UnicodeDecodeError as exc:
+        raise InvalidDataError(f"{path}: cannot read it as a UTF-8 CSV file ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
     if not rows:
         raise InvalidDataError(f"{path}: the CSV file is empty")
     header = [h.strip() for h in rows[0]]
@@ -195,6 +198,8 @@ def load_source(source: str) -> Dataset:
     if source.startswith("builtin:"):
         return _parse_builtin(source[len("builtin:"):])
     path = Path(source)
+    if path.is_dir():
+        raise InvalidDataError(f"data source {source!r} is a folder; give a .npy, .npz or .csv file")
     if not path.exists():
         raise InvalidDataError(
             f"data source {source!r} is neither a file nor a built-in; use a .npy/.npz/.csv path or "
@@ -210,6 +215,9 @@ def load_source(source: str) -> Dataset:
     except (OSError, ValueError) as exc:
         raise InvalidDataError(f"{path}: cannot read it as {suffix} ({exc})") from None
     if suffix == ".csv":
-        matrix, names = _load_csv(path)
+        try:
+            matrix, names = _load_csv(path)
+        except OSError as exc:
+            raise InvalidDataError(f"{path}: cannot read it ({exc.strerror or exc})") from None
         return Dataset(matrix, names, False, str(path))
     raise InvalidDataError(f"{path}: unsupported file type {suffix!r}; use .npy, .npz or .csv")

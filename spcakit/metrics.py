@@ -98,8 +98,9 @@ def deviation(x: np.ndarray, z: np.ndarray) -> float:
     nx, nz = np.linalg.norm(x), np.linalg.norm(z)
     if nx == 0 or nz == 0:
         return 1.0
-    cos = min(1.0, abs(float(x @ z)) / (nx * nz))
-    return math.sqrt(max(0.0, 1.0 - cos * cos))
+    ux, uz = x / nx, z / nz
+    # the norm of the part of x orthogonal to z: accurate near 0, unlike sqrt(1 - cos^2)
+    return min(1.0, float(np.linalg.norm(ux - (ux @ uz) * uz)))
 
 
 def angle(x: np.ndarray, z: np.ndarray) -> float:

@@ -57,10 +57,21 @@ class PluginSession:
     # -- adding plugins ---------------------------------------------------
     def add(self, plugin: Any, name: str, *, version: str = "", package: str = "") -> PluginRecord:
         """Register ``plugin`` and run its hooks into the registry."""
+        if name in self.records or self.manager.get_plugin(name) is not None:
+            return PluginRecord(name=name, version=version, package=package,
+                                error=f"a plugin named {name!r} is already loaded; choose another name")
+        unknown = sorted(
+            attr for attr in dir(plugin) if attr.startswith("spcakit_") and attr not in HOOK_NAMES and callable(getattr(plugin, attr, None))
+        )
+        if unknown:
+            return self._fail(name, version, package,
+                              f"unknown hook(s) {', '.join(unknown)}; spcakit hooks are {', '.join(HOOK_NAMES)}")
         try:
             self.manager.register(plugin, name=name)
-        except ValueError as exc:
-            return self._fail(name, version, package, f"cannot register: {exc}")
+        except Exception as exc:  # pluggy's PluginValidationError: a hook's arguments differ from the spec
+            if self.manager.get_plugin(name) is not None:
+                self.manager.unregister(name=name)
+            return self._fail(name, version, package, f"cannot register: {type(exc).__name__}: {exc}")
         hooks = tuple(
             h for h in HOOK_NAMES if any(impl.plugin_name == name for impl in getattr(self.manager.hook, h).get_hookimpls())
         )

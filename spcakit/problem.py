@@ -81,6 +81,8 @@ def default_feature_names(p: int) -> tuple[str, ...]:
 
 
 def _check_matrix(matrix: np.ndarray, what: str) -> np.ndarray:
+    if np.iscomplexobj(matrix):
+        raise InvalidDataError(f"{what} is complex; sparse PCA here needs real numbers")
     try:
         arr = np.asarray(matrix, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -143,7 +145,16 @@ def covariance_problem(
             )
     if np.any(np.diag(c) < 0):
         raise InvalidDataError("a covariance matrix must have a non-negative diagonal (variances)")
-    return Problem(DenseCovariance(c), _check_names(feature_names, c.shape[0]), None, source)
+    names = _check_names(feature_names, c.shape[0])
+    zero = np.nonzero(np.diag(c) <= 1e-12 * scale)[0]
+    if zero.size:
+        shown = ", ".join(f"{j} ({names[j]})" for j in zero[:5])
+        more = f" and {zero.size - 5} more" if zero.size > 5 else ""
+        raise InvalidDataError(
+            f"{zero.size} variable(s) have zero variance: {shown}{more}; "
+            "they carry no variance - remove them (every variance must be > 0)"
+        )
+    return Problem(DenseCovariance(c), names, None, source)
 
 
 def data_problem(

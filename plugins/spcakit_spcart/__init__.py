@@ -55,7 +55,7 @@ def spcakit_register_parts(register: Callable[..., None]) -> None:
     register("stopper", "relative-change", stoppers.make_relative_change, paper=PAPER,
              summary="stop when ||X_t - X_t-1||_F / sqrt(r) < tol (default 0.01)")
     register("stopper", "objective-change", stoppers.make_objective_change,
-             summary="stop when the updater's objective changes by < tol relative (default 1e-4; GPower's rule)")
+             summary="stop when the updater's objective changes by < tol relative (default 1e-4)")
     register("stopper", "any-of", stoppers.make_any_of, summary="stop when any listed stopper does")
 
     register("deflator", "hotelling", deflators.make_hotelling, summary="C - (x^T C x) x x^T")

@@ -20,7 +20,7 @@ from spcakit.problem import Problem
 
 @attrs.frozen
 class HotellingDeflation:
-    """Hotelling's deflation (Mackey's Table 1: annihilates x, may lose PSD for sparse x)."""
+    """Hotelling's deflation: :math:`x^\top C' x = 0`; :math:`C'x = 0` and PSD only when x is an eigenvector."""
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
         op = problem.covariance

@@ -41,9 +41,11 @@ class RelativeChange:
 
 @attrs.frozen
 class ObjectiveChange:
-    """Stop when the updater's objective changes by less than ``tol`` relative to its last value.
+    r"""Stop when the updater's objective changes by less than ``tol`` relative to its last value.
 
-    GPower's published code stops on the relative increase of its objective.
+    The objective is the updater's own (for ``gpower`` the unpenalised
+    :math:`\|AX\|_*`), so this is in the spirit of, not identical to,
+    GPower's published rule, which watches its penalised objective.
     """
 
     tol: float
@@ -72,12 +74,18 @@ class AnyOf:
 
 
 def make_max_iterations(n: int = 200) -> MaxIterations:
-    if isinstance(n, bool) or not float(n).is_integer() or int(n) < 1:
+    try:
+        valid = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 1
+    except (TypeError, ValueError, OverflowError):
+        valid = False
+    if not valid:
         raise InvalidParameterError(f"max-iterations: n must be a positive integer; got {n!r}")
     return MaxIterations(int(n))
 
 
 def _positive_tol(tol: object, part: str) -> float:
+    if isinstance(tol, bool):
+        raise InvalidParameterError(f"{part}: tol must be a positive number; got {tol!r}")
     try:
         value = float(tol)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -96,6 +104,8 @@ def make_objective_change(tol: float = 1e-4) -> ObjectiveChange:
 
 
 def make_any_of(stoppers: Sequence[Stopper] = ()) -> AnyOf:
-    if not stoppers or not all(callable(s) for s in stoppers):
+    if isinstance(stoppers, (str, bytes)) or not isinstance(stoppers, Sequence) or not stoppers or not all(
+        callable(s) for s in stoppers
+    ):
         raise InvalidParameterError("any-of needs a non-empty list of stoppers, e.g. [{name='max-iterations', n=200}]")
     return AnyOf(tuple(stoppers))

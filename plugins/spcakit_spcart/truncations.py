@@ -65,8 +65,10 @@ def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
     sorted_sq = np.take_along_axis(squares, order, axis=0)
     totals = sorted_sq.sum(axis=0)
     shares = np.cumsum(sorted_sq, axis=0) / np.where(totals > 0, totals, 1.0)
-    # entries whose cumulative share stays within the budget (1e-12 absorbs rounding)
-    removed = shares <= energy + 1e-12
+    # entries whose cumulative share stays within the budget (a relative 1e-12 absorbs rounding);
+    # the largest entry is always kept, so no loading is ever emptied
+    removed = shares <= energy * (1.0 + 1e-12)
+    removed[-1] = False
     out = matrix.copy()
     mask = np.zeros_like(removed)
     np.put_along_axis(mask, order, removed, axis=0)
@@ -89,7 +91,9 @@ def _raise_if_zeroed(x: np.ndarray, z: np.ndarray, what: str, hint: str) -> np.n
 
 
 def _as_float(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if isinstance(value, bool):
+        raise InvalidParameterError(f"{name} must be a number; got {value!r}")
+    if not isinstance(value, numbers.Real):
         try:
             value = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -127,8 +131,12 @@ class ThresholdTruncation:
 
     def _value(self, p: int) -> float:
         if self.threshold is None:
-            return 1.0 / math.sqrt(p)
+            return 1.0 / math.sqrt(p) if p > 1 else 0.0
         return _as_float(self.threshold, f"the {self.kind} threshold (lambda)")
+
+    def resolved(self, p: int) -> dict[str, float | str]:
+        """The parameters as used for dimension ``p`` (the default threshold made explicit)."""
+        return {"threshold": self._value(p), "form": self.form}
 
     def check(self, p: int) -> None:
         if self.threshold is None and self.form == "absolute":
@@ -139,7 +147,7 @@ class ThresholdTruncation:
         if self.form == "relative" and not 0.0 <= lam < 1.0:
             raise InvalidParameterError(
                 f"{self.kind} threshold lambda={lam:g} is outside [0, 1): loadings are thresholded as unit vectors, "
-                f"so lambda >= 1 zeroes every loading; lambda <= 1/sqrt(p) = {1 / math.sqrt(p):.4g} never zeroes one"
+                f"so lambda >= 1 zeroes every loading; lambda < 1/sqrt(p) = {1 / math.sqrt(p):.4g} never zeroes one"
             )
         if self.form == "absolute" and lam < 0:
             raise InvalidParameterError(f"{self.kind} threshold lambda={lam:g} must be >= 0")
@@ -150,7 +158,7 @@ class ThresholdTruncation:
         op = hard_threshold if self.kind == "hard" else soft_threshold
         x = op(z, lam * scale)
         hint = (
-            f"no entry of the unit vector exceeds lambda={lam:g}; use lambda <= 1/sqrt(p) = {1 / math.sqrt(z.shape[0]):.4g}"
+            f"no entry of the unit vector exceeds lambda={lam:g}; use lambda < 1/sqrt(p) = {1 / math.sqrt(z.shape[0]):.4g}"
             if self.form == "relative"
             else f"no entry exceeds the absolute threshold {lam:g}; use a smaller --lam"
         )
@@ -191,8 +199,14 @@ class SparsityTruncation:
                 f"truncation by sparsity needs --lam: the number of zeros per loading, an integer in [0, {p - 1}]"
             )
         value = self.n_zeros
-        if isinstance(value, bool) or not float(value).is_integer():
-            raise InvalidParameterError(f"truncation by sparsity needs an integer number of zeros; got {value!r}")
+        try:
+            integral = not isinstance(value, bool) and float(value).is_integer()  # type: ignore[arg-type]
+        except (TypeError, ValueError, OverflowError):
+            integral = False
+        if not integral:
+            raise InvalidParameterError(
+                f"truncation by sparsity needs an integer number of zeros in [0, {p - 1}]; got {value!r}"
+            )
         if not 0 <= int(value) <= p - 1:
             raise InvalidParameterError(
                 f"truncation by sparsity: lambda={int(value)} zeros is outside [0, {p - 1}] for p={p} variables "

@@ -1,0 +1,296 @@
+"""Covariance operators agree with the explicit matrices they stand for.
+
+:class:`GramCovariance` never forms :math:`A^\\top A`; that is not observable
+from outside, so instead its products, diagonal, trace and eigenpairs are
+compared with the dense matrix, including the ``n < p`` path that
+diagonalises :math:`AA^\\top`. Deflations are checked against their
+formulas: projection deflation keeps :math:`C` PSD and annihilates ``x``;
+Hotelling's annihilates an eigenvector.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from spcakit.operators import (
+    DENSE_EIGEN_LIMIT,
+    CovarianceOperator,
+    DenseCovariance,
+    GramCovariance,
+    HotellingDeflated,
+    ProjectionDeflated,
+    densify,
+)
+from spcakit.problem import covariance_problem, data_problem
+from spcakit.testing import strategies as sps
+from spcakit.testing.contracts import (
+    ContractViolation,
+    check_deflator_contract,
+    check_operator_contract,
+)
+from spcakit_spcart.deflators import make_hotelling, make_projection
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def rel_close(a, b, scale, tol=1e-9):
+    np.testing.assert_allclose(a, b, rtol=0, atol=tol * max(scale, 1e-300))
+
+
+def check_against(op: CovarianceOperator, dense: np.ndarray, r: int, seed: int, size: float | None = None) -> None:
+    """Compare every method of ``op`` with the explicit symmetric matrix ``dense``.
+
+    ``size`` is the magnitude rounding errors scale with (default: that of ``dense``;
+    a deflated matrix inherits the errors of the matrix it was deflated from).
+    """
+    p = dense.shape[0]
+    scale = (float(np.abs(dense).max()) if size is None else size) * p
+    rng = np.random.default_rng(seed)
+    v = rng.standard_normal(p)
+    block = rng.standard_normal((p, 3))
+    assert op.p == p
+    assert op.matmat(v).shape == (p,)
+    rel_close(op.matmat(v), dense @ v, scale * np.abs(v).max())
+    assert op.matmat(block).shape == (p, 3)
+    rel_close(op.matmat(block), dense @ block, scale * np.abs(block).max())
+    rel_close(op.diagonal(), np.diag(dense), scale)
+    assert op.trace() == pytest.approx(float(np.trace(dense)), rel=1e-9, abs=1e-9 * scale)
+    values, vectors = op.top_eigenpairs(r)
+    expected = np.linalg.eigvalsh(dense)[::-1][:r]
+    assert values.shape == (r,) and vectors.shape == (p, r)
+    rel_close(values, expected, scale, tol=1e-8)
+    assert np.all(np.diff(values) <= 1e-9 * scale), "eigenvalues must be in descending order"
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(r), atol=1e-7)
+    # eigenpairs: robust to repeated eigenvalues, unlike comparing vectors
+    rel_close(dense @ vectors, vectors * values, scale, tol=1e-7)
+
+
+@st.composite
+def gram_cases(draw, n_range=(2, 30), p_range=(2, 25)):
+    a = draw(sps.data_matrices(n_range, p_range))
+    centre = draw(st.booleans())
+    if centre:
+        a = a - a.mean(axis=0)
+    scale = draw(st.sampled_from([1.0, float(a.shape[0]), float(a.shape[0] - 1), 0.37]))
+    rank = min(a.shape) - (1 if centre else 0)
+    assume(rank >= 1)
+    r = draw(st.integers(1, rank))
+    return a, scale, r, draw(sps.seeds())
+
+
+@SETTINGS
+@given(gram_cases())
+def test_gram_covariance_matches_the_dense_gram_matrix(case):
+    a, scale, r, seed = case
+    op = GramCovariance(a, scale)
+    check_against(op, a.T @ a / scale, r, seed)
+
+
+@SETTINGS
+@given(gram_cases(n_range=(2, 8), p_range=(9, 30)))
+def test_gram_covariance_with_fewer_samples_than_variables_matches_dense_eigh(case):
+    # n < p: eigenpairs come from the n x n matrix A A^T, mapped back through A^T
+    a, scale, r, seed = case
+    n, p = a.shape
+    assert n < p
+    op = GramCovariance(a, scale)
+    dense = a.T @ a / scale
+    values, vectors = op.top_eigenpairs(r)
+    ref_values, ref_vectors = np.linalg.eigh(dense)
+    ref_values, ref_vectors = ref_values[::-1][:r], ref_vectors[:, ::-1][:, :r]
+    tol = 1e-8 * float(np.abs(dense).max()) * p
+    np.testing.assert_allclose(values, ref_values, rtol=0, atol=tol)
+    # same invariant subspace as the dense solver's (distinct eigenvalues have a unique one)
+    gaps = np.abs(np.diff(np.linalg.eigvalsh(dense)[::-1][: r + 1]))
+    if gaps.size and gaps.min() > 1e-6 * ref_values[0]:
+        np.testing.assert_allclose(vectors @ vectors.T, ref_vectors @ ref_vectors.T, atol=1e-6)
+    check_against(op, dense, r, seed)
+
+
+@SETTINGS
+@given(sps.psd_matrices((1, 20)), sps.seeds(), st.data())
+def test_dense_covariance_matches_its_matrix(c, seed, data):
+    r = data.draw(st.integers(1, c.shape[0]))
+    check_against(DenseCovariance(c), c, r, seed)
+    assert densify(DenseCovariance(c)) is c
+
+
+def unit_vector(p: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(p)
+    return v / np.linalg.norm(v)
+
+
+@st.composite
+def base_operators(draw, p_range=(2, 20)):
+    """A dense or matrix-free operator with its explicit matrix."""
+    if draw(st.booleans()):
+        c = draw(sps.psd_matrices(p_range))
+        return DenseCovariance(c), c
+    a = draw(sps.data_matrices((2, 30), p_range))
+    a = a - a.mean(axis=0)
+    return GramCovariance(a, a.shape[0] - 1.0), a.T @ a / (a.shape[0] - 1.0)
+
+
+@SETTINGS
+@given(base_operators(), sps.seeds(), st.floats(-2.0, 2.0))
+def test_hotelling_deflated_matches_its_formula(base, seed, weight):
+    op, c = base
+    p = c.shape[0]
+    x = unit_vector(p, seed)
+    deflated = HotellingDeflated(op, x, weight)
+    explicit = c - weight * np.outer(x, x)
+    check_against(deflated, explicit, min(2, p), seed, size=float(np.abs(c).max()) * (1 + abs(weight)))
+    np.testing.assert_allclose(densify(deflated), explicit, atol=1e-9 * max(1.0, np.abs(c).max()))
+
+
+@SETTINGS
+@given(base_operators(), sps.seeds())
+def test_projection_deflated_matches_its_formula(base, seed):
+    op, c = base
+    p = c.shape[0]
+    x = unit_vector(p, seed)
+    proj = np.eye(p) - np.outer(x, x)
+    check_against(ProjectionDeflated(op, x), proj @ c @ proj, min(2, p), seed, size=float(np.abs(c).max()))
+
+
+@SETTINGS
+@given(st.one_of(sps.covariance_problems((2, 15)), sps.data_problems((3, 30), (2, 15))), sps.seeds())
+def test_projection_deflation_keeps_psd_and_annihilates_any_unit_x(problem, seed):
+    x = unit_vector(problem.p, seed)
+    out = check_deflator_contract(make_projection(), problem, x, annihilates=True, keeps_psd=True)
+    c = densify(problem.covariance)
+    deflated = densify(out.covariance)
+    scale = float(np.abs(c).max()) * problem.p
+    rel_close(deflated @ x, np.zeros(problem.p), scale)
+    assert np.linalg.eigvalsh(deflated)[0] >= -1e-9 * scale
+    # tr(PCP) = tr C - 2 x^T C x + (x^T x)(x^T C x): the trace drops by exactly x^T C x
+    assert out.covariance.trace() == pytest.approx(
+        problem.covariance.trace() - float(x @ c @ x), rel=1e-9, abs=1e-9 * scale
+    )
+    # a second deflation by the same x changes nothing
+    again = densify(make_projection()(out, x, x[:, None]).covariance)
+    rel_close(again, deflated, scale)
+
+
+@SETTINGS
+@given(st.one_of(sps.covariance_problems((2, 15)), sps.data_problems((3, 30), (2, 15))), st.data())
+def test_hotelling_deflation_annihilates_an_eigenvector(problem, data):
+    c = densify(problem.covariance)
+    values, vectors = np.linalg.eigh(c)
+    k = data.draw(st.integers(0, problem.p - 1))
+    x = vectors[:, k]
+    out = check_deflator_contract(make_hotelling(), problem, x, annihilates=True)
+    deflated = densify(out.covariance)
+    scale = float(np.abs(c).max()) * problem.p
+    # the other eigenpairs are untouched, the deflated one drops to eigenvalue 0
+    rel_close(deflated @ vectors, vectors * np.where(np.arange(problem.p) == k, 0.0, values), scale, tol=1e-8)
+
+
+@SETTINGS
+@given(st.one_of(sps.covariance_problems((2, 15)), sps.data_problems((3, 30), (2, 15))), sps.seeds())
+def test_hotelling_deflation_zeroes_the_variance_along_any_unit_x(problem, seed):
+    x = unit_vector(problem.p, seed)
+    out = check_deflator_contract(make_hotelling(), problem, x)
+    scale = float(np.abs(densify(problem.covariance)).max()) * problem.p
+    assert abs(float(x @ out.covariance.matmat(x))) <= 1e-9 * scale
+
+
+@SETTINGS
+@given(sps.data_problems((3, 30), (2, 15)), sps.seeds())
+def test_dense_and_matrix_free_deflations_agree(problem, seed):
+    x = unit_vector(problem.p, seed)
+    dense_problem = covariance_problem(densify(problem.covariance))
+    for deflator in (make_projection(), make_hotelling()):
+        free = deflator(problem, x, x[:, None])
+        explicit = deflator(dense_problem, x, x[:, None])
+        assert isinstance(explicit.covariance, DenseCovariance)
+        assert not isinstance(free.covariance, DenseCovariance)  # never densified
+        scale = float(np.abs(densify(problem.covariance)).max()) * problem.p
+        rel_close(densify(free.covariance), densify(explicit.covariance), scale)
+        assert free.data is None and free.feature_names == problem.feature_names
+
+
+def test_large_operators_use_lanczos_and_svds_and_still_agree_with_dense():
+    rng = np.random.default_rng(1)
+    # p above DENSE_EIGEN_LIMIT with n << p: the n x n path for Gram, Lanczos for the deflations
+    a = rng.standard_normal((40, DENSE_EIGEN_LIMIT + 50)) * rng.uniform(0.5, 2.0, DENSE_EIGEN_LIMIT + 50)
+    a -= a.mean(axis=0)
+    gram = GramCovariance(a, 39.0)
+    dense = a.T @ a / 39.0
+    _, vecs = np.linalg.eigh(dense)
+    x = vecs[:, -1]
+    for op, explicit in (
+        (gram, dense),
+        (HotellingDeflated(gram, x, float(x @ dense @ x)), dense - float(x @ dense @ x) * np.outer(x, x)),
+        (ProjectionDeflated(gram, unit_vector(a.shape[1], 3)), None),
+    ):
+        if explicit is None:
+            u = op.vector
+            proj = np.eye(a.shape[1]) - np.outer(u, u)
+            explicit = proj @ dense @ proj
+        values, vectors = op.top_eigenpairs(3)
+        ref = np.linalg.eigvalsh(explicit)[::-1][:3]
+        np.testing.assert_allclose(values, ref, rtol=1e-7)
+        np.testing.assert_allclose(explicit @ vectors, vectors * values, atol=1e-6 * ref[0])
+    # min(n, p) above 2 * DENSE_EIGEN_LIMIT: the truncated-SVD path, on a matrix with known
+    # singular values s: big = H_v P diag(s) H_w (P signed coordinate columns, H reflections)
+    n, p = 2 * DENSE_EIGEN_LIMIT + 10, 2 * DENSE_EIGEN_LIMIT + 5
+    sing = np.sort(rng.uniform(0.1, 1.0, p))[::-1]
+    sing[:3] = [9.0, 6.0, 4.0]
+    big = np.zeros((n, p))
+    big[rng.permutation(n)[:p], np.arange(p)] = sing * rng.choice([-1.0, 1.0], p)
+    v, w = unit_vector(n, 4), unit_vector(p, 5)
+    big = big - 2.0 * np.outer(big @ w, w)
+    big = big - 2.0 * np.outer(v, v @ big)
+    values, vectors = GramCovariance(big, 7.0).top_eigenpairs(3)
+    np.testing.assert_allclose(values, sing[:3] ** 2 / 7.0, rtol=1e-7)
+    np.testing.assert_allclose(big.T @ (big @ vectors) / 7.0, vectors * values, atol=1e-6 * values[0])
+
+
+def test_operators_are_frozen():
+    op = DenseCovariance(np.eye(2))
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        op.matrix = np.zeros((2, 2))  # type: ignore[misc]
+    assert isinstance(GramCovariance(np.ones((2, 2))), CovarianceOperator)
+
+
+# -- the contract checks themselves catch broken parts ---------------------------------------
+def test_deflator_contract_catches_a_deflator_that_mutates_its_input():
+    problem = covariance_problem(np.diag([3.0, 2.0, 1.0]))
+
+    def mutating(problem, x, previous):
+        problem.covariance.matrix[0, 0] = 0.0
+        return problem
+
+    with pytest.raises(ContractViolation, match="modified the input problem"):
+        check_deflator_contract(mutating, problem, np.array([1.0, 0.0, 0.0]))
+
+
+def test_deflator_contract_catches_wrong_dimension_and_non_psd():
+    problem = covariance_problem(np.diag([3.0, 2.0, 1.0]))
+
+    def shrinking(problem, x, previous):
+        return covariance_problem(np.eye(2))
+
+    with pytest.raises(ContractViolation, match="p=2"):
+        check_deflator_contract(shrinking, problem, np.array([1.0, 0.0, 0.0]))
+    x = np.ones(3) / np.sqrt(3.0)  # not an eigenvector: Hotelling's neither annihilates it nor keeps PSD
+    with pytest.raises(ContractViolation, match="annihilate"):
+        check_deflator_contract(make_hotelling(), problem, x, annihilates=True)
+    with pytest.raises(ContractViolation, match="PSD"):
+        check_deflator_contract(make_hotelling(), problem, x, keeps_psd=True)
+
+
+def test_operator_contract_catches_an_inconsistent_operator():
+    @attrs.frozen(eq=False)
+    class BadTrace(DenseCovariance):
+        def trace(self) -> float:
+            return float(np.trace(self.matrix)) + 1.0
+
+    with pytest.raises(ContractViolation, match="trace"):
+        check_operator_contract(BadTrace(np.eye(3)))
+    assert check_operator_contract(DenseCovariance(np.diag([2.0, 1.0])), r=2).shape == (2, 2)

@@ -1,0 +1,266 @@
+"""Criteria and bounds of :mod:`spcakit.metrics` on hand-computed examples and random inputs.
+
+Reference numbers come from the SPCArt paper (Hu, Pan, Wang & Wu), Table 4
+(Pitprops, p = 13): the loading patterns (nonzeros per loading) determine
+NZ and STD, which the paper prints to four decimals.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from spcakit import metrics
+from spcakit.operators import DenseCovariance, GramCovariance
+from spcakit.testing import strategies as sps
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def with_pattern(pattern: list[int], p: int, seed: int = 0) -> np.ndarray:
+    """Loadings with the given number of nonzeros per column, at random rows, nonzero values."""
+    rng = np.random.default_rng(seed)
+    x = np.zeros((p, len(pattern)))
+    for j, k in enumerate(pattern):
+        x[rng.choice(p, size=k, replace=False), j] = rng.uniform(0.1, 1.0, k) * rng.choice([-1, 1], k)
+    return x
+
+
+# -- sparsity criteria (Table 4) -----------------------------------------------------------------
+TABLE4 = [  # (algorithm, NZ, loading pattern, STD) from the paper's Table 4, Pitprops, p = 13
+    ("ALSPCA", 17, [7, 2, 2, 2, 1, 3], 0.1644),
+    ("GPower T-l0", 19, [7, 1, 2, 1, 6, 2], 0.2030),
+    ("rSVD-GP T-l0", 17, [6, 1, 2, 4, 2, 2], 0.1411),
+    ("GPowerB T-l0", 17, [7, 2, 4, 1, 1, 2], 0.1782),
+    ("rSVD-GPB T-l0", 18, [5, 3, 4, 1, 3, 2], 0.1088),
+    ("SPCArt T-l0", 18, [4, 2, 4, 3, 3, 2], 0.0688),
+    ("SPCArt T-sp", 18, [3, 3, 3, 3, 3, 3], 0.0),
+]
+
+
+@pytest.mark.parametrize(("algorithm", "nz", "pattern", "std"), TABLE4, ids=[row[0] for row in TABLE4])
+def test_table4_patterns_give_the_published_nz_and_std(algorithm, nz, pattern, std):
+    x = with_pattern(pattern, 13)
+    c = DenseCovariance(np.eye(13))
+    values = metrics.compute_metrics(x, c)
+    assert values["pattern"] == pattern == metrics.pattern(x)
+    assert values["nz"] == nz == sum(pattern)
+    assert values["std"] == pytest.approx(std, abs=5e-5)  # the paper rounds to 4 decimals (ddof=1)
+    assert values["sp"] == pytest.approx(1 - nz / (13 * 6))
+    assert values["worst_sp"] == pytest.approx(1 - max(pattern) / 13)
+
+
+def test_std_uses_the_sample_standard_deviation():
+    # SPCArt T-l0 row: sparsities 1 - (4,2,4,3,3,2)/13; deviations from the mean nnz 3 are (1,-1,1,0,0,-1)
+    x = with_pattern([4, 2, 4, 3, 3, 2], 13)
+    assert metrics.sparsity_std(x) == pytest.approx(math.sqrt(4 / 5) / 13)  # ddof=1; ddof=0 gives sqrt(4/6)/13
+    assert metrics.sparsity_std(x[:, :1]) == 0.0
+
+
+def test_sparsity_criteria_on_a_small_example():
+    x = np.array([[1.0, 0.5], [0.0, -0.5], [0.0, 0.5], [0.0, 0.0]])
+    np.testing.assert_allclose(metrics.sparsity(x), [0.75, 0.25])
+    values = metrics.compute_metrics(x, DenseCovariance(np.eye(4)))
+    assert values["sp"] == pytest.approx(0.5)
+    assert values["worst_sp"] == pytest.approx(0.25)
+    assert values["std"] == pytest.approx(math.sqrt(0.125))
+    assert values["nz"] == 4 and values["pattern"] == [1, 3]
+
+
+# -- NOR, EV, CPEV ------------------------------------------------------------------------
+def test_nonorthogonality_on_small_examples():
+    e1, e2 = np.eye(3)[:, 0], np.eye(3)[:, 1]
+    assert metrics.nonorthogonality(np.column_stack([e1, e1 + e2])) == pytest.approx(1 / math.sqrt(2))
+    three = np.column_stack([e1, e2, e1 + e2])
+    assert metrics.nonorthogonality(three) == pytest.approx(2 * (0 + 2 / math.sqrt(2)) / 6)
+    assert metrics.nonorthogonality(np.eye(3)) == 0.0
+    assert metrics.nonorthogonality(e1[:, None]) == 0.0
+
+
+def test_ev_and_cpev_on_small_examples():
+    c = DenseCovariance(np.diag([3.0, 2.0, 1.0]))
+    e1, e2, e3 = np.eye(3).T
+    x = np.column_stack([e1, (e2 + e3) / math.sqrt(2)])
+    assert metrics.explained_variance(x, c) == pytest.approx(3 + 1.5)
+    assert metrics.cpev(x, c) == pytest.approx(4.5 / 6)
+    # CPEV uses the span: [e1, e1 + e2] spans {e1, e2}; EV uses the vectors as they are
+    y = np.column_stack([e1, e1 + e2])
+    assert metrics.cpev(y, c) == pytest.approx(5 / 6)
+    assert metrics.explained_variance(y, c) == pytest.approx(3 + 5)
+    # a repeated direction adds nothing to the span
+    assert metrics.cpev(np.column_stack([e1, 2 * e1]), c) == pytest.approx(3 / 6)
+
+
+@st.composite
+def loadings_and_covariance(draw):
+    c = draw(sps.psd_matrices((2, 15), ridge=True))
+    p = c.shape[0]
+    r = draw(st.integers(1, min(4, p)))
+    rng = np.random.default_rng(draw(sps.seeds()))
+    x = rng.standard_normal((p, r))
+    x[rng.random((p, r)) < 0.4] = 0.0
+    assume(np.linalg.matrix_rank(x) == r)
+    return x, c, rng
+
+
+@SETTINGS
+@given(loadings_and_covariance())
+def test_cpev_is_invariant_to_column_scaling_and_rotation(case):
+    x, c, rng = case
+    op = DenseCovariance(c)
+    r = x.shape[1]
+    base = metrics.cpev(x, op)
+    scales = rng.uniform(0.1, 10.0, r) * rng.choice([-1.0, 1.0], r)
+    rotation, _ = np.linalg.qr(rng.standard_normal((r, r)))
+    mixing = rng.standard_normal((r, r)) + 3 * np.eye(r)  # any invertible change of basis
+    for y in (x * scales, x @ rotation, x @ mixing):
+        assert metrics.cpev(y, op) == pytest.approx(base, rel=1e-7, abs=1e-12)
+    # bounded by the top-r eigenvalues (Ky Fan): CPEV(X) <= CPEV(V)
+    top = np.linalg.eigvalsh(c)[::-1][:r].sum() / np.trace(c)
+    assert 0.0 <= base <= top + 1e-9
+    # NOR is invariant to column scaling and sign flips, and in [0, 1]
+    assert metrics.nonorthogonality(x * scales) == pytest.approx(metrics.nonorthogonality(x), abs=1e-12)
+    assert 0.0 <= metrics.nonorthogonality(x) <= 1.0 + 1e-12
+
+
+@SETTINGS
+@given(sps.data_matrices((3, 30), (2, 15)), sps.seeds())
+def test_metrics_agree_between_data_and_covariance_operators(a, seed):
+    a = a - a.mean(axis=0)
+    gram = GramCovariance(a, a.shape[0] - 1.0)
+    dense = DenseCovariance(a.T @ a / (a.shape[0] - 1.0))
+    x = np.random.default_rng(seed).standard_normal((a.shape[1], 2 if a.shape[1] > 1 else 1))
+    left, right = metrics.compute_metrics(x, gram), metrics.compute_metrics(x, dense)
+    assert left.keys() == right.keys() == metrics.METRICS.keys()
+    for key in left:
+        assert left[key] == pytest.approx(right[key], rel=1e-9, abs=1e-12)
+
+
+# -- Theorem 12 ----------------------------------------------------------------------------
+# EV(X) = tr(X'CX) >= tr(X'V L V'X) (C - V L V' is PSD) = tr(L^(1/2) V'XX'V L^(1/2))
+#       >= lambda_min(V'XX'V) tr(L) = d_min^2 EV(V),
+# with L the top-r eigenvalues: the bound holds for any X, orthonormal or not (the paper says
+# "Theorem 12 applies to any matrix X"), so it is asserted for random X with unit columns and for
+# arbitrary column lengths alike.
+@SETTINGS
+@given(sps.psd_matrices((2, 15)), sps.seeds(), st.booleans())
+def test_theorem12_lower_bound_holds_for_any_x(c, seed, unit_columns):
+    p = c.shape[0]
+    rng = np.random.default_rng(seed)
+    r = int(rng.integers(1, min(4, p) + 1))
+    values, vectors = np.linalg.eigh(c)
+    v, ev_v = vectors[:, ::-1][:, :r], float(values[::-1][:r].sum())
+    x = rng.standard_normal((p, r))
+    x[rng.random((p, r)) < 0.5] = 0.0
+    x[rng.integers(p), :] += 1.0  # no zero column
+    x = x / np.linalg.norm(x, axis=0) if unit_columns else x * rng.uniform(0.1, 3.0, r)
+    op = DenseCovariance(c)
+    bound = metrics.ev_dmin(x, v, ev_v)
+    assert bound <= metrics.explained_variance(x, op) + 1e-9 * max(1.0, ev_v)
+    # d_min^2 is the smallest eigenvalue of V'XX'V
+    d_min2 = np.linalg.eigvalsh(v.T @ x @ x.T @ v)[0]
+    assert bound == pytest.approx(max(d_min2, 0.0) * ev_v, rel=1e-7, abs=1e-9 * max(1.0, ev_v))
+
+
+@SETTINGS
+@given(sps.psd_matrices((2, 15)), sps.seeds())
+def test_theorem12_is_tight_for_rotations_of_the_pca_loadings(c, seed):
+    p = c.shape[0]
+    rng = np.random.default_rng(seed)
+    r = int(rng.integers(1, p + 1))
+    values, vectors = np.linalg.eigh(c)
+    v, ev_v = vectors[:, ::-1][:, :r], float(values[::-1][:r].sum())
+    rotation, _ = np.linalg.qr(rng.standard_normal((r, r)))
+    x = v @ rotation
+    assert metrics.ev_dmin(x, v, ev_v) == pytest.approx(ev_v, rel=1e-9, abs=1e-12)
+    assert metrics.explained_variance(x, DenseCovariance(c)) == pytest.approx(ev_v, rel=1e-9, abs=1e-12)
+
+
+def test_theorem13_bound_formula():
+    assert metrics.ev_cos(0.0, 5, 7.0) == pytest.approx(7.0)
+    assert metrics.ev_cos(0.3, 1, 2.0) == pytest.approx(math.cos(0.3) ** 2 * 2.0)
+    theta = 0.1
+    assert metrics.ev_cos(theta, 4, 1.0) == pytest.approx(math.cos(theta) ** 2 - math.sqrt(3) * math.sin(2 * theta))
+    assert metrics.ev_cos(theta, 9, 1.0) < metrics.ev_cos(theta, 4, 1.0) < metrics.ev_cos(theta, 1, 1.0)
+
+
+# -- angles and the bounds of Props. 6-11 ---------------------------------------------------------
+@SETTINGS
+@given(st.integers(2, 20).flatmap(lambda p: st.tuples(sps.dense_vectors(p), sps.dense_vectors(p))), st.floats(0.01, 100.0))
+def test_deviation_is_the_sine_of_the_angle_between_lines(pair, c):
+    x, z = pair
+    dev = metrics.deviation(x, z)
+    assert 0.0 <= dev <= 1.0
+    assert dev == pytest.approx(metrics.deviation(z, x), abs=1e-12)
+    assert dev == pytest.approx(metrics.deviation(-c * x, z), abs=1e-7)  # lines, not vectors
+    assert math.sin(metrics.angle(x, z)) == pytest.approx(dev, abs=1e-12)
+    assert 0.0 <= metrics.angle(x, z) <= math.pi / 2
+    residual = z - (z @ x) / (x @ x) * x
+    assert dev == pytest.approx(float(np.linalg.norm(residual) / np.linalg.norm(z)), abs=1e-7)
+    assert metrics.deviation(x, x) == pytest.approx(0.0, abs=1e-15)
+    assert metrics.deviation(np.zeros_like(z), z) == 1.0
+
+
+def test_deviation_is_accurate_for_small_angles():
+    theta = 1e-9
+    assert metrics.deviation(np.array([1.0, 0.0]), np.array([math.cos(theta), math.sin(theta)])) == pytest.approx(theta, rel=1e-6)
+    assert metrics.deviation(np.array([1.0, 1.0]), np.array([1.0, 1.0])) <= 1e-15
+
+
+def test_deviation_of_orthogonal_vectors_is_one():
+    assert metrics.deviation(np.array([1.0, 0.0]), np.array([0.0, 3.0])) == 1.0
+    assert metrics.angle(np.array([1.0, 0.0]), np.array([0.0, 3.0])) == pytest.approx(math.pi / 2)
+
+
+@SETTINGS
+@given(st.floats(0.0, math.pi / 2), st.floats(0.0, math.pi / 2), st.floats(0.0, 0.5))
+def test_nonorthogonality_bound_of_prop6(a, b, extra):
+    bound = metrics.nonorthogonality_bound(a, b)
+    assert bound == metrics.nonorthogonality_bound(b, a)
+    assert 0.0 <= bound <= 1.0
+    if a + b <= math.pi / 2:
+        assert bound == pytest.approx(math.sin(a + b))
+    else:
+        assert bound == 1.0
+    # nondecreasing in each angle
+    assert metrics.nonorthogonality_bound(min(a + extra, math.pi / 2), b) >= bound - 1e-15
+
+
+@SETTINGS
+@given(st.integers(2, 500), st.floats(0.0, 1.0, exclude_max=True))
+def test_hard_bounds_of_prop7(p, lam):
+    lo, hi = metrics.hard_sparsity_bounds(lam, p)
+    dev = metrics.hard_deviation_bound(lam, p)
+    if lam < 1 / math.sqrt(p):
+        assert (lo, hi) == (0.0, 1 - 1 / p)
+        assert dev == pytest.approx(math.sqrt(p - 1) * lam) and dev < 1.0
+    else:
+        assert lo == pytest.approx(1 - 1 / (p * lam**2)) and hi == 1.0 and dev == 1.0
+        assert 0.0 <= lo + 1e-12 and lo < 1.0
+    # the two regimes meet continuously at lambda = 1/sqrt(p) for the lower sparsity bound
+    assert metrics.hard_sparsity_bounds(1 / math.sqrt(p), p)[0] == pytest.approx(0.0, abs=1e-12)
+
+
+@SETTINGS
+@given(st.integers(1, 500), st.data())
+def test_sparsity_and_energy_bounds_of_props10_and_11(p, data):
+    k = data.draw(st.integers(0, max(p - 1, 0)))
+    min_s, max_dev = metrics.sparsity_truncation_bounds(k, p)
+    assert min_s == pytest.approx(k / p) and max_dev == pytest.approx(math.sqrt(k / p))
+    lam = data.draw(st.floats(0.0, 1.0, exclude_max=True))
+    lo, hi, dev = metrics.energy_truncation_bounds(lam, p)
+    assert lo == math.floor(lam * p) / p and hi == 1 - 1 / p and dev == pytest.approx(math.sqrt(lam))
+    assert lo <= hi + 1e-12
+
+
+def test_soft_deviation_bounds_of_prop8_on_an_example():
+    z = np.array([0.8, 0.6, 0.0])
+    x = np.array([0.1, 0.0, 0.0])  # S_0.7(z): only the 0.8 entry survives, shrunk by 0.7
+    lo, hi = metrics.soft_deviation_bounds(z, x, 0.7)
+    assert lo == pytest.approx(0.6)  # the truncated part is (0, 0.6, 0)
+    assert hi == pytest.approx(math.sqrt(0.36 + 0.49 * 1))
+    assert lo - 1e-12 <= metrics.deviation(x, z) < hi

@@ -61,6 +61,23 @@ def _eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     return values[::-1], vectors[:, ::-1]
 
 
+def _orthonormal_completion(basis: np.ndarray, r: int) -> np.ndarray:
+    """``basis`` (p x k, orthonormal) completed to ``r`` orthonormal columns.
+
+    The added columns span part of the null space (eigenvalue 0); they are
+    drawn from a fixed-seed Gaussian so that results are reproducible.
+    """
+    p, k = basis.shape
+    if k >= r:
+        return basis[:, :r]
+    extra = np.random.default_rng(0).standard_normal((p, r - k))
+    extra -= basis @ (basis.T @ extra)
+    q, _ = np.linalg.qr(extra)
+    q -= basis @ (basis.T @ q)
+    q, _ = np.linalg.qr(q)
+    return np.hstack([basis, q])
+
+
 def _operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs of any operator: dense when small, Lanczos otherwise."""
     p = op.p
@@ -134,9 +151,12 @@ class GramCovariance:
             if n < p:
                 # eigenvectors of A A^T (n x n), mapped back: cheaper than SVD when n << p
                 values, left = _eigh_top(self.data @ self.data.T, min(r, n))
-                right = self.data.T @ left
-                right /= np.linalg.norm(right, axis=0, keepdims=True)
-                return values / self.scale, right
+                values = np.clip(values, 0.0, None)
+                good = values > max(float(values[0]), 0.0) * n * np.finfo(float).eps * 10
+                right = self.data.T @ left[:, good] / np.sqrt(values[good])
+                k = int(good.sum())
+                full_values = np.concatenate([values[good], np.zeros(r - k)])
+                return full_values / self.scale, _orthonormal_completion(right, r)
             values, vectors = _eigh_top(self.data.T @ self.data, r)
             return values / self.scale, vectors
         _, sing, vt = scipy.sparse.linalg.svds(self.data, k=r)

@@ -21,7 +21,7 @@ from spcakit.drivers import block, block_step, deflation, normalize_columns
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.operators import densify
 from spcakit.plugins import get_registry
-from spcakit.problem import covariance_problem, data_problem
+from spcakit.problem import covariance_problem
 from spcakit.state import IterState
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_initializer_contract
@@ -418,3 +418,17 @@ def test_deflation_driver_needs_a_deflator():
     parts = build_parts(spcakit.compose(driver="block"), get_registry(), problem)
     with pytest.raises(ValueError, match="deflator"):
         deflation(problem, 1, parts, np.random.default_rng(0))
+
+
+@SETTINGS
+@given(sps.data_matrices((5, 9), (10, 18)), st.integers(1, 3))
+def test_block_driver_runs_algorithm_1_on_wide_data(a, r):
+    # n < p: the PCA start comes from the n x n Gram matrix; Algorithm 1 is unchanged
+    centred = a - a.mean(axis=0)
+    c = centred.T @ centred / (a.shape[0] - 1)
+    values = np.linalg.eigvalsh(c)[::-1]
+    assume(values[r - 1] - values[r] > 1e-3 * values[0])
+    expected, iterations = hand_spcart(c, r, "hard", 1 / np.sqrt(a.shape[1]), DEFAULT_MAX, DEFAULT_TOL)
+    result = spcakit.fit(a, "spcart", r=r)
+    np.testing.assert_allclose(result.loadings, fix_signs(expected), atol=1e-8)
+    assert result.iterations == iterations

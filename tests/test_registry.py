@@ -225,3 +225,21 @@ def test_builtin_plugins_register_the_paper_methods_and_drivers():
     assert {info.plugin for info in registry.parts("driver")} == {"core"}
     assert registry.part_names("driver") == ["block", "deflation"]
     assert not [r for r in get_session().failures() if r.name in ("spcart", "core")]
+
+
+def test_core_and_contracts_import_without_hypothesis():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['hypothesis'] = None\n"
+        "import spcakit, spcakit.testing, spcakit.testing.contracts\n"
+        "try:\n"
+        "    spcakit.testing.strategies\n"
+        "except ImportError as exc:\n"
+        "    assert 'spcakit[test]' in str(exc), exc\n"
+        "else:\n"
+        "    raise SystemExit('strategies imported without hypothesis')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -215,23 +215,34 @@ def test_dense_and_matrix_free_deflations_agree(problem, seed):
 
 
 def test_large_operators_use_lanczos_and_svds_and_still_agree_with_dense():
+    try:  # keep BLAS to one thread: on a busy machine threads spin more than they compute
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - optional
+        from contextlib import nullcontext as threadpool_limits
+    with threadpool_limits(1):
+        _check_large_operators()
+
+
+def _check_large_operators():
     rng = np.random.default_rng(1)
-    # p above DENSE_EIGEN_LIMIT with n << p: the n x n path for Gram, Lanczos for the deflations
-    a = rng.standard_normal((40, DENSE_EIGEN_LIMIT + 50)) * rng.uniform(0.5, 2.0, DENSE_EIGEN_LIMIT + 50)
+    # p above DENSE_EIGEN_LIMIT with n << p: the n x n path for Gram, Lanczos for the deflations;
+    # three strong directions keep the leading eigenvalues apart
+    n, p = 40, DENSE_EIGEN_LIMIT + 50
+    a = rng.standard_normal((n, p)) + rng.standard_normal((n, 3)) @ (rng.standard_normal((3, p)) * [[3.0], [2.0], [1.5]])
     a -= a.mean(axis=0)
-    gram = GramCovariance(a, 39.0)
-    dense = a.T @ a / 39.0
-    _, vecs = np.linalg.eigh(dense)
-    x = vecs[:, -1]
-    for op, explicit in (
+    gram = GramCovariance(a, n - 1.0)
+    dense = a.T @ a / (n - 1.0)
+    x = unit_vector(p, 2)
+    cx = dense @ x
+    u = unit_vector(p, 3)
+    cu = dense @ u
+    cases = (
         (gram, dense),
-        (HotellingDeflated(gram, x, float(x @ dense @ x)), dense - float(x @ dense @ x) * np.outer(x, x)),
-        (ProjectionDeflated(gram, unit_vector(a.shape[1], 3)), None),
-    ):
-        if explicit is None:
-            u = op.vector
-            proj = np.eye(a.shape[1]) - np.outer(u, u)
-            explicit = proj @ dense @ proj
+        (HotellingDeflated(gram, x, float(x @ cx)), dense - float(x @ cx) * np.outer(x, x)),
+        # (I - uu')C(I - uu') = C - u(Cu)' - (Cu)u' + (u'Cu) uu'
+        (ProjectionDeflated(gram, u), dense - np.outer(u, cu) - np.outer(cu, u) + float(u @ cu) * np.outer(u, u)),
+    )
+    for op, explicit in cases:
         values, vectors = op.top_eigenpairs(3)
         ref = np.linalg.eigvalsh(explicit)[::-1][:3]
         np.testing.assert_allclose(values, ref, rtol=1e-7)
@@ -294,3 +305,36 @@ def test_operator_contract_catches_an_inconsistent_operator():
     with pytest.raises(ContractViolation, match="trace"):
         check_operator_contract(BadTrace(np.eye(3)))
     assert check_operator_contract(DenseCovariance(np.diag([2.0, 1.0])), r=2).shape == (2, 2)
+
+
+# -- the public strategies produce what they promise -------------------------------------------
+@SETTINGS
+@given(sps.orthonormal_matrices((1, 20), (1, 6)), sps.psd_matrices((1, 12)), sps.unit_vectors((1, 20)),
+       sps.dense_matrices((1, 20), (1, 6)))
+def test_strategies_produce_valid_objects(q, c, u, z):
+    assert q.shape[1] <= q.shape[0]
+    np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=1e-12)
+    np.testing.assert_array_equal(c, c.T)
+    assert np.linalg.eigvalsh(c)[0] >= -1e-12 * np.abs(c).max() * c.shape[0]
+    assert np.linalg.norm(u) == pytest.approx(1.0, abs=1e-15)
+    assert z.shape[1] <= z.shape[0] and np.all(np.any(z != 0, axis=0)) and np.all(np.isfinite(z))
+
+
+@SETTINGS
+@given(sps.data_matrices((2, 10), (2, 10)), sps.problems((2, 10)))
+def test_data_and_problem_strategies_are_accepted_by_make_problem(a, problem):
+    assert a.shape[0] >= 2
+    assert data_problem(a).p == a.shape[1]
+    check_operator_contract(problem.covariance)
+
+
+@pytest.mark.parametrize("r", [3, 4, 6])
+def test_wide_gram_eigenpairs_beyond_the_rank_are_an_orthonormal_null_space(r):
+    """Centred n x p data has rank n - 1: the extra eigenpairs are (0, null-space vectors), still orthonormal."""
+    a = np.random.default_rng(1).standard_normal((4, 10))
+    a -= a.mean(axis=0)
+    values, vectors = GramCovariance(a, 3.0).top_eigenpairs(r)
+    assert values.shape == (r,) and vectors.shape == (10, r)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(r), atol=1e-12)
+    np.testing.assert_allclose((a.T @ a / 3.0) @ vectors, vectors * values, atol=1e-10)
+    assert np.all(values[3:] == 0.0) and np.all(values[:3] > 0)

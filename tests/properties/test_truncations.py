@@ -26,7 +26,6 @@ from spcakit_spcart import truncations as tr
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-TOL = 1e-10
 
 
 def unit(v: np.ndarray) -> np.ndarray:

@@ -18,6 +18,8 @@ from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovarianc
 
 #: Largest dimension for which a covariance is checked for PSD by eigenvalues.
 PSD_CHECK_LIMIT = 3000
+#: Data with n >= p and p at most this get an explicit covariance; otherwise it is applied matrix-free.
+DENSE_COVARIANCE_LIMIT = 4000
 
 
 def _names_converter(names: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -167,8 +169,9 @@ def data_problem(
     r"""Check a data matrix (``n`` samples x ``p`` variables) and wrap it.
 
     The covariance is the sample covariance :math:`A^\top A/(n-1)` of the
-    centred data :math:`A` (or :math:`A^\top A / n` when ``center=False``),
-    applied matrix-free.
+    centred data :math:`A` (or :math:`A^\top A / n` when ``center=False``):
+    formed explicitly when :math:`n \ge p` (and ``p`` is moderate), applied
+    matrix-free otherwise, so that a wide data set never costs :math:`p^2` memory.
     """
     a = _check_matrix(matrix, "the data matrix")
     n, p = a.shape
@@ -189,6 +192,10 @@ def data_problem(
             "they carry no variance - remove them before sparse PCA"
         )
     scale = float(n - 1) if center else float(n)
+    if n >= p and p <= DENSE_COVARIANCE_LIMIT:
+        # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)
+        gram = a.T @ a / scale
+        return Problem(DenseCovariance((gram + gram.T) / 2), names, a, source)
     return Problem(GramCovariance(a, scale), names, a, source)
 
 

@@ -36,3 +36,14 @@ def test_golub_leukemia_spcart_runs_matrix_free(load_shared):
     # T-l0 at 1/sqrt(p): Prop. 7 guarantees every loading has sparsity > 1 - 1/(p * lambda^2) = 0
     assert 0 < result.metrics["worst_sp"] < 1
     assert 0 < result.metrics["cpev"] <= spcakit.fit(x, "pca", r=6).metrics["cpev"] + 1e-12
+
+
+def test_tall_data_get_an_explicit_covariance_wide_data_do_not():
+    from spcakit.operators import DenseCovariance, GramCovariance
+
+    rng = np.random.default_rng(2)
+    tall = spcakit.make_problem(rng.standard_normal((50, 10)))
+    wide = spcakit.make_problem(rng.standard_normal((10, 50)))
+    assert isinstance(tall.covariance, DenseCovariance) and isinstance(wide.covariance, GramCovariance)
+    centred = tall.data
+    np.testing.assert_allclose(tall.covariance.matrix, centred.T @ centred / 49, atol=1e-12)

@@ -119,6 +119,17 @@ def _check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     return names
 
 
+def _refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str) -> None:
+    """Raise for variables without variance, naming the first few."""
+    if indices.size == 0:
+        return
+    shown = ", ".join(f"{j} ({names[j]})" for j in indices[:5])
+    more = f" and {indices.size - 5} more" if indices.size > 5 else ""
+    raise InvalidDataError(
+        f"{indices.size} {what}: {shown}{more}; they carry no variance - remove them before sparse PCA"
+    )
+
+
 def covariance_problem(
     matrix: np.ndarray, feature_names: Sequence[str] | None = None, source: str = ""
 ) -> Problem:
@@ -148,14 +159,7 @@ def covariance_problem(
     if np.any(np.diag(c) < 0):
         raise InvalidDataError("a covariance matrix must have a non-negative diagonal (variances)")
     names = _check_names(feature_names, c.shape[0])
-    zero = np.nonzero(np.diag(c) <= 1e-12 * scale)[0]
-    if zero.size:
-        shown = ", ".join(f"{j} ({names[j]})" for j in zero[:5])
-        more = f" and {zero.size - 5} more" if zero.size > 5 else ""
-        raise InvalidDataError(
-            f"{zero.size} variable(s) have zero variance: {shown}{more}; "
-            "they carry no variance - remove them (every variance must be > 0)"
-        )
+    _refuse_zero_variance(np.nonzero(np.diag(c) <= 1e-12 * scale)[0], names, "variable(s) have zero variance")
     return Problem(DenseCovariance(c), names, None, source)
 
 
@@ -184,13 +188,7 @@ def data_problem(
     names = _check_names(feature_names, p)
     norms = np.sqrt(np.einsum("ij,ij->j", a, a))
     constant = np.nonzero(norms <= 1e-12 * max(1.0, float(np.abs(matrix).max())) * np.sqrt(n))[0]
-    if constant.size:
-        shown = ", ".join(f"{j} ({names[j]})" for j in constant[:5])
-        more = f" and {constant.size - 5} more" if constant.size > 5 else ""
-        raise InvalidDataError(
-            f"{constant.size} column(s) are constant (zero variance): {shown}{more}; "
-            "they carry no variance - remove them before sparse PCA"
-        )
+    _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)
     if n >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)

@@ -361,3 +361,17 @@ def test_every_hookspec_is_documented():
     text = doc.read_text(encoding="utf-8")
     missing = sorted(hook for hook in _hookspec_names() if hook not in text)
     assert not missing, f"docs/plugins.md does not mention {', '.join(missing)}"
+
+
+class _MisspelledHookPlugin:
+    @spcakit.hookimpl
+    def spcakit_register_part(self, register):  # not a spcakit hook: one letter short
+        register("truncator", "never-registered", lambda: None)
+
+
+def test_a_misspelled_hook_is_reported_not_ignored():
+    session = PluginSession()
+    record = session.add(_MisspelledHookPlugin(), "misspelled")
+    assert record.error is not None and "spcakit_register_part" in record.error
+    assert "spcakit_register_parts" in record.error  # names the valid hooks
+    assert "never-registered" not in session.registry.part_names("truncator")

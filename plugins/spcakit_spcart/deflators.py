@@ -41,8 +41,9 @@ class ProjectionDeflation:
         op = problem.covariance
         x = x / np.linalg.norm(x)
         if isinstance(op, DenseCovariance):
-            proj = np.eye(op.p) - np.outer(x, x)
-            m = proj @ op.matrix @ proj
+            # (I - xx^T) C (I - xx^T) = C - x (Cx)^T - (Cx) x^T + (x^T C x) x x^T: O(p^2), not O(p^3)
+            cx = op.matrix @ x
+            m = op.matrix - np.outer(x, cx) - np.outer(cx, x) + float(x @ cx) * np.outer(x, x)
             new = DenseCovariance((m + m.T) / 2)
         else:
             new = ProjectionDeflated(op, x)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from spcakit.testing import contracts
 from spcakit.testing.contracts import (
     ContractViolation,
     check_deflator_contract,
@@ -33,15 +34,7 @@ from spcakit.testing.contracts import (
     check_truncator_contract,
 )
 
-__all__ = [
-    "ContractViolation",
-    "check_deflator_contract",
-    "check_initializer_contract",
-    "check_operator_contract",
-    "check_truncator_contract",
-    "contracts",
-    "strategies",
-]
+__all__ = [*contracts.__all__, "contracts", "strategies"]
 
 
 def __getattr__(name: str) -> Any:

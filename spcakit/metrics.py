@@ -74,6 +74,38 @@ def nonorthogonality(x: np.ndarray) -> float:
     return float((gram.sum() - np.trace(gram)) / (r * (r - 1)))
 
 
+def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
+    r"""Additional variance of each loading given the previous ones (Mackey, §2.3.3).
+
+    :math:`q_t = (I - P_{t-1}) x_t / \|(I - P_{t-1}) x_t\|` with :math:`P_{t-1}`
+    the projection onto :math:`\operatorname{span}(x_1,\dots,x_{t-1})`, and the
+    additional variance is :math:`q_t^\top C q_t` (0 when :math:`x_t` adds no new
+    direction). They sum to :math:`\operatorname{tr}(U^\top C U)` of the span.
+    """
+    p, r = x.shape
+    basis = np.zeros((p, 0))
+    keep: list[int] = []
+    for t in range(r):
+        v = x[:, t] / max(np.linalg.norm(x[:, t]), 1e-300)
+        q = v - basis @ (basis.T @ v)
+        q = q - basis @ (basis.T @ q)  # re-orthogonalise once (Gram-Schmidt twice is enough)
+        norm = np.linalg.norm(q)
+        if norm > 1e-10:
+            basis = np.column_stack([basis, q / norm])
+            keep.append(t)
+    out = [0.0] * r
+    if keep:
+        values = np.einsum("ij,ij->j", basis, covariance.matmat(basis))
+        for t, value in zip(keep, values):
+            out[t] = float(value)
+    return out
+
+
+def cumulative_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
+    r"""Cumulative additional variance after each loading, as a fraction of :math:`\operatorname{tr} C`."""
+    return [float(v) for v in np.cumsum(additional_variances(x, covariance)) / covariance.trace()]
+
+
 #: The metrics of every run, by name: ``f(loadings, covariance) -> value``.
 METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
     "nz": lambda x, c: int(np.count_nonzero(x)),
@@ -84,6 +116,8 @@ METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
     "cpev": cpev,
     "ev": explained_variance,
     "nor": lambda x, c: nonorthogonality(x),
+    "additional_variance": additional_variances,
+    "cumulative_variance": cumulative_variances,
 }
 
 

@@ -10,7 +10,8 @@ its leading eigenvectors. An operator provides exactly these, so that
   (:class:`GramCovariance`): when :math:`n < p` no :math:`p\times p` array
   is ever allocated;
 * deflations are low-rank corrections wrapped around another operator
-  (:class:`HotellingDeflated`, :class:`ProjectionDeflated`).
+  (:class:`RankOneCorrected` for Hotelling's and the Schur complement
+  deflation, :class:`ProjectionDeflated` for projections).
 
 All operators are frozen: a deflation returns a new operator.
 """
@@ -174,10 +175,12 @@ class GramCovariance:
 
 
 @attrs.frozen(eq=False)
-class HotellingDeflated:
-    r"""Hotelling's deflation :math:`C - (x^\top C x)\, x x^\top` of ``base``.
+class RankOneCorrected:
+    r"""A rank-one correction :math:`C - w\, v v^\top` of ``base``.
 
-    A rank-one correction: one product with ``base`` plus :math:`O(pk)`.
+    Hotelling's deflation is :math:`v = x`, :math:`w = x^\top C x`; the Schur
+    complement deflation is :math:`v = Cx`, :math:`w = 1/(x^\top C x)`.
+    One product with ``base`` plus :math:`O(pk)`.
     """
 
     base: CovarianceOperator
@@ -240,6 +243,23 @@ class ProjectionDeflated:
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return _operator_top(self, r)
+
+
+def rank_one_downdate(op: CovarianceOperator, vector: np.ndarray, weight: float) -> CovarianceOperator:
+    r""":math:`C - w\,vv^\top`: explicit for an explicit ``op`` (O(p^2)), wrapped otherwise."""
+    if isinstance(op, DenseCovariance):
+        m = op.matrix - weight * np.outer(vector, vector)
+        return DenseCovariance((m + m.T) / 2)
+    return RankOneCorrected(op, vector, weight)
+
+
+def project_out(op: CovarianceOperator, unit: np.ndarray) -> CovarianceOperator:
+    r""":math:`(I - qq^\top) C (I - qq^\top)` for a unit ``q``: a rank-two update of an explicit ``op``, wrapped otherwise."""
+    if isinstance(op, DenseCovariance):
+        cq = op.matrix @ unit
+        m = op.matrix - np.outer(unit, cq) - np.outer(cq, unit) + float(unit @ cq) * np.outer(unit, unit)
+        return DenseCovariance((m + m.T) / 2)
+    return ProjectionDeflated(op, unit)
 
 
 def densify(op: CovarianceOperator) -> np.ndarray:

@@ -54,12 +54,33 @@ class Problem:
         covariance was given.
     source
         Where the problem came from, for reports (``builtin:pitprops``, a path).
+    constraint
+        The generalized problem's :math:`B = I - QQ^\top` as the orthonormal
+        ``p x t`` basis :math:`Q` of the directions already explained
+        (Mackey's generalized deflation), or ``None`` for :math:`B = I`.
+        Rank-one solvers maximise :math:`x^\top C x` s.t. :math:`x^\top B x = 1`.
     """
 
     covariance: CovarianceOperator
     feature_names: tuple[str, ...]
     data: np.ndarray | None = None
     source: str = ""
+    constraint: np.ndarray | None = None
+
+    def constraint_matmat(self, v: np.ndarray) -> np.ndarray:
+        """:math:`Bv` (``v`` itself when there is no constraint)."""
+        q = self.constraint
+        if q is None:
+            return v
+        return v - q @ (q.T @ v)
+
+    def constraint_submatrix(self, support: np.ndarray) -> np.ndarray:
+        """:math:`B_{SS}` for the variables ``support``."""
+        eye = np.eye(len(support))
+        if self.constraint is None:
+            return eye
+        qs = self.constraint[support]
+        return eye - qs @ qs.T
 
     @property
     def p(self) -> int:

@@ -49,6 +49,8 @@ COLUMNS: dict[str, Callable[[Result], Any]] = {
     "cpev": lambda res: res.metrics["cpev"],
     "ev": lambda res: res.metrics["ev"],
     "iterations": lambda res: res.iterations,
+    "additional_variance": lambda res: list(res.metrics["additional_variance"]),
+    "cumulative_percent": lambda res: [100.0 * v for v in res.metrics["cumulative_variance"]],
 }
 
 
@@ -57,9 +59,15 @@ def _decimals(text: str) -> int:
 
 
 def format_like(value: Any, paper: Any) -> str:
-    """Our value printed with the paper's precision (4 decimals when the paper has none)."""
+    """Our value printed with the paper's precision (4 decimals when the paper has none).
+
+    Lists print space-separated, each entry with the precision of the paper's first entry.
+    """
     if isinstance(value, str):
         return value
+    if isinstance(value, list):
+        first = str(paper).split()[0] if isinstance(paper, str) and paper.split() else None
+        return " ".join(format_like(float(v), first if first is not None else 0.0) for v in value)
     if isinstance(value, (int, np.integer)) and not isinstance(paper, str):
         return str(int(value))
     if isinstance(paper, str):

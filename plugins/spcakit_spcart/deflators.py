@@ -14,7 +14,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import DenseCovariance, HotellingDeflated, ProjectionDeflated
+from spcakit.operators import project_out, rank_one_downdate
 from spcakit.problem import Problem
 
 
@@ -24,13 +24,8 @@ class HotellingDeflation:
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
         op = problem.covariance
-        cx = op.matmat(x)
-        weight = float(x @ cx)
-        if isinstance(op, DenseCovariance):
-            new = DenseCovariance(op.matrix - weight * np.outer(x, x))
-        else:
-            new = HotellingDeflated(op, x, weight)
-        return attrs.evolve(problem, covariance=new, data=None)
+        weight = float(x @ op.matmat(x))
+        return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None)
 
 
 @attrs.frozen
@@ -38,16 +33,8 @@ class ProjectionDeflation:
     """Projection deflation (keeps C PSD and annihilates x)."""
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
-        op = problem.covariance
-        x = x / np.linalg.norm(x)
-        if isinstance(op, DenseCovariance):
-            # (I - xx^T) C (I - xx^T) = C - x (Cx)^T - (Cx) x^T + (x^T C x) x x^T: O(p^2), not O(p^3)
-            cx = op.matrix @ x
-            m = op.matrix - np.outer(x, cx) - np.outer(cx, x) + float(x @ cx) * np.outer(x, x)
-            new = DenseCovariance((m + m.T) / 2)
-        else:
-            new = ProjectionDeflated(op, x)
-        return attrs.evolve(problem, covariance=new, data=None)
+        unit = x / np.linalg.norm(x)
+        return attrs.evolve(problem, covariance=project_out(problem.covariance, unit), data=None)
 
 
 def make_hotelling() -> HotellingDeflation:

@@ -189,14 +189,32 @@ class PenaltyL0Truncation:
 
 @attrs.frozen
 class SparsityTruncation:
-    """Truncation by sparsity (T-sp): ``n_zeros`` (λ) zeros per loading, :math:`0 \\le \\lambda \\le p-1`."""
+    """Truncation by sparsity (T-sp): ``n_zeros`` (λ) zeros per loading, :math:`0 \\le \\lambda \\le p-1`.
+
+    Alternatively ``k``, the cardinality (nonzeros) per loading, :math:`\\lambda = p - k`.
+    """
 
     n_zeros: int | None = None
+    k: int | None = None
+
+    def _zeros(self, p: int) -> int | float | None:
+        return self.n_zeros if self.k is None else p - self.k  # type: ignore[operator]
+
+    def resolved(self, p: int) -> dict[str, int]:
+        return {"n_zeros": int(self._zeros(p)), "k": p - int(self._zeros(p))}  # type: ignore[arg-type]
 
     def check(self, p: int) -> None:
+        if self.n_zeros is not None and self.k is not None:
+            raise InvalidParameterError("truncation by sparsity takes the number of zeros (--lam) or the cardinality k, not both")
+        if self.k is not None:
+            k = self.k
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
+                raise InvalidParameterError(f"truncation by sparsity: the cardinality k must be an integer in [1, {p}]; got {k!r}")
+            return
         if self.n_zeros is None:
             raise InvalidParameterError(
-                f"truncation by sparsity needs --lam: the number of zeros per loading, an integer in [0, {p - 1}]"
+                f"truncation by sparsity needs --lam: the number of zeros per loading, an integer in [0, {p - 1}] "
+                f"(or --param k=CARDINALITY)"
             )
         value = self.n_zeros
         try:
@@ -214,7 +232,7 @@ class SparsityTruncation:
             )
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        return truncate_by_sparsity(z, int(self.n_zeros))  # type: ignore[arg-type]
+        return truncate_by_sparsity(z, int(self._zeros(z.shape[0])))  # type: ignore[arg-type]
 
 
 @attrs.frozen
@@ -251,8 +269,8 @@ def make_l0_penalty(penalty: float | None = None) -> PenaltyL0Truncation:
     return PenaltyL0Truncation(penalty)
 
 
-def make_sparsity(n_zeros: int | None = None) -> SparsityTruncation:
-    return SparsityTruncation(n_zeros)
+def make_sparsity(n_zeros: int | None = None, k: int | None = None) -> SparsityTruncation:
+    return SparsityTruncation(n_zeros, k)
 
 
 def make_energy(energy: float = 0.15) -> EnergyTruncation:

@@ -62,7 +62,13 @@ class RotationUpdater:
 
 @attrs.frozen
 class PowerUpdater:
-    r"""Power step :math:`Z = C\hat X` on the unit columns :math:`\hat X`; objective :math:`\sum_i \hat x_i^\top C \hat x_i`."""
+    r"""Power step :math:`Z = C\hat X` on the unit columns :math:`\hat X`; objective :math:`\sum_i \hat x_i^\top C \hat x_i`.
+
+    On a generalized problem (Mackey's generalized deflation, :math:`B \ne I`)
+    the objective is the generalized Rayleigh quotient
+    :math:`\hat x^\top C \hat x / \hat x^\top B \hat x`; the step itself is
+    unchanged, as :math:`C = B A_0 B` already lives in the range of :math:`B`.
+    """
 
     def init(self, problem: Problem, x0: np.ndarray) -> None:
         return None
@@ -70,8 +76,11 @@ class PowerUpdater:
     def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
         unit = x / np.linalg.norm(x, axis=0)  # lengths are irrelevant; unit columns keep Z bounded
         z = problem.covariance.matmat(unit)
-        objective = float(np.sum(np.einsum("ij,ij->j", unit, z)))
-        return z, objective
+        quotients = np.einsum("ij,ij->j", unit, z)
+        if problem.constraint is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
+            bnorm = np.einsum("ij,ij->j", unit, problem.constraint_matmat(unit))
+            quotients = np.where(bnorm > 1e-12, quotients / np.where(bnorm > 1e-12, bnorm, 1.0), 0.0)
+        return z, float(np.sum(quotients))
 
 
 @attrs.frozen

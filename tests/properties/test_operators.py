@@ -21,7 +21,7 @@ from spcakit.operators import (
     CovarianceOperator,
     DenseCovariance,
     GramCovariance,
-    HotellingDeflated,
+    RankOneCorrected,
     ProjectionDeflated,
     densify,
 )
@@ -141,7 +141,7 @@ def test_hotelling_deflated_matches_its_formula(base, seed, weight):
     op, c = base
     p = c.shape[0]
     x = unit_vector(p, seed)
-    deflated = HotellingDeflated(op, x, weight)
+    deflated = RankOneCorrected(op, x, weight)
     explicit = c - weight * np.outer(x, x)
     check_against(deflated, explicit, min(2, p), seed, size=float(np.abs(c).max()) * (1 + abs(weight)))
     np.testing.assert_allclose(densify(deflated), explicit, atol=1e-9 * max(1.0, np.abs(c).max()))
@@ -240,7 +240,7 @@ def _check_large_operators():
     cu = dense @ u
     cases = (
         (gram, dense),
-        (HotellingDeflated(gram, x, float(x @ cx)), dense - float(x @ cx) * np.outer(x, x)),
+        (RankOneCorrected(gram, x, float(x @ cx)), dense - float(x @ cx) * np.outer(x, x)),
         # (I - uu')C(I - uu') = C - u(Cu)' - (Cu)u' + (u'Cu) uu'
         (ProjectionDeflated(gram, u), dense - np.outer(u, cu) - np.outer(cu, u) + float(u @ cu) * np.outer(u, u)),
     )

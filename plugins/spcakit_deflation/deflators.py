@@ -98,6 +98,7 @@ class GeneralizedDeflation:
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
         bx = problem.constraint_matmat(x / np.linalg.norm(x))
+        bx = problem.constraint_matmat(bx)  # a second Gram-Schmidt pass keeps Q orthonormal
         norm = float(np.linalg.norm(bx))
         if norm <= NEGLIGIBLE:
             return attrs.evolve(problem, data=None)

@@ -36,8 +36,10 @@ from spcakit.problem import Problem
 
 #: Largest number of supports ``exhaustive`` enumerates.
 EXHAUSTIVE_LIMIT = 200_000
-#: Largest p for which ``greedy`` runs the backward elimination (it needs the full matrix).
-BACKWARD_LIMIT = 2000
+#: Largest p for which ``greedy`` runs the backward elimination (its cost grows like p^5: ~2 s at p = 80).
+BACKWARD_LIMIT = 100
+#: Largest p for which ``exhaustive`` forms the full covariance.
+EXHAUSTIVE_P_LIMIT = 2000
 
 
 def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarray]:
@@ -134,7 +136,8 @@ class GreedySolver:
         p = problem.p
         if p > BACKWARD_LIMIT:
             raise InvalidParameterError(
-                f"greedy backward elimination needs the full {p} x {p} covariance; it is limited to p <= {BACKWARD_LIMIT}"
+                f"greedy backward elimination costs about p^5 operations; it is limited to p <= {BACKWARD_LIMIT} "
+                f"(got p = {p}); use backward=false (forward selection only)"
             )
         a = problem.covariance.matmat(np.eye(p))
         a = (a + a.T) / 2
@@ -174,9 +177,10 @@ class ExhaustiveSolver:
         p = problem.p
         k = _check_k(self.k, p, "exhaustive")
         count = math.comb(p, k)
-        if count > EXHAUSTIVE_LIMIT:
+        if p > EXHAUSTIVE_P_LIMIT or count > EXHAUSTIVE_LIMIT:
             raise InvalidParameterError(
-                f"exhaustive search over C({p}, {k}) = {count:,} supports is too large (limit {EXHAUSTIVE_LIMIT:,}); "
+                f"exhaustive search over C({p}, {k}) = {count:,} supports with p = {p} is too large "
+                f"(limits: {EXHAUSTIVE_LIMIT:,} supports, p <= {EXHAUSTIVE_P_LIMIT}); "
                 "use the greedy or tpower solver, or a smaller p or k"
             )
         a = problem.covariance.matmat(np.eye(p))

@@ -59,6 +59,9 @@ class CovarianceOperator(Protocol):
 def _eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     p = matrix.shape[0]
     values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1])
+    if values.shape[0] != r:  # LAPACK's subset driver can return fewer pairs on clustered spectra
+        values, vectors = scipy.linalg.eigh(matrix)
+        values, vectors = values[p - r:], vectors[:, p - r:]
     return values[::-1], vectors[:, ::-1]
 
 

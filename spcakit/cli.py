@@ -116,10 +116,11 @@ def render_text(result: Result, source: str) -> str:
         ("CPEV", f"{m['cpev']:.4f}", "cumulative percentage of explained variance"),
         ("EV", f"{m['ev']:.4f}", "tr(X^T C X)"),
         ("NOR", f"{m['nor']:.4f}", "nonorthogonality"),
+        ("orth.", f"{m['orthogonality']:.4f}", "orthogonality 1 - NOR"),
         ("add. var", " ".join(f"{v:.4f}" for v in m["additional_variance"]), "additional variance per loading"),
         ("cum. var", " ".join(f"{v:.4f}" for v in m["cumulative_variance"]), "cumulative variance / tr(C)"),
     ]
-    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor", "additional_variance", "cumulative_variance"}
+    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor", "orthogonality", "additional_variance", "cumulative_variance"}
     for key, value in m.items():
         if key not in known:
             rows.append((key, json.dumps(value) if not isinstance(value, float) else f"{value:.4f}", ""))

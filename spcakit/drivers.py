@@ -100,8 +100,15 @@ def run_block(
             return state, reason
 
 
+def prepare(problem: Problem, r: int, parts: Parts, rng: np.random.Generator) -> Problem:
+    """Run the initializer's optional one-off ``prepare`` step."""
+    step = getattr(parts.initializer, "prepare", None)
+    return problem if step is None else step(problem, r, rng)
+
+
 def block(problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None) -> Outcome:
     """Block driver: all ``r`` loadings updated together (SPCArt, rSVD-GPB, PCA)."""
+    problem = prepare(problem, r, parts, rng)
     state, reason = run_block(problem, r, parts, rng, on_step)
     return Outcome(
         loadings=state.loadings,
@@ -121,7 +128,7 @@ def deflation(
     reasons: list[str] = []
     history: tuple[float, ...] = ()
     iterations = 0
-    current = problem
+    current = prepare(problem, r, parts, rng)
     for k in range(r):
         try:
             state, reason = run_block(current, 1, parts, rng, on_step, component=k, n_components=r)

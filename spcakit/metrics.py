@@ -74,6 +74,16 @@ def nonorthogonality(x: np.ndarray) -> float:
     return float((gram.sum() - np.trace(gram)) / (r * (r - 1)))
 
 
+def orthogonality(x: np.ndarray) -> float:
+    r"""Orthogonality :math:`1 - (|Z^\top Z| - \operatorname{tr} Z^\top Z)/(r(r-1))` of unit loadings.
+
+    Xu, Yang & Zhang, *Fast Deflation Sparse PCA via Subspace Projections* (§4);
+    :math:`|\cdot|` sums the absolute entries. For unit columns it is ``1 - NOR``;
+    1 for a single loading.
+    """
+    return 1.0 - nonorthogonality(x)
+
+
 def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
     r"""Additional variance of each loading given the previous ones (Mackey, §2.3.3).
 
@@ -116,6 +126,7 @@ METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
     "cpev": cpev,
     "ev": explained_variance,
     "nor": lambda x, c: nonorthogonality(x),
+    "orthogonality": lambda x, c: orthogonality(x),
     "additional_variance": additional_variances,
     "cumulative_variance": cumulative_variances,
 }
@@ -205,3 +216,27 @@ def ev_cos(theta: float, r: int, pca_ev: float) -> float:
     angle :math:`\\theta` and :math:`\\sum_j C_{ij}^2 \\le 1` (see the paper).
     """
     return float((math.cos(theta) ** 2 - math.sqrt(r - 1) * math.sin(2 * theta)) * pca_ev)
+
+
+# -- SPCA-SP (Xu, Yang & Zhang, Prop. 3.2) ----------------------------------------
+def pair_orthogonality(a: np.ndarray, b: np.ndarray) -> float:
+    r""":math:`\langle a, b\rangle = 1 - |a^\top b| / (\|a\|\,\|b\|)` (larger is more orthogonal)."""
+    return 1.0 - abs(float(a @ b)) / (float(np.linalg.norm(a)) * float(np.linalg.norm(b)))
+
+
+def truncation_orthogonality_bound(kind: str, parameter: float, d: int, nonzeros: int | None = None) -> float:
+    r"""Prop. 3.2: lower bound on :math:`\langle a, T(b)\rangle` for unit orthogonal :math:`a, b \in \mathbb{R}^d`.
+
+    ``kind`` ``"sparsity"``: :math:`1 - \sqrt{\kappa_S/d}` (``parameter`` = zeros);
+    ``"energy"``: :math:`1 - \sqrt{\kappa_E}`; ``"hard"``:
+    :math:`1 - \sqrt{1 - \|T(b)\|_0 \kappa_H^2}` (needs ``nonzeros`` = :math:`\|T(b)\|_0`).
+    """
+    if kind == "sparsity":
+        return 1.0 - math.sqrt(parameter / d)
+    if kind == "energy":
+        return 1.0 - math.sqrt(parameter)
+    if kind == "hard":
+        if nonzeros is None:
+            raise ValueError("the hard-thresholding bound needs the number of nonzeros of T(b)")
+        return 1.0 - math.sqrt(max(0.0, 1.0 - nonzeros * parameter**2))
+    raise ValueError(f"unknown truncation kind {kind!r}; valid: sparsity, energy, hard")

@@ -59,6 +59,9 @@ class Problem:
         ``p x t`` basis :math:`Q` of the directions already explained
         (Mackey's generalized deflation), or ``None`` for :math:`B = I`.
         Rank-one solvers maximise :math:`x^\top C x` s.t. :math:`x^\top B x = 1`.
+    search_basis
+        An orthonormal ``p x m`` basis :math:`P` of the subspace the next
+        loading is sought in (SPCA-SP's subspace projection), or ``None``.
     """
 
     covariance: CovarianceOperator
@@ -66,6 +69,7 @@ class Problem:
     data: np.ndarray | None = None
     source: str = ""
     constraint: np.ndarray | None = None
+    search_basis: np.ndarray | None = None
 
     def constraint_matmat(self, v: np.ndarray) -> np.ndarray:
         """:math:`Bv` (``v`` itself when there is no constraint)."""

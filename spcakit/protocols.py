@@ -30,7 +30,12 @@ ROLES = ("driver", "initializer", "updater", "truncator", "deflator", "stopper")
 
 @runtime_checkable
 class Initializer(Protocol):
-    """Return the starting iterate :math:`X_0` (``p x r``)."""
+    """Return the starting iterate :math:`X_0` (``p x r``).
+
+    An initializer may also define ``prepare(problem, r, rng) -> Problem``:
+    the drivers call it once, before the first iteration (SPCA-SP computes
+    its initial subspace projection there).
+    """
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray: ...
 

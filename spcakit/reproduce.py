@@ -46,6 +46,7 @@ COLUMNS: dict[str, Callable[[Result], Any]] = {
     "std": lambda res: res.metrics["std"],
     "worst_sp": lambda res: res.metrics["worst_sp"],
     "nor": lambda res: res.metrics["nor"],
+    "orthogonality": lambda res: res.metrics["orthogonality"],
     "cpev": lambda res: res.metrics["cpev"],
     "ev": lambda res: res.metrics["ev"],
     "iterations": lambda res: res.iterations,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from spcakit.datasets import load_source
 from spcakit.errors import InvalidDataError
 from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance
 
@@ -40,6 +41,34 @@ class Covariance:
 
 
 @attrs.frozen(eq=False)
+class SearchSubspace:
+    r"""An orthonormal basis :math:`P` (``p x m``) of the subspace the next loading is sought in.
+
+    With it, what keeps each round cheap (Xu, Yang & Zhang, Remark 1): the
+    image :math:`CP` for the covariance operator ``image_of`` (recomputed by
+    :meth:`image_for` when the problem's covariance is another one, e.g. after
+    a deflation of :math:`C`), and an orthonormal basis :math:`E` (``p x t``)
+    of the loadings found so far with its image :math:`CE`.
+    """
+
+    basis: np.ndarray
+    image: np.ndarray | None = None
+    image_of: CovarianceOperator | None = None
+    explained: np.ndarray | None = None
+    explained_image: np.ndarray | None = None
+
+    @property
+    def dimension(self) -> int:
+        return int(self.basis.shape[1])
+
+    def image_for(self, covariance: CovarianceOperator) -> np.ndarray:
+        """:math:`CP`: the carried image when it belongs to ``covariance``, else one product with it."""
+        if self.image is not None and self.image_of is covariance:
+            return self.image
+        return covariance.matmat(self.basis)
+
+
+@attrs.frozen(eq=False)
 class Problem:
     """What a sparse PCA method works on.
 
@@ -59,9 +88,9 @@ class Problem:
         ``p x t`` basis :math:`Q` of the directions already explained
         (Mackey's generalized deflation), or ``None`` for :math:`B = I`.
         Rank-one solvers maximise :math:`x^\top C x` s.t. :math:`x^\top B x = 1`.
-    search_basis
-        An orthonormal ``p x m`` basis :math:`P` of the subspace the next
-        loading is sought in (SPCA-SP's subspace projection), or ``None``.
+    subspace
+        A :class:`SearchSubspace`: the subspace the next loading is sought in
+        (SPCA-SP's subspace projection), or ``None``.
     """
 
     covariance: CovarianceOperator
@@ -69,7 +98,7 @@ class Problem:
     data: np.ndarray | None = None
     source: str = ""
     constraint: np.ndarray | None = None
-    search_basis: np.ndarray | None = None
+    subspace: SearchSubspace | None = None
 
     def constraint_matmat(self, v: np.ndarray) -> np.ndarray:
         """:math:`Bv` (``v`` itself when there is no constraint)."""
@@ -233,11 +262,18 @@ def make_problem(
     """Turn what a user passed into a :class:`Problem`.
 
     ``data`` may be a :class:`Problem`, a :class:`Covariance`, a
-    :class:`~spcakit.operators.CovarianceOperator`, or an array: a data matrix
-    by default, a covariance matrix when ``covariance=True``.
+    :class:`~spcakit.operators.CovarianceOperator`, a source string as the CLI's
+    ``--data`` takes (``"builtin:pitprops"``, a ``.npy``/``.npz``/``.csv``
+    path), or an array: a data matrix by default, a covariance matrix when
+    ``covariance=True``.
     """
     if isinstance(data, Problem):
         return data
+    if isinstance(data, str):
+        dataset = load_source(data)
+        if dataset.is_covariance or covariance:
+            return covariance_problem(dataset.matrix, feature_names or dataset.feature_names, dataset.source)
+        return data_problem(dataset.matrix, feature_names or dataset.feature_names, center=center, source=dataset.source)
     if isinstance(data, Covariance):
         return covariance_problem(data.matrix, feature_names or data.feature_names, source)
     if not isinstance(data, np.ndarray) and isinstance(data, CovarianceOperator):

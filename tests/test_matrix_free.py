@@ -10,7 +10,7 @@ import pytest
 import spcakit
 
 
-@pytest.mark.parametrize("method,kwargs", [("spcart", {}), ("rsvd-gp", {}), ("tpower", {"lam": 5900}), ("rsvd-gpb", {})])
+@pytest.mark.parametrize("method,kwargs", [("spcart", {}), ("rsvd-gp", {}), ("tpower", {"lam": 5900}), ("rsvd-gpb", {}), ("spca-sp", {}), ("spca-sp", {"exact": True})])
 def test_wide_data_never_forms_the_covariance(method, kwargs):
     rng = np.random.default_rng(0)
     n, p = 40, 6000

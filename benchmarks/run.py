@@ -41,12 +41,9 @@ import argparse
 import json
 import math
 import os
-import platform
 import sys
 import time
 import warnings
-from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -71,9 +68,9 @@ except ImportError:  # pragma: no cover - depends on the environment
         'Install it:  pip install -e ".[bench]" pillow'
     )
 
-import scipy
 
 import spcakit
+import timing
 from spcakit.metrics import cpev, nonorthogonality, sparsity
 
 R = 20
@@ -101,24 +98,9 @@ QUICK = {
 SPCAKIT_BUDGET_S = 3.0
 #: scikit-learn runs are repeated while they have used less than this many seconds.
 SKLEARN_BUDGET_S = 3.0
-MAX_REPEATS = 5
 
 
 # -- helpers ---------------------------------------------------------------
-def best_of(fn: Callable[[], Any], budget_s: float, max_repeats: int = MAX_REPEATS) -> tuple[Any, float, int]:
-    """Run ``fn`` at least once, again while the runs so far took < ``budget_s``; keep the fastest."""
-    best_t, best_out, spent, repeats = math.inf, None, 0.0, 0
-    while repeats < max_repeats and (repeats == 0 or spent < budget_s):
-        start = time.perf_counter()
-        out = fn()
-        elapsed = time.perf_counter() - start
-        spent += elapsed
-        repeats += 1
-        if elapsed < best_t:
-            best_t, best_out = elapsed, out
-    return best_out, best_t, repeats
-
-
 def unit_columns(v: np.ndarray) -> tuple[np.ndarray, int]:
     """Normalize the nonzero columns of ``v``; return them and the number of all-zero columns."""
     norms = np.linalg.norm(v, axis=0)
@@ -150,7 +132,7 @@ def run_sklearn(x: np.ndarray, alpha: float, max_iter: int, covariance: Any) -> 
         caught[:] = [m for m in w if issubclass(m.category, ConvergenceWarning)]
         return model
 
-    model, seconds, repeats = best_of(fit, SKLEARN_BUDGET_S)
+    model, seconds, repeats = timing.best_of(fit, SKLEARN_BUDGET_S)
     loadings = model.components_.T  # components_ are rows
     return {
         "method": "sklearn SparsePCA",
@@ -167,7 +149,7 @@ def run_sklearn(x: np.ndarray, alpha: float, max_iter: int, covariance: Any) -> 
 
 def run_spcakit(x: np.ndarray, method: str, n_zeros: int, covariance: Any, **kwargs: Any) -> dict[str, Any]:
     extra = {"truncator": "sparsity"} if method == "spcart" else {}
-    result, seconds, repeats = best_of(
+    result, seconds, repeats = timing.best_of(
         lambda: spcakit.fit(x, method, r=R, lam=n_zeros, seed=SEED, **extra, **kwargs), SPCAKIT_BUDGET_S
     )
     return {
@@ -189,7 +171,7 @@ def run_spcakit_covariance(x: np.ndarray, method: str, n_zeros: int, covariance:
         c = np.cov(x, rowvar=False)
         return spcakit.fit(spcakit.Covariance(c), method, r=R, lam=n_zeros, seed=SEED, **extra)
 
-    result, seconds, _ = best_of(fit, SPCAKIT_BUDGET_S)
+    result, seconds, _ = timing.best_of(fit, SPCAKIT_BUDGET_S)
     return {"seconds": seconds, **quality(result.loadings, covariance)}
 
 
@@ -262,29 +244,7 @@ def experiment_random(cfg: dict[str, Any]) -> dict[str, Any]:
 
 # -- report ----------------------------------------------------------------
 def environment() -> dict[str, Any]:
-    env: dict[str, Any] = {
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
-        "platform": platform.platform(),
-        "processor": platform.processor() or platform.machine(),
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "sklearn": sklearn.__version__,
-        "spcakit": spcakit.__version__,
-        "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
-    try:
-        from threadpoolctl import threadpool_info
-
-        env["blas"] = [
-            {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
-            for info in threadpool_info()
-        ]
-    except Exception:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        env["blas"] = None
-    return env
+    return timing.environment(sklearn=sklearn.__version__)
 
 
 def fmt(v: float, digits: int = 3) -> str:

@@ -38,11 +38,8 @@ JPEG): ``pip install -e ".[bench]" pillow``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -243,10 +240,6 @@ def experiment_random(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- report ----------------------------------------------------------------
-def environment() -> dict[str, Any]:
-    return timing.environment(sklearn=sklearn.__version__)
-
-
 def fmt(v: float, digits: int = 3) -> str:
     return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
@@ -309,22 +302,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
 
-    from threadpoolctl import threadpool_limits  # a scikit-learn dependency
-
-    report: dict[str, Any] = {"quick": args.quick, "config": cfg, "blas_threads": args.blas_threads or None}
-    with threadpool_limits(limits=args.blas_threads or None):
-        report["environment"] = environment()
-        start = time.perf_counter()
-        report["patches"] = experiment_patches(cfg)
-        report["random"] = experiment_random(cfg)
-        report["total_seconds"] = time.perf_counter() - start
-    report["environment"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
-
-    print(markdown(report))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2, default=float) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
-    return 0
+    experiments = {"patches": lambda: experiment_patches(cfg), "random": lambda: experiment_random(cfg)}
+    return timing.run_experiments(experiments, quick=args.quick, config=cfg, blas_threads=args.blas_threads,
+                                  render=markdown, out=args.out, sklearn=sklearn.__version__)
 
 
 if __name__ == "__main__":

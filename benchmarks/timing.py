@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -68,3 +71,29 @@ def limit_blas_threads(threads: int | None) -> Any:
 
         return contextlib.nullcontext()
     return threadpool_limits(limits=threads)
+
+
+def run_experiments(
+    experiments: dict[str, Callable[[], Any]],
+    *,
+    quick: bool,
+    config: dict[str, Any],
+    blas_threads: int | None,
+    render: Callable[[dict[str, Any]], str],
+    out: Path,
+    **versions: str,
+) -> int:
+    """Run ``experiments`` in order under a BLAS thread limit, print ``render(report)``, write the JSON."""
+    report: dict[str, Any] = {"quick": quick, "config": config, "blas_threads": blas_threads or None}
+    with limit_blas_threads(blas_threads or None):
+        report["environment"] = environment(**versions)
+        start = time.perf_counter()
+        for name, experiment in experiments.items():
+            report[name] = experiment()
+        report["total_seconds"] = time.perf_counter() - start
+    report["environment"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    print(render(report))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2, default=float) + "\n")
+    print(f"\nwrote {out}", file=sys.stderr)
+    return 0

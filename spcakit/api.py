@@ -326,7 +326,7 @@ def fit(
     loadings = fix_signs(outcome.loadings)
     reasons = outcome.stopping_reasons
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
-    metrics = compute_metrics(loadings, problem.covariance)
+    metrics = compute_metrics(loadings, problem.covariance, problem.data)
     return Result(
         method=spec.name,
         spec=resolved_spec(spec, registry, parts, problem.p),

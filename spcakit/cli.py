@@ -119,8 +119,14 @@ def render_text(result: Result, source: str) -> str:
         ("orth.", f"{m['orthogonality']:.4f}", "orthogonality 1 - NOR"),
         ("add. var", " ".join(f"{v:.4f}" for v in m["additional_variance"]), "additional variance per loading"),
         ("cum. var", " ".join(f"{v:.4f}" for v in m["cumulative_variance"]), "cumulative variance / tr(C)"),
+        ("loss", f"{m['loss']:.6g}", "||X - XH(XH)^+X||_F^2 (X: data, or C^1/2)"),
+        ("norm.loss", f"{m['normalized_loss']:.4f}", "loss / ||X - X_k||_F^2 (>= 1)"),
+        ("sym. EV", f"{m['symmetric_explained_variance']:.4f}", "symmetric explained variance ||XHH^+||_F^2 / ||X_k||_F^2"),
+        ("objective", f"{m['objective']:.6g}", "FSPCA objective tr(W^T C W)"),
+        ("NEV", f"{m['normalized_explained_variance']:.4f}", "normalized explained variance tr(W^T C W) / tr(C_r)"),
     ]
-    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor", "orthogonality", "additional_variance", "cumulative_variance"}
+    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor", "orthogonality", "additional_variance", "cumulative_variance",
+             "loss", "normalized_loss", "symmetric_explained_variance", "objective", "normalized_explained_variance"}
     for key, value in m.items():
         if key not in known:
             rows.append((key, json.dumps(value) if not isinstance(value, float) else f"{value:.4f}", ""))

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.operators import CovarianceOperator
+from spcakit.operators import CovarianceOperator, DenseCovariance
 
 
 # -- criteria --------------------------------------------------------------
@@ -129,12 +129,59 @@ METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
     "orthogonality": lambda x, c: orthogonality(x),
     "additional_variance": additional_variances,
     "cumulative_variance": cumulative_variances,
+    # FSPCA (Tian et al.): defined at the end of this module
+    "objective": lambda x, c: fspca_objective(x, c),
+    "normalized_explained_variance": lambda x, c: normalized_explained_variance(x, c),
 }
 
 
-def compute_metrics(x: np.ndarray, covariance: CovarianceOperator) -> dict[str, Any]:
-    """All of :data:`METRICS` for loadings ``x`` on ``covariance``."""
-    return {name: fn(x, covariance) for name, fn in METRICS.items()}
+def compute_metrics(x: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None = None) -> dict[str, Any]:
+    r"""All of :data:`METRICS` for loadings ``x`` on ``covariance``, and the encoder criteria
+    :data:`ENCODER_METRICS` on ``data`` (the centred data, :math:`X^\top X \propto C`;
+    ``None``: :math:`X = C^{1/2}`).
+
+    The ``r`` leading eigenvalues of :math:`C`, which the normalized explained
+    variance and the encoder criteria both need, are computed once.
+    """
+    spectrum = top_eigenvalues(covariance, x.shape[1])
+    shared = ENCODER_METRICS + ("normalized_explained_variance",)
+    values = {name: fn(x, covariance) for name, fn in METRICS.items() if name not in shared}
+    best = float(np.sum(spectrum))
+    values["normalized_explained_variance"] = values["objective"] / best if best > 0 else float("nan")
+    values.update(encoder_metrics(x, covariance, data, spectrum=spectrum))
+    return {name: values[name] for name in METRICS}
+
+
+#: Explicit covariances above this size get their leading eigenvalues from Lanczos, not a dense solver.
+DENSE_SPECTRUM_LIMIT = 2000
+
+
+def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
+    r"""The ``k`` largest eigenvalues of :math:`C` (descending, clipped at 0), without eigenvectors.
+
+    An explicit :math:`C` uses LAPACK's subset eigensolver up to
+    ``DENSE_SPECTRUM_LIMIT`` variables and Lanczos (ARPACK, from a fixed start,
+    so that every run gives the same digits) beyond, which is
+    :math:`O(p^2 k)` per restart instead of :math:`O(p^3)`; other operators
+    use their own ``top_eigenpairs`` (for data with :math:`n < p`, the
+    :math:`n\times n` Gram matrix).
+    """
+    import scipy.linalg
+    import scipy.sparse.linalg
+
+    p = covariance.p
+    k = min(k, p)
+    if isinstance(covariance, DenseCovariance):
+        if p <= DENSE_SPECTRUM_LIMIT or k >= p - 1:
+            values = scipy.linalg.eigh(covariance.matrix, subset_by_index=[p - k, p - 1], eigvals_only=True)
+            if values.shape[0] != k:  # the subset driver can return fewer values on clustered spectra
+                values = scipy.linalg.eigvalsh(covariance.matrix)[p - k:]
+        else:
+            start = np.random.default_rng(0).standard_normal(p)
+            values = scipy.sparse.linalg.eigsh(covariance.matrix, k=k, which="LA", v0=start, return_eigenvectors=False)
+    else:
+        values = covariance.top_eigenpairs(k)[0]
+    return np.clip(np.sort(np.asarray(values, dtype=float))[::-1], 0.0, None)
 
 
 # -- angles ----------------------------------------------------------------
@@ -240,3 +287,198 @@ def truncation_orthogonality_bound(kind: str, parameter: float, d: int, nonzeros
             raise ValueError("the hard-thresholding bound needs the number of nonzeros of T(b)")
         return 1.0 - math.sqrt(max(0.0, 1.0 - nonzeros * parameter**2))
     raise ValueError(f"unknown truncation kind {kind!r}; valid: sparsity, energy, hard")
+
+
+# -- Sparse linear encoders (Magdon-Ismail & Boutsidis) -----------------------------------------
+# Magdon-Ismail & Boutsidis, *Optimal Sparse Linear Encoders and Sparse PCA* (NIPS 2016), Def. 1
+# and Sec. 4. X is the problem's data matrix, or any square root of its covariance (X^T X = C):
+# every quantity below depends on X only through X^T X, so the symmetric root C^(1/2) gives the
+# same values as any other. Nothing p x p is formed: the data path works with X H (n x k), the
+# covariance path with C H (p x k) and k x k matrices.
+
+#: Keys :func:`compute_metrics` adds for the sparse linear encoder criteria.
+ENCODER_METRICS = ("loss", "normalized_loss", "symmetric_explained_variance")
+#: Loss and optimum below this fraction of ||X||_F^2 are rounding (they are differences of sums of squares): 0.
+_NEGLIGIBLE_LOSS = 1e-10
+
+
+def top_squared_singular_values(k: int, covariance: CovarianceOperator, data: np.ndarray | None = None) -> np.ndarray:
+    r"""The ``k`` largest :math:`\sigma_i^2(X)`: of ``data`` (whose Gram matrix :math:`X^\top X` is
+    proportional to :math:`C`), or of :math:`X = C^{1/2}` (the eigenvalues of :math:`C`).
+
+    The eigenvalues of :math:`C` (:func:`top_eigenvalues`) scaled by
+    :math:`\|X\|_F^2/\operatorname{tr}C`; never a :math:`p\times p` matrix for
+    :math:`n < p`.
+    """
+    return _scale_to_data(top_eigenvalues(covariance, k), covariance, data)
+
+
+def _scale_to_data(spectrum: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None) -> np.ndarray:
+    if data is None:
+        return spectrum
+    trace = covariance.trace()
+    return spectrum * (float(np.vdot(data, data)) / trace) if trace > 0 else spectrum
+
+
+def encoder_metrics(
+    h: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None = None, *, spectrum: np.ndarray | None = None
+) -> dict[str, float]:
+    r"""Loss, normalized loss and symmetric explained variance of the encoder :math:`H` (``p x k``).
+
+    .. math::
+
+        \ell(H, X) = \|X - XH(XH)^+X\|_F^2, \qquad
+        \text{normalized loss} = \frac{\ell(H, X)}{\|X - X_k\|_F^2} \ge 1, \qquad
+        \text{symmetric EV} = \frac{\|XHH^+\|_F^2}{\|X_k\|_F^2} \le 1,
+
+    with :math:`X_k` the best rank-``k`` approximation. :math:`XHH^+ = XUU^\top`
+    for an orthonormal basis :math:`U` of :math:`\operatorname{span}(H)`, so the
+    symmetric explained variance is :math:`\operatorname{tr}(U^\top CU)/\sum_{i\le k}\lambda_i(C)`,
+    CPEV renormalised by PCA's. With ``data`` (``n x p``) everything is computed
+    on it, through :math:`XU` (``n x k``); without, :math:`X = C^{1/2}` and
+    :math:`\|XH(XH)^+X\|_F^2 = \operatorname{tr}\big((U^\top CU)^+ (CU)^\top CU\big)`.
+    ``loss`` is on the scale of that :math:`X` (the centred data; for a
+    covariance, :math:`\operatorname{tr} C` is the total). Both the loss and
+    :math:`\|X - X_k\|_F^2` are differences of sums of squares; below
+    ``1e-10`` of :math:`\|X\|_F^2` they are rounding and reported as 0. When
+    :math:`\|X - X_k\|_F = 0` (rank at most ``k``) the normalized loss is 1 if
+    the loss is 0 too, else infinite.
+    """
+    k = h.shape[1]
+    u = orthonormal_basis(h)
+    if data is not None:
+        total = float(np.vdot(data, data))
+        xu = data @ u
+        kept = float(np.vdot(xu, xu))
+        q = orthonormal_basis(xu)
+        qx = q.T @ data
+        projected = float(np.vdot(qx, qx))
+    else:
+        total = covariance.trace()
+        cu = covariance.matmat(u)
+        small = u.T @ cu
+        values, vectors = np.linalg.eigh((small + small.T) / 2)
+        kept = float(np.sum(values))
+        keep = values > max(float(values.max(initial=0.0)), 0.0) * max(covariance.p, k) * np.finfo(float).eps
+        m = cu @ vectors[:, keep]
+        projected = float(np.sum(np.einsum("ij,ij->j", m, m) / values[keep]))
+    if spectrum is None:  # the k leading eigenvalues of C, when the caller has them
+        spectrum = top_eigenvalues(covariance, k)
+    best = float(np.sum(_scale_to_data(np.asarray(spectrum)[:k], covariance, data)))
+    # both are differences of sums of squares: below this they are rounding, and reported as 0
+    negligible = _NEGLIGIBLE_LOSS * max(total, 1e-300)
+    optimum = total - best if total - best > negligible else 0.0
+    loss = total - projected if total - projected > negligible else 0.0
+    if optimum > 0:
+        normalized = loss / optimum
+    else:
+        normalized = 1.0 if loss == 0 else math.inf
+    return {
+        "loss": loss,
+        "normalized_loss": normalized,
+        "symmetric_explained_variance": kept / best if best > 0 else 0.0,
+    }
+
+
+def _encoder_metric(key: str) -> Callable[[np.ndarray, CovarianceOperator], float]:
+    def metric(x: np.ndarray, covariance: CovarianceOperator) -> float:
+        return encoder_metrics(x, covariance)[key]
+
+    metric.__name__ = key
+    return metric
+
+
+# in METRICS too (on X = C^(1/2)); compute_metrics computes the three in one pass, on the data when given
+METRICS.update({key: _encoder_metric(key) for key in ENCODER_METRICS})
+
+
+# -- FSPCA (Tian et al.) -----------------------------------------------------------------------
+# Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace* (NeurIPS 2020), §5.1 and §6.
+def fspca_objective(x: np.ndarray, covariance: CovarianceOperator) -> float:
+    r"""The objective of problem (3.1), :math:`\operatorname{tr}(W^\top A W)`.
+
+    For orthonormal :math:`W` (every FSPCA solver's output) it is the variance
+    of :math:`\operatorname{span}(W)`; for other loadings it is EV.
+    """
+    return explained_variance(x, covariance)
+
+
+def low_rank_trace(covariance: CovarianceOperator, m: int) -> float:
+    r""":math:`\operatorname{tr}(A_m)`, the sum of the ``m`` largest eigenvalues (the PCA optimum of (3.1) without sparsity).
+
+    Through :func:`top_eigenvalues` (Lanczos for an explicit covariance with
+    more than ``DENSE_SPECTRUM_LIMIT`` variables).
+    """
+    return float(np.sum(top_eigenvalues(covariance, m)))
+
+
+def normalized_explained_variance(x: np.ndarray, covariance: CovarianceOperator) -> float:
+    r"""Normalized explained variance :math:`\operatorname{tr}(W^\top A W)/\operatorname{tr}(A_m)`, :math:`m` = columns of ``x`` (§6.2).
+
+    At most 1 for orthonormal :math:`W` (Ky Fan); loadings that are not
+    orthogonal can exceed it (CPEV measures their span instead). NaN when
+    :math:`\operatorname{tr}(A_m) = 0`.
+    """
+    total = low_rank_trace(covariance, x.shape[1])
+    return fspca_objective(x, covariance) / total if total > 0 else float("nan")
+
+
+def row_support(x: np.ndarray) -> np.ndarray:
+    r"""The rows of ``x`` with a nonzero entry (the selected features), ascending; :math:`\|X\|_{2,0}` = its size."""
+    return np.flatnonzero(np.any(np.asarray(x).reshape(np.shape(x)[0], -1) != 0, axis=1))
+
+
+def intersection_ratio(estimated: np.ndarray, optimal: np.ndarray, k: int | None = None) -> float:
+    r"""Intersection ratio IR :math:`= |\hat I \cap I_*| / k` between selected and optimal row supports (§6.1).
+
+    ``k`` defaults to the size of ``optimal``.
+    """
+    k = len(optimal) if k is None else k
+    return len(set(np.asarray(estimated).tolist()) & set(np.asarray(optimal).tolist())) / k
+
+
+def relative_error(value: float, optimal_value: float) -> float:
+    r"""Relative error RE :math:`= (\operatorname{tr}(W_*^\top A W_*) - \operatorname{tr}(W^\top A W)) / \operatorname{tr}(W_*^\top A W_*)` (§6.1)."""
+    return (optimal_value - value) / optimal_value
+
+
+def hit_frequency(relative_errors: Any, tol: float = 1e-3) -> float:
+    r"""Hit frequency HF :math:`= \frac1N\sum_i \mathbf 1\{\mathrm{RE}_i \le 10^{-3}\}` over ``N`` runs (§6.1)."""
+    errors = np.asarray(relative_errors, dtype=float)
+    return float(np.mean(errors <= tol)) if errors.size else float("nan")
+
+
+def fspca_bound_terms(eigenvalues: Any, m: int, k: int) -> dict[str, float]:
+    r"""The four terms of Thm. 5.1 for the spectrum ``eigenvalues`` (all :math:`d` of them) of :math:`A`.
+
+    With :math:`r = \min\{\operatorname{rank} A, 2m\}`,
+    :math:`G_1 = \sum_{i=m+1}^r\lambda_i / \sum_{i\le m}\lambda_i` and
+    :math:`G_2 = \sum_{i=m+1}^r\lambda_i / \sum_{i\le d}\lambda_i`:
+    ``dG1/k``, ``dG2/m``, ``1 - 1/kappa`` (:math:`\kappa = \lambda_1/\lambda_d`,
+    infinite for a singular :math:`A`) and ``1 - k/d``. The numerical rank
+    counts eigenvalues above :math:`d\,\epsilon_{\text{mach}}\lambda_1`.
+    """
+    lam = np.sort(np.clip(np.asarray(eigenvalues, dtype=float), 0.0, None))[::-1]
+    d = lam.size
+    if not 1 <= m <= k <= d:
+        raise ValueError(f"Thm. 5.1 needs 1 <= m <= k <= d; got m={m}, k={k}, d={d}")
+    rank = int(np.sum(lam > lam[0] * d * np.finfo(float).eps)) if lam[0] > 0 else 0
+    top = float(lam[:m].sum())
+    if top <= 0:
+        raise ValueError("Thm. 5.1 needs a nonzero covariance")
+    tail = float(lam[m:min(rank, 2 * m)].sum())
+    g1, g2 = tail / top, tail / float(lam.sum())
+    inverse_kappa = float(lam[-1] / lam[0])
+    return {"d_g1_over_k": d * g1 / k, "d_g2_over_m": d * g2 / m, "one_minus_inverse_kappa": 1.0 - inverse_kappa,
+            "one_minus_k_over_d": 1.0 - k / d}
+
+
+def fspca_approximation_bound(eigenvalues: Any, m: int, k: int) -> float:
+    r"""Thm. 5.1: :math:`\epsilon = \min\{dG_1/k,\ dG_2/m,\ 1-\kappa^{-1},\ 1-k/d\}`.
+
+    Go on :math:`A_m` (and IPU started there, Cor. 5.6) reaches at least
+    :math:`(1-\epsilon)` of the optimum of (3.1):
+    :math:`(1-\epsilon)\operatorname{tr}(W_*^\top A W_*) \le \operatorname{tr}(W_m^\top A W_m)`.
+    0 when :math:`\operatorname{rank} A \le m` (Thm. 4.2). See :func:`fspca_bound_terms`.
+    """
+    return float(min(fspca_bound_terms(eigenvalues, m, k).values()))

@@ -52,6 +52,11 @@ COLUMNS: dict[str, Callable[[Result], Any]] = {
     "iterations": lambda res: res.iterations,
     "additional_variance": lambda res: list(res.metrics["additional_variance"]),
     "cumulative_percent": lambda res: [100.0 * v for v in res.metrics["cumulative_variance"]],
+    "loss": lambda res: res.metrics["loss"],
+    "normalized_loss": lambda res: res.metrics["normalized_loss"],
+    "symmetric_explained_variance": lambda res: res.metrics["symmetric_explained_variance"],
+    "objective": lambda res: res.metrics["objective"],
+    "normalized_explained_variance": lambda res: res.metrics["normalized_explained_variance"],
 }
 
 

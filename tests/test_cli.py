@@ -162,7 +162,7 @@ def test_methods_json() -> None:
     for name in METHOD_NAMES:
         m = by_name[name]
         assert {"plugin", "name", "driver", "initializer", "updater", "truncator", "stopper"} <= set(m)
-        assert m["driver"] in ("block", "deflation")
+        assert m["driver"] in ("block", "deflation", "multistart")
         assert (m["deflator"] is not None) == (m["driver"] == "deflation")
     assert by_name["spcart"]["updater"]["name"] == "rotation"
     assert by_name["tpower"]["truncator"]["name"] == "sparsity"

@@ -27,22 +27,17 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import math
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
 
 import spcakit
+import timing
 from spcakit.api import build_parts, configure
 from spcakit.operators import DenseCovariance
 from spcakit.plugins import get_registry
@@ -60,17 +55,9 @@ QUICK = {"fig3_d": 2000, "fig3_k": [50, 200], "scaling_d": [500, 1000, 2000, 400
 
 
 def best_of(fn: Callable[[], Any], budget_s: float = 2.0, max_repeats: int = 5) -> tuple[Any, float]:
-    """Run ``fn`` at least once, again while the runs so far took < ``budget_s``; keep the fastest."""
-    best_t, best_out, spent, repeats = math.inf, None, 0.0, 0
-    while repeats < max_repeats and (repeats == 0 or spent < budget_s):
-        start = time.perf_counter()
-        out = fn()
-        elapsed = time.perf_counter() - start
-        spent += elapsed
-        repeats += 1
-        if elapsed < best_t:
-            best_t, best_out = elapsed, out
-    return best_out, best_t
+    """The fastest of a few runs of ``fn`` (``timing.best_of``) and its time."""
+    out, seconds, _ = timing.best_of(fn, budget_s, max_repeats)
+    return out, seconds
 
 
 def scheme_d(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -175,16 +162,6 @@ def wide(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def environment() -> dict[str, Any]:
-    env: dict[str, Any] = {
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-        "numpy": np.__version__, "scipy": scipy.__version__, "spcakit": spcakit.__version__,
-        "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }  # fmt: skip
-    return env
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smaller d and fewer k (< 1 minute)")
@@ -192,15 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (default 1; 0: no limit)")
     args = parser.parse_args(argv)
     cfg = QUICK if args.quick else FULL
-    try:
-        from threadpoolctl import threadpool_limits
-
-        limits: Any = threadpool_limits(limits=args.blas_threads) if args.blas_threads > 0 else contextlib.nullcontext()
-    except ImportError:  # pragma: no cover - threadpoolctl is optional
-        limits = contextlib.nullcontext()
     start = time.perf_counter()
     results: dict[str, Any] = {"quick": args.quick, "config": cfg, "blas_threads": args.blas_threads,
-                               "environment": environment()}  # fmt: skip
+                               "environment": timing.environment()}  # fmt: skip
+    limits = timing.limit_blas_threads(args.blas_threads or None)
     with limits:
         print(f"(a) Fig. 3: scheme D, d = {cfg['fig3_d']}, m = {M}, eps = {EPSILON}")
         results["fig3"] = fig3(cfg)

@@ -280,14 +280,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"{fmt(s['sp'])}, {fmt(t['sp'])}, {fmt(k['sp'])} | "
             f"{fmt(s['cpev'])}, {fmt(t['cpev'])}, {fmt(k['cpev'])}, {fmt(row['pca_cpev'])} |"
         )
-    env = report["environment"]
-    out.append(
-        f"\n{env['nproc']} CPUs, Python {env['python']}, NumPy {env['numpy']}, SciPy {env['scipy']}, "
-        f"scikit-learn {env['sklearn']}, spcakit {env['spcakit']}; "
-        f"BLAS threads {'limited to ' + str(report['blas_threads']) if report['blas_threads'] else 'not limited'}; "
-        f"total {report['total_seconds']:.0f} s"
-        f"{' (quick mode)' if report['quick'] else ''}."
-    )
+    out.append("\n" + timing.summary_line(report))
     return "\n".join(out)
 
 

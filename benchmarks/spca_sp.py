@@ -187,12 +187,7 @@ def markdown(report: dict[str, Any]) -> str:
         out.append("")
         comparison("(c') Golub leukemia, r = 6, SPCA-SP m = 6, same sparsity for all three (Fig. 2)",
                    golub["by_sparsity"], "n_zeros")
-    env = report["environment"]
-    out.append(
-        f"{env['nproc']} CPUs, Python {env['python']}, NumPy {env['numpy']}, SciPy {env['scipy']}, spcakit {env['spcakit']}; "
-        f"BLAS threads {'limited to ' + str(report['blas_threads']) if report['blas_threads'] else 'not limited'}; "
-        f"total {report['total_seconds']:.0f} s{' (quick mode)' if report['quick'] else ''}."
-    )
+    out.append(timing.summary_line(report))
     return "\n".join(out)
 
 

@@ -97,3 +97,15 @@ def run_experiments(
     out.write_text(json.dumps(report, indent=2, default=float) + "\n")
     print(f"\nwrote {out}", file=sys.stderr)
     return 0
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    """One line naming the machine, the versions, the BLAS thread limit and the total time of ``report``."""
+    env = report["environment"]
+    extra = f"scikit-learn {env['sklearn']}, " if "sklearn" in env else ""
+    threads = f"limited to {report['blas_threads']}" if report["blas_threads"] else "not limited"
+    return (
+        f"{env['nproc']} CPUs, Python {env['python']}, NumPy {env['numpy']}, SciPy {env['scipy']}, {extra}"
+        f"spcakit {env['spcakit']}; BLAS threads {threads}; total {report['total_seconds']:.0f} s"
+        f"{' (quick mode)' if report['quick'] else ''}."
+    )

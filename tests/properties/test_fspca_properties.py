@@ -156,3 +156,19 @@ def test_row_sparse_keeps_the_largest_rows(z, data):
     if dropped.size and kept.size:
         assert norms[dropped].max() <= norms[kept].min() + 1e-12
     np.testing.assert_array_equal(out[kept], z[kept])  # kept rows are untouched
+
+
+@SETTINGS
+@given(sps.psd_matrices((2, 25)), sps.seeds(), st.data())
+def test_proxy_diagonal_equals_the_explicit_proxy_of_alg_2(a, seed, data):
+    # footnote 3: diag(A W (W^T A W)^+ W^T A) from AW and the m x m Gram matrix only
+    d = a.shape[0]
+    m = data.draw(st.integers(1, d))
+    w, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, m)))
+    aw = a @ w
+    gram = w.T @ aw
+    values = np.linalg.eigvalsh((gram + gram.T) / 2)
+    if values[0] < 1e-8 * max(values[-1], 1e-300):
+        return  # near-singular W^T A W: the pseudo-inverse's cut-off decides, not the formula
+    explicit = np.diag(aw @ np.linalg.inv((gram + gram.T) / 2) @ aw.T)
+    np.testing.assert_allclose(alg.proxy_diagonal(aw, gram), explicit, rtol=1e-7, atol=1e-9 * np.abs(a).max())

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.operators import CovarianceOperator, DenseCovariance
+from spcakit.operators import CovarianceOperator, DenseCovariance, lanczos_top
 
 
 # -- criteria --------------------------------------------------------------
@@ -167,7 +167,6 @@ def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
     :math:`n\times n` Gram matrix).
     """
     import scipy.linalg
-    import scipy.sparse.linalg
 
     p = covariance.p
     k = min(k, p)
@@ -177,8 +176,7 @@ def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
             if values.shape[0] != k:  # the subset driver can return fewer values on clustered spectra
                 values = scipy.linalg.eigvalsh(covariance.matrix)[p - k:]
         else:
-            start = np.random.default_rng(0).standard_normal(p)
-            values = scipy.sparse.linalg.eigsh(covariance.matrix, k=k, which="LA", v0=start, return_eigenvectors=False)
+            values = lanczos_top(covariance.matrix, k, vectors=False)
     else:
         values = covariance.top_eigenpairs(k)[0]
     return np.clip(np.sort(np.asarray(values, dtype=float))[::-1], 0.0, None)

@@ -50,10 +50,9 @@ import math
 import attrs
 import numpy as np
 import scipy.linalg
-import scipy.sparse.linalg
 
 from spcakit.errors import InvalidParameterError
-from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, densify
+from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, densify, lanczos_top
 
 PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurIPS 2020)"
 
@@ -237,10 +236,7 @@ def leading_eigenpairs(op: CovarianceOperator, m: int) -> tuple[np.ndarray, np.n
     """
     d = op.p
     if isinstance(op, DenseCovariance) and d > LANCZOS_D_LIMIT and 20 * m <= d:
-        start = np.random.default_rng(0).standard_normal(d)
-        values, vectors = scipy.sparse.linalg.eigsh(op.matrix, k=m, which="LA", v0=start)
-        order = np.argsort(values)[::-1]
-        return values[order], vectors[:, order]
+        return lanczos_top(op.matrix, m)
     return op.top_eigenpairs(m)
 
 

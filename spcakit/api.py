@@ -22,18 +22,12 @@ from spcakit.state import Result
 #: Roles whose parts a method spec lists, in order.
 PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper")
 
-DEFAULT_STOPPER = PartRef(
-    "any-of",
-    {"stoppers": [PartRef("relative-change", {"tol": 0.01}), PartRef("max-iterations", {"n": 200})]},
-)
-
-
 def compose(
     *,
     driver: str | None = None,
     initializer: str | PartRef | Mapping[str, Any] | None = None,
     updater: str | PartRef | Mapping[str, Any] | None = None,
-    truncator: str | PartRef | Mapping[str, Any] = "hard",
+    truncator: str | PartRef | Mapping[str, Any] | None = None,
     deflator: str | PartRef | Mapping[str, Any] | None = None,
     stopper: str | PartRef | Mapping[str, Any] | None = None,
     name: str = "composed",
@@ -41,11 +35,13 @@ def compose(
 ) -> MethodSpec:
     """Build a method spec from parts, checking every name against the registry.
 
-    Defaults follow the SPCArt paper: the ``block`` driver starts from the
-    PCA loadings and rotates (SPCArt); the ``deflation`` driver starts from
-    the largest-variance variable and takes power steps with projection
-    deflation (rSVD-GP); both stop when the relative change of the loadings
-    is below 0.01 or after 200 iterations.
+    Parts not named come from the driver's default composition: the method
+    a plugin marked ``compose_default = true`` for that driver (with the
+    built-in plugins, SPCArt for ``block``: PCA start, rotation, hard
+    thresholding; rSVD-GP for ``deflation``: largest-variance start, power
+    steps, projection deflation). The driver defaults to ``deflation`` when
+    a deflator is named, else ``block``. A driver that does not deflate
+    refuses a deflator.
 
     Examples
     --------
@@ -56,30 +52,37 @@ def compose(
         spcakit.fit(data, spec, r=3, lam=0.2)
     """
     registry = registry or get_registry()
-    if driver is None:
-        driver = "deflation" if deflator is not None else "block"
-    registry.part("driver", driver)
-    deflating = driver == "deflation"
-    if deflating and deflator is None:
-        deflator = "projection"
-    if not deflating and deflator is not None and driver == "block":
+    if driver is None:  # the first driver (by name) with a default composition that deflates as asked
+        candidates = [info.name for info in registry.parts("driver")
+                      if info.cls.deflates == (deflator is not None) and registry.default_composition(info.name)]
+        if not candidates:
+            raise InvalidParameterError("no registered driver has a default composition; name the driver and every part")
+        driver = candidates[0]
+    deflates = registry.part("driver", driver).cls.deflates
+    if deflator is not None and not deflates:
         raise InvalidParameterError(
-            "the block driver updates all loadings at once and never deflates; "
-            "use --driver deflation to choose a deflator"
+            f"the {driver} driver never deflates, so it takes no deflator; drop the deflator or choose a driver "
+            f"that deflates: {', '.join('--driver ' + i.name for i in registry.parts('driver') if i.cls.deflates) or '(none)'}"
         )
-    refs = {
-        "initializer": initializer or ("max-diagonal" if deflating else "pca"),
-        "updater": updater or ("power" if deflating else "rotation"),
-        "truncator": truncator,
-        "deflator": deflator,
-        "stopper": stopper or DEFAULT_STOPPER,
-    }
-    parsed = {role: None if ref is None else PartRef.parse(ref, role) for role, ref in refs.items()}
-    for role, ref in parsed.items():
+    given = {"initializer": initializer, "updater": updater, "truncator": truncator, "deflator": deflator, "stopper": stopper}
+    default = registry.default_composition(driver)
+    refs: dict[str, PartRef | None] = {}
+    for role, ref in given.items():
+        if ref is None and default is not None:
+            refs[role] = getattr(default, role)
+        else:
+            refs[role] = None if ref is None else PartRef.parse(ref, role)
+    missing = [role for role in ("initializer", "updater", "truncator", "stopper") if refs[role] is None]
+    if deflates and refs["deflator"] is None:
+        missing.append("deflator")
+    if missing:
+        raise InvalidParameterError(
+            f"the {driver} driver has no default composition; name its {', '.join(missing)}"
+        )
+    for role, ref in refs.items():
         if ref is not None:
             registry.part(role, ref.name)
-    spec = MethodSpec(name=name, driver=driver, summary="composed from parts", **parsed)  # type: ignore[arg-type]
-    return spec
+    return MethodSpec(name=name, driver=driver, summary="composed from parts", **refs)  # type: ignore[arg-type]
 
 
 def _part_refs(ref: PartRef, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], PartRef]]:
@@ -231,16 +234,19 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def check_driver(spec: MethodSpec) -> None:
-    """A deflation driver needs a deflator; the block driver takes none."""
-    if spec.driver == "deflation" and spec.deflator is None:
+def check_driver(spec: MethodSpec, registry: Registry) -> None:
+    """A driver that deflates needs a deflator; one that does not takes none."""
+    deflates = registry.part("driver", spec.driver).cls.deflates
+    if deflates and spec.deflator is None:
         raise InvalidParameterError(
-            f"method {spec.name!r} uses the deflation driver but names no deflator; add deflator = \"projection\" (or another)"
+            f"method {spec.name!r} uses the {spec.driver} driver, which deflates, but names no deflator; "
+            "add deflator = \"projection\" (or another)"
         )
-    if spec.driver == "block" and spec.deflator is not None:
+    if not deflates and spec.deflator is not None:
         raise InvalidParameterError(
-            f"method {spec.name!r} uses the block driver, which never deflates, but names deflator "
-            f"{spec.deflator.name!r}; remove it or use driver = \"deflation\""
+            f"method {spec.name!r} uses the {spec.driver} driver, which never deflates, but names deflator "
+            f"{spec.deflator.name!r}; remove it or use a driver that deflates "
+            f"({', '.join(i.name for i in registry.parts('driver') if i.cls.deflates)})"
         )
 
 
@@ -253,9 +259,7 @@ def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) ->
             continue
         defaults = registry.part(role, entry["name"]).parameters()
         doc[role] = {"name": entry["name"], **{k: v for k, v in defaults.items()}, **{k: v for k, v in entry.items() if k != "name"}}
-    resolve = getattr(parts.truncator, "resolved", None)
-    if callable(resolve):
-        doc["truncator"].update(resolve(p))
+    doc["truncator"].update(parts.truncator.resolved(p))
     return doc
 
 
@@ -313,7 +317,7 @@ def fit(
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, params=params, registry=registry)
-    check_driver(spec)
+    check_driver(spec, registry)
     seed = check_seed(seed)
     problem = make_problem(data, covariance=covariance, center=center, feature_names=feature_names)
     r = check_r(r, problem)
@@ -326,7 +330,7 @@ def fit(
     loadings = fix_signs(outcome.loadings)
     reasons = outcome.stopping_reasons
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
-    metrics = compute_metrics(loadings, problem.covariance, problem.data)
+    metrics = compute_metrics(problem, loadings, registry.metrics())
     return Result(
         method=spec.name,
         spec=resolved_spec(spec, registry, parts, problem.p),

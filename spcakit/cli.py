@@ -101,34 +101,19 @@ def render_text(result: Result, source: str) -> str:
         f"stopped: {result.stopping_reason}",
         "",
     ]
-    for j, comp in enumerate(result.components(), start=1):
+    for j, comp in enumerate(result.components(digits=4), start=1):
         lines.append(f"Component {j} ({len(comp)} nonzero)")
         width = max((len(name) for name, _ in comp), default=0)
         lines.extend(f"  {name:<{width}}  {weight:+.4f}" for name, weight in comp)
     m = result.metrics
     lines += ["", "Metrics"]
-    rows = [
-        ("NZ", str(m["nz"]), "total nonzero loadings"),
-        ("pattern", " ".join(map(str, m["pattern"])), "nonzeros per loading"),
-        ("SP", f"{m['sp']:.4f}", "mean sparsity"),
-        ("STD", f"{m['std']:.4f}", "std of sparsity (ddof=1)"),
-        ("worst SP", f"{m['worst_sp']:.4f}", "least sparse loading"),
-        ("CPEV", f"{m['cpev']:.4f}", "cumulative percentage of explained variance"),
-        ("EV", f"{m['ev']:.4f}", "tr(X^T C X)"),
-        ("NOR", f"{m['nor']:.4f}", "nonorthogonality"),
-        ("orth.", f"{m['orthogonality']:.4f}", "orthogonality 1 - NOR"),
-        ("add. var", " ".join(f"{v:.4f}" for v in m["additional_variance"]), "additional variance per loading"),
-        ("cum. var", " ".join(f"{v:.4f}" for v in m["cumulative_variance"]), "cumulative variance / tr(C)"),
-        ("loss", f"{m['loss']:.6g}", "||X - XH(XH)^+X||_F^2 (X: data, or C^1/2)"),
-        ("norm.loss", f"{m['normalized_loss']:.4f}", "loss / ||X - X_k||_F^2 (>= 1)"),
-        ("sym. EV", f"{m['symmetric_explained_variance']:.4f}", "symmetric explained variance ||XHH^+||_F^2 / ||X_k||_F^2"),
-        ("objective", f"{m['objective']:.6g}", "FSPCA objective tr(W^T C W)"),
-        ("NEV", f"{m['normalized_explained_variance']:.4f}", "normalized explained variance tr(W^T C W) / tr(C_r)"),
-    ]
-    known = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor", "orthogonality", "additional_variance", "cumulative_variance",
-             "loss", "normalized_loss", "symmetric_explained_variance", "objective", "normalized_explained_variance"}
+    registered = {metric.name: metric for metric in get_registry().metrics()}
+    rows = []
     for key, value in m.items():
-        if key not in known:
+        metric = registered.get(key)
+        if metric is not None:
+            rows.append((metric.label, metric.format(value), metric.description))
+        else:
             rows.append((key, json.dumps(value) if not isinstance(value, float) else f"{value:.4f}", ""))
     width = max(20, *(len(value) for _, value, _ in rows))
     for name, value, what in rows:

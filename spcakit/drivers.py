@@ -16,19 +16,15 @@ parts it is given.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import attrs
 import numpy as np
 
 from spcakit.errors import ZeroLoadingError
-from spcakit.hookspecs import hookimpl
 from spcakit.problem import Problem
-from spcakit.protocols import Deflator, Initializer, Stopper, Truncator, Updater
-from spcakit.state import IterState, Outcome
+from spcakit.protocols import Deflator, Driver, Initializer, Stopper, StepCallback, Truncator, Updater, part
+from spcakit.state import Carry, IterState, Outcome
 
-#: ``on_step(component, n_components, iteration)`` is called after every step.
-StepCallback = Callable[[int, int, int], None]
+__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "normalize_columns", "prepare", "run_block"]
 
 
 @attrs.frozen(kw_only=True)
@@ -52,7 +48,7 @@ def normalize_columns(x: np.ndarray) -> np.ndarray:
 
 def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     """One update + truncation step: a pure function of the state."""
-    z, objective = parts.updater.propose(problem, state.x, state.context)
+    z, objective, updater_state = parts.updater.propose(problem, state.x, state.updater_state)
     if not np.all(np.isfinite(z)):
         raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
     empty = np.nonzero(~np.any(z != 0, axis=0))[0]
@@ -71,6 +67,7 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
         loadings=loadings,
         relative_change=change,
         objective_history=state.objective_history + (float(objective),),
+        updater_state=updater_state,
     )
 
 
@@ -79,17 +76,18 @@ def run_block(
     r: int,
     parts: Parts,
     rng: np.random.Generator,
+    carry: Carry,
     on_step: StepCallback | None = None,
     component: int = 0,
     n_components: int = 1,
 ) -> tuple[IterState, str]:
     """Iterate :func:`block_step` from the initializer until the stopper stops."""
-    x0 = np.asarray(parts.initializer(problem, r, rng), dtype=float)
+    x0 = np.asarray(parts.initializer(problem, r, rng, carry), dtype=float)
     state = IterState(
         iteration=0,
         x=x0,
         loadings=normalize_columns(x0),
-        context=parts.updater.init(problem, x0),
+        updater_state=parts.updater.init(problem, x0, carry),
     )
     while True:
         state = block_step(problem, parts, state)
@@ -100,64 +98,60 @@ def run_block(
             return state, reason
 
 
-def prepare(problem: Problem, r: int, parts: Parts, rng: np.random.Generator) -> Problem:
-    """Run the initializer's optional one-off ``prepare`` step."""
-    step = getattr(parts.initializer, "prepare", None)
-    return problem if step is None else step(problem, r, rng)
+def prepare(problem: Problem, r: int, parts: Parts, rng: np.random.Generator) -> Carry:
+    """The run's first carry: the initializer's one-off ``prepare`` step on an empty one."""
+    return parts.initializer.prepare(problem, r, rng, Carry())
 
 
-def block(problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None) -> Outcome:
-    """Block driver: all ``r`` loadings updated together (SPCArt, rSVD-GPB, PCA)."""
-    problem = prepare(problem, r, parts, rng)
-    state, reason = run_block(problem, r, parts, rng, on_step)
-    return Outcome(
-        loadings=state.loadings,
-        iterations=state.iteration,
-        stopping_reasons=(reason,),
-        objective_history=state.objective_history,
-    )
+@part("block")
+class BlockDriver(Driver):
+    """all r loadings updated together"""
+
+    def __call__(
+        self, problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
+    ) -> Outcome:
+        carry = prepare(problem, r, parts, rng)
+        state, reason = run_block(problem, r, parts, rng, carry, on_step)
+        return Outcome(
+            loadings=state.loadings,
+            iterations=state.iteration,
+            stopping_reasons=(reason,),
+            objective_history=state.objective_history,
+        )
 
 
-def deflation(
-    problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
-) -> Outcome:
-    """Deflation driver: one loading at a time, deflating in between (rSVD-GP, TPower)."""
-    if parts.deflator is None:
-        raise ValueError("the deflation driver needs a deflator")
-    columns: list[np.ndarray] = []
-    reasons: list[str] = []
-    history: tuple[float, ...] = ()
-    iterations = 0
-    current = prepare(problem, r, parts, rng)
-    for k in range(r):
-        try:
-            state, reason = run_block(current, 1, parts, rng, on_step, component=k, n_components=r)
-        except ZeroLoadingError as exc:
-            raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
-        x = state.loadings[:, 0]
-        columns.append(x)
-        reasons.append(reason)
-        history += state.objective_history
-        iterations += state.iteration
-        if k + 1 < r:
-            current = parts.deflator(current, x, np.column_stack(columns))
-    return Outcome(
-        loadings=np.column_stack(columns),
-        iterations=iterations,
-        stopping_reasons=tuple(reasons),
-        objective_history=history,
-    )
+@part("deflation")
+class DeflationDriver(Driver):
+    """one loading at a time, deflating in between"""
 
+    deflates = True
 
-def _block_factory() -> Callable[..., Outcome]:
-    return block
-
-
-def _deflation_factory() -> Callable[..., Outcome]:
-    return deflation
-
-
-@hookimpl
-def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register("driver", "block", _block_factory, summary="all r loadings updated together")
-    register("driver", "deflation", _deflation_factory, summary="one loading at a time, deflating in between")
+    def __call__(
+        self, problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
+    ) -> Outcome:
+        if parts.deflator is None:
+            raise ValueError("the deflation driver needs a deflator")
+        columns: list[np.ndarray] = []
+        reasons: list[str] = []
+        history: tuple[float, ...] = ()
+        iterations = 0
+        current = problem
+        carry = prepare(problem, r, parts, rng)
+        for k in range(r):
+            try:
+                state, reason = run_block(current, 1, parts, rng, carry, on_step, component=k, n_components=r)
+            except ZeroLoadingError as exc:
+                raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
+            x = state.loadings[:, 0]
+            columns.append(x)
+            reasons.append(reason)
+            history += state.objective_history
+            iterations += state.iteration
+            if k + 1 < r:
+                current, carry = parts.deflator(current, x, np.column_stack(columns), carry)
+        return Outcome(
+            loadings=np.column_stack(columns),
+            iterations=iterations,
+            stopping_reasons=tuple(reasons),
+            objective_history=history,
+        )

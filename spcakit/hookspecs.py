@@ -21,15 +21,21 @@ hookimpl = pluggy.HookimplMarker("spcakit")
 
 @hookspec
 def spcakit_register_parts(register: Callable[..., Any]) -> None:
-    """Register parts: ``register(role, name, factory, *, summary="", paper="", lam=None)``.
+    """Register parts: ``register(PartClass)`` or ``register([PartClass, ...])``.
 
-    ``role`` is one of ``initializer``, ``updater``, ``truncator``,
-    ``deflator``, ``stopper`` (or ``driver``); ``factory(**params)``
-    returns the part. ``lam`` names the factory parameter ``--lam`` sets.
+    A part class is made with :func:`spcakit.part` and derives from the base
+    class of its role (:class:`spcakit.Truncator`, ...); it says its name,
+    summary, paper and λ field itself.
     """
 
 
 @hookspec
 def spcakit_register_methods(register: Callable[..., Any]) -> None:
     """Register methods: ``register(spec)`` with a :class:`~spcakit.specs.MethodSpec`,
-    a spec dictionary, or a path to a TOML spec file."""
+    a spec dictionary, a path to a TOML spec file, or a folder of them."""
+
+
+@hookspec
+def spcakit_register_metrics(register: Callable[..., Any]) -> None:
+    """Register metrics: ``register(metric)`` or ``register([metric, ...])`` with
+    :class:`spcakit.metrics.Metric` records, computed for every run."""

@@ -16,17 +16,28 @@ Analysis via Rotation and Truncation* (§3.4 and §6), for loadings
 
 The bounds of Propositions 6-11 and Theorems 12-13 are functions here so
 that tests and users can check a result against them.
+
+Every run reports every registered :class:`Metric`: the generic ones below
+(registered by spcakit's core plugin) and those plugins add through the
+``spcakit_register_metrics`` hook. A metric is a function of the problem,
+the loadings and a :class:`MetricContext`, which computes what several
+metrics share (the leading eigenvalues of :math:`C`) once per run.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
-from spcakit.operators import CovarianceOperator, DenseCovariance, lanczos_top
+from spcakit.operators import CovarianceOperator
+
+if TYPE_CHECKING:
+    from spcakit.problem import Problem
 
 
 # -- criteria --------------------------------------------------------------
@@ -116,70 +127,14 @@ def cumulative_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
     return [float(v) for v in np.cumsum(additional_variances(x, covariance)) / covariance.trace()]
 
 
-#: The metrics of every run, by name: ``f(loadings, covariance) -> value``.
-METRICS: dict[str, Callable[[np.ndarray, CovarianceOperator], Any]] = {
-    "nz": lambda x, c: int(np.count_nonzero(x)),
-    "pattern": lambda x, c: pattern(x),
-    "sp": lambda x, c: float(np.mean(sparsity(x))),
-    "std": lambda x, c: sparsity_std(x),
-    "worst_sp": lambda x, c: float(np.min(sparsity(x))),
-    "cpev": cpev,
-    "ev": explained_variance,
-    "nor": lambda x, c: nonorthogonality(x),
-    "orthogonality": lambda x, c: orthogonality(x),
-    "additional_variance": additional_variances,
-    "cumulative_variance": cumulative_variances,
-    # FSPCA (Tian et al.): defined at the end of this module
-    "objective": lambda x, c: fspca_objective(x, c),
-    "normalized_explained_variance": lambda x, c: normalized_explained_variance(x, c),
-}
-
-
-def compute_metrics(x: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None = None) -> dict[str, Any]:
-    r"""All of :data:`METRICS` for loadings ``x`` on ``covariance``, and the encoder criteria
-    :data:`ENCODER_METRICS` on ``data`` (the centred data, :math:`X^\top X \propto C`;
-    ``None``: :math:`X = C^{1/2}`).
-
-    The ``r`` leading eigenvalues of :math:`C`, which the normalized explained
-    variance and the encoder criteria both need, are computed once.
-    """
-    spectrum = top_eigenvalues(covariance, x.shape[1])
-    shared = ENCODER_METRICS + ("normalized_explained_variance",)
-    values = {name: fn(x, covariance) for name, fn in METRICS.items() if name not in shared}
-    best = float(np.sum(spectrum))
-    values["normalized_explained_variance"] = values["objective"] / best if best > 0 else float("nan")
-    values.update(encoder_metrics(x, covariance, data, spectrum=spectrum))
-    return {name: values[name] for name in METRICS}
-
-
-#: Explicit covariances above this size get their leading eigenvalues from Lanczos, not a dense solver.
-DENSE_SPECTRUM_LIMIT = 2000
-
-
 def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
     r"""The ``k`` largest eigenvalues of :math:`C` (descending, clipped at 0), without eigenvectors.
 
-    An explicit :math:`C` uses LAPACK's subset eigensolver up to
-    ``DENSE_SPECTRUM_LIMIT`` variables and Lanczos (ARPACK, from a fixed start,
-    so that every run gives the same digits) beyond, which is
-    :math:`O(p^2 k)` per restart instead of :math:`O(p^3)`; other operators
-    use their own ``top_eigenpairs`` (for data with :math:`n < p`, the
-    :math:`n\times n` Gram matrix).
+    The operator picks the solver (:meth:`~spcakit.operators.CovarianceOperator.top_eigenvalues`:
+    LAPACK's subset driver, Lanczos for a large explicit :math:`C`, the small
+    Gram matrix of wide data).
     """
-    import scipy.linalg
-
-    p = covariance.p
-    k = min(k, p)
-    if isinstance(covariance, DenseCovariance):
-        if p <= DENSE_SPECTRUM_LIMIT or k >= p - 1:
-            values = scipy.linalg.eigh(covariance.matrix, subset_by_index=[p - k, p - 1], eigvals_only=True)
-            if values.shape[0] != k:  # the subset driver can return fewer values on clustered spectra
-                values = scipy.linalg.eigvalsh(covariance.matrix)[p - k:]
-        else:
-            values = lanczos_top(covariance.matrix, k, vectors=False)
-    else:
-        values = covariance.top_eigenpairs(k)[0]
-    return np.clip(np.sort(np.asarray(values, dtype=float))[::-1], 0.0, None)
+    return covariance.top_eigenvalues(min(k, covariance.p))
 
 
 # -- angles ----------------------------------------------------------------
@@ -263,220 +218,120 @@ def ev_cos(theta: float, r: int, pca_ev: float) -> float:
     return float((math.cos(theta) ** 2 - math.sqrt(r - 1) * math.sin(2 * theta)) * pca_ev)
 
 
-# -- SPCA-SP (Xu, Yang & Zhang, Prop. 3.2) ----------------------------------------
-def pair_orthogonality(a: np.ndarray, b: np.ndarray) -> float:
-    r""":math:`\langle a, b\rangle = 1 - |a^\top b| / (\|a\|\,\|b\|)` (larger is more orthogonal)."""
-    return 1.0 - abs(float(a @ b)) / (float(np.linalg.norm(a)) * float(np.linalg.norm(b)))
 
 
-def truncation_orthogonality_bound(kind: str, parameter: float, d: int, nonzeros: int | None = None) -> float:
-    r"""Prop. 3.2: lower bound on :math:`\langle a, T(b)\rangle` for unit orthogonal :math:`a, b \in \mathbb{R}^d`.
+# -- registered metrics ------------------------------------------------------------------
+@attrs.define
+class MetricContext:
+    """What the metrics of one run share, computed on first use and kept.
 
-    ``kind`` ``"sparsity"``: :math:`1 - \sqrt{\kappa_S/d}` (``parameter`` = zeros);
-    ``"energy"``: :math:`1 - \sqrt{\kappa_E}`; ``"hard"``:
-    :math:`1 - \sqrt{1 - \|T(b)\|_0 \kappa_H^2}` (needs ``nonzeros`` = :math:`\|T(b)\|_0`).
+    Attributes
+    ----------
+    problem
+        The problem the method ran on (before any deflation).
+    loadings
+        The result's ``p x r`` loadings.
     """
-    if kind == "sparsity":
-        return 1.0 - math.sqrt(parameter / d)
-    if kind == "energy":
-        return 1.0 - math.sqrt(parameter)
-    if kind == "hard":
-        if nonzeros is None:
-            raise ValueError("the hard-thresholding bound needs the number of nonzeros of T(b)")
-        return 1.0 - math.sqrt(max(0.0, 1.0 - nonzeros * parameter**2))
-    raise ValueError(f"unknown truncation kind {kind!r}; valid: sparsity, energy, hard")
+
+    problem: Problem
+    loadings: np.ndarray
+    _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
+    _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
+
+    def shared(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per run under ``key`` (several metrics from one computation)."""
+        if key not in self._shared:
+            self._shared[key] = compute()
+        return self._shared[key]
+
+    def top_eigenvalues(self, k: int | None = None) -> np.ndarray:
+        """The ``k`` (default ``r``) leading eigenvalues of :math:`C`, one computation per run."""
+        k = self.loadings.shape[1] if k is None else k
+        if self._spectrum is None or self._spectrum.shape[0] < min(k, self.problem.p):
+            self._spectrum = top_eigenvalues(self.problem.covariance, max(k, self.loadings.shape[1]))
+        return self._spectrum[:k]
 
 
-# -- Sparse linear encoders (Magdon-Ismail & Boutsidis) -----------------------------------------
-# Magdon-Ismail & Boutsidis, *Optimal Sparse Linear Encoders and Sparse PCA* (NIPS 2016), Def. 1
-# and Sec. 4. X is the problem's data matrix, or any square root of its covariance (X^T X = C):
-# every quantity below depends on X only through X^T X, so the symmetric root C^(1/2) gives the
-# same values as any other. Nothing p x p is formed: the data path works with X H (n x k), the
-# covariance path with C H (p x k) and k x k matrices.
+def format_number(digits: int = 4) -> Callable[[Any], str]:
+    """Text rendering: a fixed number of decimals, or a list of them."""
 
-#: Keys :func:`compute_metrics` adds for the sparse linear encoder criteria.
-ENCODER_METRICS = ("loss", "normalized_loss", "symmetric_explained_variance")
-#: Loss and optimum below this fraction of ||X||_F^2 are rounding (they are differences of sums of squares): 0.
-_NEGLIGIBLE_LOSS = 1e-10
+    def fmt(value: Any) -> str:
+        if isinstance(value, (list, tuple)):
+            return " ".join(fmt(v) for v in value)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return str(int(value))
+        return f"{float(value):.{digits}f}"
+
+    return fmt
 
 
-def top_squared_singular_values(k: int, covariance: CovarianceOperator, data: np.ndarray | None = None) -> np.ndarray:
-    r"""The ``k`` largest :math:`\sigma_i^2(X)`: of ``data`` (whose Gram matrix :math:`X^\top X` is
-    proportional to :math:`C`), or of :math:`X = C^{1/2}` (the eigenvalues of :math:`C`).
+def format_general(value: Any) -> str:
+    """Text rendering with 6 significant digits."""
+    return f"{float(value):.6g}"
 
-    The eigenvalues of :math:`C` (:func:`top_eigenvalues`) scaled by
-    :math:`\|X\|_F^2/\operatorname{tr}C`; never a :math:`p\times p` matrix for
-    :math:`n < p`.
+
+def _format_default(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else json.dumps(value)
+
+
+@attrs.frozen(kw_only=True)
+class Metric:
+    """A criterion reported for every run.
+
+    Attributes
+    ----------
+    name
+        Key in ``Result.metrics`` and the JSON output.
+    label
+        Short label of the CLI's text table.
+    description
+        One line for the text table and the docs.
+    compute
+        ``compute(problem, loadings, context) -> value`` (JSON-serialisable:
+        a number or a list of numbers).
+    format
+        ``format(value) -> str`` for the text table.
     """
-    return _scale_to_data(top_eigenvalues(covariance, k), covariance, data)
+
+    name: str
+    label: str
+    description: str = ""
+    compute: Callable[[Problem, np.ndarray, MetricContext], Any] = attrs.field(eq=False)
+    format: Callable[[Any], str] = attrs.field(default=_format_default, eq=False)
 
 
-def _scale_to_data(spectrum: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None) -> np.ndarray:
-    if data is None:
-        return spectrum
-    trace = covariance.trace()
-    return spectrum * (float(np.vdot(data, data)) / trace) if trace > 0 else spectrum
+def compute_metrics(problem: Problem, loadings: np.ndarray, metrics: Sequence[Metric]) -> dict[str, Any]:
+    """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`."""
+    context = MetricContext(problem, loadings)
+    return {m.name: m.compute(problem, loadings, context) for m in metrics}
 
 
-def encoder_metrics(
-    h: np.ndarray, covariance: CovarianceOperator, data: np.ndarray | None = None, *, spectrum: np.ndarray | None = None
-) -> dict[str, float]:
-    r"""Loss, normalized loss and symmetric explained variance of the encoder :math:`H` (``p x k``).
-
-    .. math::
-
-        \ell(H, X) = \|X - XH(XH)^+X\|_F^2, \qquad
-        \text{normalized loss} = \frac{\ell(H, X)}{\|X - X_k\|_F^2} \ge 1, \qquad
-        \text{symmetric EV} = \frac{\|XHH^+\|_F^2}{\|X_k\|_F^2} \le 1,
-
-    with :math:`X_k` the best rank-``k`` approximation. :math:`XHH^+ = XUU^\top`
-    for an orthonormal basis :math:`U` of :math:`\operatorname{span}(H)`, so the
-    symmetric explained variance is :math:`\operatorname{tr}(U^\top CU)/\sum_{i\le k}\lambda_i(C)`,
-    CPEV renormalised by PCA's. With ``data`` (``n x p``) everything is computed
-    on it, through :math:`XU` (``n x k``); without, :math:`X = C^{1/2}` and
-    :math:`\|XH(XH)^+X\|_F^2 = \operatorname{tr}\big((U^\top CU)^+ (CU)^\top CU\big)`.
-    ``loss`` is on the scale of that :math:`X` (the centred data; for a
-    covariance, :math:`\operatorname{tr} C` is the total). Both the loss and
-    :math:`\|X - X_k\|_F^2` are differences of sums of squares; below
-    ``1e-10`` of :math:`\|X\|_F^2` they are rounding and reported as 0. When
-    :math:`\|X - X_k\|_F = 0` (rank at most ``k``) the normalized loss is 1 if
-    the loss is 0 too, else infinite.
-    """
-    k = h.shape[1]
-    u = orthonormal_basis(h)
-    if data is not None:
-        total = float(np.vdot(data, data))
-        xu = data @ u
-        kept = float(np.vdot(xu, xu))
-        q = orthonormal_basis(xu)
-        qx = q.T @ data
-        projected = float(np.vdot(qx, qx))
-    else:
-        total = covariance.trace()
-        cu = covariance.matmat(u)
-        small = u.T @ cu
-        values, vectors = np.linalg.eigh((small + small.T) / 2)
-        kept = float(np.sum(values))
-        keep = values > max(float(values.max(initial=0.0)), 0.0) * max(covariance.p, k) * np.finfo(float).eps
-        m = cu @ vectors[:, keep]
-        projected = float(np.sum(np.einsum("ij,ij->j", m, m) / values[keep]))
-    if spectrum is None:  # the k leading eigenvalues of C, when the caller has them
-        spectrum = top_eigenvalues(covariance, k)
-    best = float(np.sum(_scale_to_data(np.asarray(spectrum)[:k], covariance, data)))
-    # both are differences of sums of squares: below this they are rounding, and reported as 0
-    negligible = _NEGLIGIBLE_LOSS * max(total, 1e-300)
-    optimum = total - best if total - best > negligible else 0.0
-    loss = total - projected if total - projected > negligible else 0.0
-    if optimum > 0:
-        normalized = loss / optimum
-    else:
-        normalized = 1.0 if loss == 0 else math.inf
-    return {
-        "loss": loss,
-        "normalized_loss": normalized,
-        "symmetric_explained_variance": kept / best if best > 0 else 0.0,
-    }
+def _on_covariance(fn: Callable[[np.ndarray, CovarianceOperator], Any]) -> Callable[[Problem, np.ndarray, MetricContext], Any]:
+    return lambda problem, x, context: fn(x, problem.covariance)
 
 
-def _encoder_metric(key: str) -> Callable[[np.ndarray, CovarianceOperator], float]:
-    def metric(x: np.ndarray, covariance: CovarianceOperator) -> float:
-        return encoder_metrics(x, covariance)[key]
-
-    metric.__name__ = key
-    return metric
-
-
-# in METRICS too (on X = C^(1/2)); compute_metrics computes the three in one pass, on the data when given
-METRICS.update({key: _encoder_metric(key) for key in ENCODER_METRICS})
-
-
-# -- FSPCA (Tian et al.) -----------------------------------------------------------------------
-# Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace* (NeurIPS 2020), §5.1 and §6.
-def fspca_objective(x: np.ndarray, covariance: CovarianceOperator) -> float:
-    r"""The objective of problem (3.1), :math:`\operatorname{tr}(W^\top A W)`.
-
-    For orthonormal :math:`W` (every FSPCA solver's output) it is the variance
-    of :math:`\operatorname{span}(W)`; for other loadings it is EV.
-    """
-    return explained_variance(x, covariance)
-
-
-def low_rank_trace(covariance: CovarianceOperator, m: int) -> float:
-    r""":math:`\operatorname{tr}(A_m)`, the sum of the ``m`` largest eigenvalues (the PCA optimum of (3.1) without sparsity).
-
-    Through :func:`top_eigenvalues` (Lanczos for an explicit covariance with
-    more than ``DENSE_SPECTRUM_LIMIT`` variables).
-    """
-    return float(np.sum(top_eigenvalues(covariance, m)))
-
-
-def normalized_explained_variance(x: np.ndarray, covariance: CovarianceOperator) -> float:
-    r"""Normalized explained variance :math:`\operatorname{tr}(W^\top A W)/\operatorname{tr}(A_m)`, :math:`m` = columns of ``x`` (§6.2).
-
-    At most 1 for orthonormal :math:`W` (Ky Fan); loadings that are not
-    orthogonal can exceed it (CPEV measures their span instead). NaN when
-    :math:`\operatorname{tr}(A_m) = 0`.
-    """
-    total = low_rank_trace(covariance, x.shape[1])
-    return fspca_objective(x, covariance) / total if total > 0 else float("nan")
-
-
-def row_support(x: np.ndarray) -> np.ndarray:
-    r"""The rows of ``x`` with a nonzero entry (the selected features), ascending; :math:`\|X\|_{2,0}` = its size."""
-    return np.flatnonzero(np.any(np.asarray(x).reshape(np.shape(x)[0], -1) != 0, axis=1))
-
-
-def intersection_ratio(estimated: np.ndarray, optimal: np.ndarray, k: int | None = None) -> float:
-    r"""Intersection ratio IR :math:`= |\hat I \cap I_*| / k` between selected and optimal row supports (§6.1).
-
-    ``k`` defaults to the size of ``optimal``.
-    """
-    k = len(optimal) if k is None else k
-    return len(set(np.asarray(estimated).tolist()) & set(np.asarray(optimal).tolist())) / k
-
-
-def relative_error(value: float, optimal_value: float) -> float:
-    r"""Relative error RE :math:`= (\operatorname{tr}(W_*^\top A W_*) - \operatorname{tr}(W^\top A W)) / \operatorname{tr}(W_*^\top A W_*)` (§6.1)."""
-    return (optimal_value - value) / optimal_value
-
-
-def hit_frequency(relative_errors: Any, tol: float = 1e-3) -> float:
-    r"""Hit frequency HF :math:`= \frac1N\sum_i \mathbf 1\{\mathrm{RE}_i \le 10^{-3}\}` over ``N`` runs (§6.1)."""
-    errors = np.asarray(relative_errors, dtype=float)
-    return float(np.mean(errors <= tol)) if errors.size else float("nan")
-
-
-def fspca_bound_terms(eigenvalues: Any, m: int, k: int) -> dict[str, float]:
-    r"""The four terms of Thm. 5.1 for the spectrum ``eigenvalues`` (all :math:`d` of them) of :math:`A`.
-
-    With :math:`r = \min\{\operatorname{rank} A, 2m\}`,
-    :math:`G_1 = \sum_{i=m+1}^r\lambda_i / \sum_{i\le m}\lambda_i` and
-    :math:`G_2 = \sum_{i=m+1}^r\lambda_i / \sum_{i\le d}\lambda_i`:
-    ``dG1/k``, ``dG2/m``, ``1 - 1/kappa`` (:math:`\kappa = \lambda_1/\lambda_d`,
-    infinite for a singular :math:`A`) and ``1 - k/d``. The numerical rank
-    counts eigenvalues above :math:`d\,\epsilon_{\text{mach}}\lambda_1`.
-    """
-    lam = np.sort(np.clip(np.asarray(eigenvalues, dtype=float), 0.0, None))[::-1]
-    d = lam.size
-    if not 1 <= m <= k <= d:
-        raise ValueError(f"Thm. 5.1 needs 1 <= m <= k <= d; got m={m}, k={k}, d={d}")
-    rank = int(np.sum(lam > lam[0] * d * np.finfo(float).eps)) if lam[0] > 0 else 0
-    top = float(lam[:m].sum())
-    if top <= 0:
-        raise ValueError("Thm. 5.1 needs a nonzero covariance")
-    tail = float(lam[m:min(rank, 2 * m)].sum())
-    g1, g2 = tail / top, tail / float(lam.sum())
-    inverse_kappa = float(lam[-1] / lam[0])
-    return {"d_g1_over_k": d * g1 / k, "d_g2_over_m": d * g2 / m, "one_minus_inverse_kappa": 1.0 - inverse_kappa,
-            "one_minus_k_over_d": 1.0 - k / d}
-
-
-def fspca_approximation_bound(eigenvalues: Any, m: int, k: int) -> float:
-    r"""Thm. 5.1: :math:`\epsilon = \min\{dG_1/k,\ dG_2/m,\ 1-\kappa^{-1},\ 1-k/d\}`.
-
-    Go on :math:`A_m` (and IPU started there, Cor. 5.6) reaches at least
-    :math:`(1-\epsilon)` of the optimum of (3.1):
-    :math:`(1-\epsilon)\operatorname{tr}(W_*^\top A W_*) \le \operatorname{tr}(W_m^\top A W_m)`.
-    0 when :math:`\operatorname{rank} A \le m` (Thm. 4.2). See :func:`fspca_bound_terms`.
-    """
-    return float(min(fspca_bound_terms(eigenvalues, m, k).values()))
+#: The generic criteria, registered by spcakit's core plugin (in this order).
+CORE_METRICS = (
+    Metric(name="nz", label="NZ", description="total nonzero loadings",
+           compute=lambda pr, x, c: int(np.count_nonzero(x)), format=str),
+    Metric(name="pattern", label="pattern", description="nonzeros per loading",
+           compute=lambda pr, x, c: pattern(x), format=lambda v: " ".join(map(str, v))),
+    Metric(name="sp", label="SP", description="mean sparsity",
+           compute=lambda pr, x, c: float(np.mean(sparsity(x))), format=format_number()),
+    Metric(name="std", label="STD", description="std of sparsity (ddof=1)",
+           compute=lambda pr, x, c: sparsity_std(x), format=format_number()),
+    Metric(name="worst_sp", label="worst SP", description="least sparse loading",
+           compute=lambda pr, x, c: float(np.min(sparsity(x))), format=format_number()),
+    Metric(name="cpev", label="CPEV", description="cumulative percentage of explained variance",
+           compute=_on_covariance(cpev), format=format_number()),
+    Metric(name="ev", label="EV", description="tr(X^T C X)",
+           compute=_on_covariance(explained_variance), format=format_number()),
+    Metric(name="nor", label="NOR", description="nonorthogonality",
+           compute=lambda pr, x, c: nonorthogonality(x), format=format_number()),
+    Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",
+           compute=lambda pr, x, c: orthogonality(x), format=format_number()),
+    Metric(name="additional_variance", label="add. var", description="additional variance per loading",
+           compute=_on_covariance(additional_variances), format=format_number()),
+    Metric(name="cumulative_variance", label="cum. var", description="cumulative variance / tr(C)",
+           compute=_on_covariance(cumulative_variances), format=format_number()),
+)  # fmt: skip

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,11 @@ import pluggy
 
 from spcakit import hookspecs
 from spcakit.registry import Registry
-from spcakit.specs import MethodSpec, load_method_spec
+from spcakit.specs import MethodSpec, read_toml, spec_files
 
 ENTRY_POINT_GROUP = "spcakit"
 from spcakit.hookspecs import hookimpl  # noqa: F401  (re-exported)
-HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods")
+HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics")
 
 
 @attrs.frozen(kw_only=True)
@@ -100,18 +100,27 @@ class PluginSession:
     def _call_hooks(self, name: str) -> None:
         registry = self.registry
 
-        def register_part(role: str, part_name: str, factory: Any, **meta: Any) -> None:
-            registry.register_part(role, part_name, factory, plugin=name, **meta)
+        def register_part(classes: type | Iterable[type]) -> None:
+            for cls in [classes] if isinstance(classes, type) else classes:
+                registry.register_part(cls, plugin=name)
 
         def register_method(spec: MethodSpec | Mapping[str, Any] | str | Path) -> None:
             if isinstance(spec, (str, Path)):
-                spec = load_method_spec(spec)
-            elif not isinstance(spec, MethodSpec):
-                spec = MethodSpec.from_dict(spec, where=f"plugin {name}")
-            registry.register_method(spec, plugin=name)
+                files = spec_files(spec)
+                if not files:
+                    raise FileNotFoundError(f"no method spec (*.toml) at {spec}")
+                for path in files:
+                    registry.register_method(read_toml(path), where=str(path), plugin=name)
+            else:
+                registry.register_method(spec, where=f"plugin {name}", plugin=name)
+
+        def register_metric(metrics: Any) -> None:
+            for metric in metrics if isinstance(metrics, (list, tuple)) else [metrics]:
+                registry.register_metric(metric, plugin=name)
 
         for hook_name, register in (
             ("spcakit_register_parts", register_part),
+            ("spcakit_register_metrics", register_metric),
             ("spcakit_register_methods", register_method),
         ):
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
@@ -158,9 +167,9 @@ def get_session() -> PluginSession:
     global _session
     if _session is None:
         session = PluginSession()
-        from spcakit import drivers
+        from spcakit import core_plugin
 
-        session.add(drivers, "core", version=_version(), package="spcakit")
+        session.add(core_plugin, "core", version=_version(), package="spcakit")
         session.load_entry_points()
         _session = session
     return _session

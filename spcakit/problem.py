@@ -41,34 +41,6 @@ class Covariance:
 
 
 @attrs.frozen(eq=False)
-class SearchSubspace:
-    r"""An orthonormal basis :math:`P` (``p x m``) of the subspace the next loading is sought in.
-
-    With it, what keeps each round cheap (Xu, Yang & Zhang, Remark 1): the
-    image :math:`CP` for the covariance operator ``image_of`` (recomputed by
-    :meth:`image_for` when the problem's covariance is another one, e.g. after
-    a deflation of :math:`C`), and an orthonormal basis :math:`E` (``p x t``)
-    of the loadings found so far with its image :math:`CE`.
-    """
-
-    basis: np.ndarray
-    image: np.ndarray | None = None
-    image_of: CovarianceOperator | None = None
-    explained: np.ndarray | None = None
-    explained_image: np.ndarray | None = None
-
-    @property
-    def dimension(self) -> int:
-        return int(self.basis.shape[1])
-
-    def image_for(self, covariance: CovarianceOperator) -> np.ndarray:
-        """:math:`CP`: the carried image when it belongs to ``covariance``, else one product with it."""
-        if self.image is not None and self.image_of is covariance:
-            return self.image
-        return covariance.matmat(self.basis)
-
-
-@attrs.frozen(eq=False)
 class Problem:
     """What a sparse PCA method works on.
 
@@ -83,37 +55,16 @@ class Problem:
         covariance was given.
     source
         Where the problem came from, for reports (``builtin:pitprops``, a path).
-    constraint
-        The generalized problem's :math:`B = I - QQ^\top` as the orthonormal
-        ``p x t`` basis :math:`Q` of the directions already explained
-        (Mackey's generalized deflation), or ``None`` for :math:`B = I`.
-        Rank-one solvers maximise :math:`x^\top C x` s.t. :math:`x^\top B x = 1`.
-    subspace
-        A :class:`SearchSubspace`: the subspace the next loading is sought in
-        (SPCA-SP's subspace projection), or ``None``.
+
+    A deflator returns a new problem (a deflated covariance, a residual data
+    matrix); what a method carries between rounds besides is in the run's
+    :class:`~spcakit.state.Carry`, never here.
     """
 
     covariance: CovarianceOperator
     feature_names: tuple[str, ...]
     data: np.ndarray | None = None
     source: str = ""
-    constraint: np.ndarray | None = None
-    subspace: SearchSubspace | None = None
-
-    def constraint_matmat(self, v: np.ndarray) -> np.ndarray:
-        """:math:`Bv` (``v`` itself when there is no constraint)."""
-        q = self.constraint
-        if q is None:
-            return v
-        return v - q @ (q.T @ v)
-
-    def constraint_submatrix(self, support: np.ndarray) -> np.ndarray:
-        """:math:`B_{SS}` for the variables ``support``."""
-        eye = np.eye(len(support))
-        if self.constraint is None:
-            return eye
-        qs = self.constraint[support]
-        return eye - qs @ qs.T
 
     @property
     def p(self) -> int:

@@ -1,4 +1,4 @@
-r"""The five kinds of parts every sparse PCA method here is assembled from.
+r"""The kinds of parts every sparse PCA method here is assembled from, and how a part describes itself.
 
 A method alternates two steps on a ``p x r`` iterate :math:`X`:
 
@@ -9,77 +9,235 @@ A method alternates two steps on a ``p x r`` iterate :math:`X`:
 
 starting from the **Initializer**'s :math:`X_0` and until a **Stopper** says
 so. A **Deflator** removes a found component from the problem between the
-rounds of the deflation driver. Parts are pure: they never mutate their
-inputs, and randomness comes only through an explicit
-``numpy.random.Generator``.
+rounds of a deflating **Driver**.
+
+A part is one attrs class that describes itself: it derives from the base
+class of its role, its fields are its parameters (checked by
+:mod:`spcakit.validators`), the first line of its docstring is its summary,
+and :func:`part` names it::
+
+    @spcakit.part("hard", paper=PAPER, lam="threshold")
+    class HardThreshold(spcakit.Truncator):
+        \"\"\"T-l0 hard thresholding ...\"\"\"
+
+        threshold: float | None = attrs.field(default=None, validator=...)
+
+        def __call__(self, z): ...
+
+and ``register(HardThreshold)`` in a plugin's hook registers it.
+
+State
+-----
+Parts are pure. What a part carries from one step to the next is returned
+from that step and given back to it, as in optax:
+
+* ``Updater.init(problem, x0, carry) -> state`` and
+  ``Updater.propose(problem, x, state) -> (z, objective, state)``;
+* the **carry** (a :class:`~spcakit.state.Carry`) is what a run hands from
+  one round of a deflating driver to the next: the initializer's
+  ``prepare`` makes it, the deflator returns it updated, and the
+  initializer and updater of every round read it. Parts store their entries
+  under keys they document (SPCA-SP's search subspace, the constraint
+  :math:`B = I - QQ^\top` of Mackey's generalized deflation).
+
+Randomness comes only through an explicit ``numpy.random.Generator``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
+import attrs
 import numpy as np
 
 if TYPE_CHECKING:
     from spcakit.problem import Problem
-    from spcakit.state import IterState
+    from spcakit.state import Carry, IterState, Outcome
 
 #: The roles a part can play, in the order a method spec lists them.
 ROLES = ("driver", "initializer", "updater", "truncator", "deflator", "stopper")
 
+#: ``on_step(component, n_components, iteration)`` is called after every step.
+StepCallback = Callable[[int, int, int], None]
 
-@runtime_checkable
-class Initializer(Protocol):
-    """Return the starting iterate :math:`X_0` (``p x r``).
 
-    An initializer may also define ``prepare(problem, r, rng) -> Problem``:
-    the drivers call it once, before the first iteration (SPCA-SP computes
-    its initial subspace projection there).
+@attrs.frozen(kw_only=True)
+class PartMeta:
+    """What a part class says about itself (set by :func:`part`).
+
+    Attributes
+    ----------
+    role, name
+        Where it is registered (``truncator``, ``hard``).
+    summary
+        One line for ``spcakit parts``: the first line of the docstring.
+    paper
+        The paper (authors and title) it comes from.
+    lam
+        The field that ``--lam`` (the papers' λ) sets, or ``None``.
     """
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray: ...
+    role: str
+    name: str
+    summary: str = ""
+    paper: str = ""
+    lam: str | None = None
 
 
-@runtime_checkable
-class Updater(Protocol):
+class Part:
+    """Base of every part class: the role's base classes derive from it."""
+
+    #: The role, set by the role's base class.
+    role: ClassVar[str] = ""
+    #: Set by :func:`part`.
+    __part__: ClassVar[PartMeta]
+
+
+class Driver(Part):
+    """Run a method: ``driver(problem, r, parts, rng, on_step) -> Outcome``.
+
+    ``deflates`` says whether the driver finds the loadings one at a time and
+    deflates in between (then the method needs a deflator, and only then may
+    it have one).
+    """
+
+    role = "driver"
+    deflates: ClassVar[bool] = False
+
+    def __call__(
+        self, problem: Problem, r: int, parts: Any, rng: np.random.Generator, on_step: StepCallback | None = None
+    ) -> Outcome:
+        raise NotImplementedError
+
+
+class Initializer(Part):
+    r"""Return the starting iterate :math:`X_0` (``p x r``).
+
+    ``prepare(problem, r, rng)`` runs once per run, before the first round,
+    and returns the run's :class:`~spcakit.state.Carry` (SPCA-SP computes its
+    initial subspace there); ``starts()`` is how many starts a multistart
+    driver draws (1).
+    """
+
+    role = "initializer"
+
+    def prepare(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> Carry:
+        return carry
+
+    def starts(self) -> int:
+        return 1
+
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
+        raise NotImplementedError
+
+
+class Updater(Part):
     """Propose the dense matrix :math:`Z` that the truncation acts on.
 
-    ``init`` computes whatever the updater carries through the iterations
-    (for SPCArt, the PCA loadings :math:`V`); ``propose`` returns
-    :math:`Z` and the updater's objective at the current :math:`X`.
+    ``init`` returns the state the updater carries through the iterations
+    (for SPCArt, the PCA loadings :math:`V`); ``propose`` returns :math:`Z`,
+    the updater's objective at the current :math:`X`, and its new state.
     """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> Any: ...
+    role = "updater"
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]: ...
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Any:
+        return None
+
+    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
+        raise NotImplementedError
 
 
-@runtime_checkable
-class Truncator(Protocol):
+class Truncator(Part):
     """Zero small entries of each column of :math:`Z`.
 
     ``check(p)`` raises :class:`~spcakit.errors.InvalidParameterError` when
-    the truncation parameter is outside its valid range for dimension ``p``.
-    The driver normalises the returned columns to unit length.
+    a parameter is outside its valid range for dimension ``p``;
+    ``resolved(p)`` gives the parameters as used for ``p`` (defaults that
+    depend on ``p`` made explicit) for the result's record. The driver
+    normalises the returned columns to unit length.
     """
 
-    def __call__(self, z: np.ndarray) -> np.ndarray: ...
+    role = "truncator"
 
-    def check(self, p: int) -> None: ...
+    def check(self, p: int) -> None:
+        return None
+
+    def resolved(self, p: int) -> dict[str, Any]:
+        return {}
+
+    def __call__(self, z: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
 
-@runtime_checkable
-class Deflator(Protocol):
-    """Return the problem with the unit loading ``x`` removed.
+class Deflator(Part):
+    """Return the problem with the unit loading ``x`` removed, and the run's carry.
 
     ``previous`` holds the loadings found so far (``p x t``, ``x`` last).
     """
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem: ...
+    role = "deflator"
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
+        raise NotImplementedError
 
 
-@runtime_checkable
-class Stopper(Protocol):
+class Stopper(Part):
     """Return a reason to stop (a short sentence) or ``None`` to go on."""
 
-    def __call__(self, state: IterState) -> str | None: ...
+    role = "stopper"
+
+    def __call__(self, state: IterState) -> str | None:
+        raise NotImplementedError
+
+
+BASES: dict[str, type[Part]] = {
+    cls.role: cls for cls in (Driver, Initializer, Updater, Truncator, Deflator, Stopper)
+}
+
+P = TypeVar("P", bound=type)
+
+
+def _summary(cls: type) -> str:
+    doc = (cls.__doc__ or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
+
+
+def part(name: str, *, paper: str = "", lam: str | None = None, summary: str | None = None) -> Callable[[P], P]:
+    """Class decorator: make ``cls`` a frozen attrs part registered as ``name``.
+
+    The class derives from the base class of its role (:class:`Truncator`,
+    ...); its fields are its parameters; its docstring's first line is its
+    summary unless ``summary`` is given; ``lam`` names the field ``--lam``
+    sets; ``paper`` the paper it comes from.
+    """
+
+    def wrap(cls: P) -> P:
+        role = getattr(cls, "role", "")
+        if role not in BASES:
+            raise TypeError(
+                f"part {name!r}: {cls.__name__} must derive from one of spcakit's part base classes "
+                f"({', '.join(b.__name__ for b in BASES.values())})"
+            )
+        built = attrs.frozen(cls)
+        fields = {f.name for f in attrs.fields(built)}
+        if lam is not None and lam not in fields:
+            raise TypeError(f"part {name!r}: lam={lam!r} is not one of its fields ({', '.join(sorted(fields)) or 'none'})")
+        built.__part__ = PartMeta(role=role, name=name, summary=summary or _summary(cls), paper=paper, lam=lam)
+        return built  # type: ignore[return-value]
+
+    return wrap
+
+
+def parameters(cls: type) -> dict[str, Any]:
+    """The parameters of a part class and their defaults (``None`` where required)."""
+    out: dict[str, Any] = {}
+    for field in attrs.fields(cls):
+        if not field.init:
+            continue
+        default = field.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            default = default.factory()  # type: ignore[call-arg]
+        out[field.alias or field.name] = None if default is attrs.NOTHING else default
+    return out

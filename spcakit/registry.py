@@ -1,120 +1,150 @@
-"""The typed registry of parts and methods.
+"""The typed registry of parts, metrics and methods.
 
-Plugins add entries through the ``register`` callbacks their hooks receive;
-a name can be registered once per role, and a second registration raises
+Plugins add entries through the ``register`` callbacks their hooks receive:
+``register(PartClass)`` (or a list of them) for parts, ``register(metric)``
+for metrics, ``register(path)`` for method specs. A name can be registered
+once per role, and a second registration raises
 :class:`~spcakit.errors.DuplicateNameError` naming both plugins. Building a
-part checks its parameters against the factory's signature, so a typo in a
-spec or on the command line is an error, not a silently ignored setting.
+part checks its parameters against the class's fields, so a typo in a spec
+or on the command line is an error, not a silently ignored setting.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from spcakit.errors import DuplicateNameError, InvalidParameterError, UnknownNameError
-from spcakit.protocols import ROLES
+from spcakit.errors import DuplicateNameError, InvalidParameterError, SpecError, UnknownNameError
+from spcakit.protocols import BASES, ROLES, Part, PartMeta, parameters
 from spcakit.specs import MethodSpec, PartRef
+
+if TYPE_CHECKING:
+    from spcakit.metrics import Metric
 
 
 @attrs.frozen(kw_only=True)
 class PartInfo:
-    """A registered part: its factory and what it is.
+    """A registered part: its class and what it says about itself.
 
     Attributes
     ----------
     role, name
         Where it is registered (``truncator``, ``hard``).
-    factory
-        Called with the part's parameters as keywords; returns the part.
-    summary
-        One line for ``spcakit parts``.
-    paper
-        The paper (title and authors) the part comes from.
-    lam
-        Name of the factory parameter that ``--lam`` sets (truncators).
+    cls
+        The part class; ``cls(**params)`` builds the part.
+    summary, paper, lam
+        From the class (see :class:`~spcakit.protocols.PartMeta`).
     plugin
         Name of the plugin that registered it.
     """
 
     role: str
     name: str
-    factory: Callable[..., Any] = attrs.field(eq=False)
+    cls: type = attrs.field(eq=False)
     summary: str = ""
     paper: str = ""
     lam: str | None = None
     plugin: str = ""
 
     def parameters(self) -> dict[str, Any]:
-        """The factory's keyword parameters and their defaults."""
-        out = {}
-        for name, prm in inspect.signature(self.factory).parameters.items():
-            if prm.kind in (prm.VAR_KEYWORD, prm.VAR_POSITIONAL):
-                continue
-            out[name] = None if prm.default is prm.empty else prm.default
-        return out
+        """The part's parameters and their defaults (``None`` where there is none)."""
+        return parameters(self.cls)
+
+
+@attrs.frozen(kw_only=True)
+class _RegisteredSpec:
+    """A method spec as registered: its TOML table (``extends`` is resolved on look-up)."""
+
+    raw: Mapping[str, Any] = attrs.field(eq=False)
+    where: str = ""
+    plugin: str = ""
 
 
 @attrs.frozen(kw_only=True)
 class MethodInfo:
+    """A registered method: its resolved spec and the plugin that registered it."""
+
     spec: MethodSpec
     plugin: str = ""
 
 
+@attrs.frozen(kw_only=True)
+class MetricInfo:
+    metric: Metric
+    plugin: str = ""
+
+
+def _part_meta(cls: Any) -> PartMeta:
+    meta = getattr(cls, "__part__", None) if isinstance(cls, type) else None
+    if not isinstance(meta, PartMeta) or not issubclass(cls, Part):
+        what = cls.__name__ if isinstance(cls, type) else repr(cls)
+        raise TypeError(
+            f"register() takes part classes made with @spcakit.part(...) deriving from one of "
+            f"{', '.join(b.__name__ for b in BASES.values())}; got {what}"
+        )
+    return meta
+
+
 class Registry:
-    """Parts by role and name, and method specs by name."""
+    """Parts by role and name, metrics by name, and method specs by name."""
 
     def __init__(self) -> None:
         self._parts: dict[str, dict[str, PartInfo]] = {role: {} for role in ROLES}
-        self._methods: dict[str, MethodInfo] = {}
+        self._methods: dict[str, _RegisteredSpec] = {}
+        self._metrics: dict[str, MetricInfo] = {}
 
     # -- registration -------------------------------------------------
-    def register_part(
-        self,
-        role: str,
-        name: str,
-        factory: Callable[..., Any],
-        *,
-        summary: str = "",
-        paper: str = "",
-        lam: str | None = None,
-        plugin: str = "",
-    ) -> PartInfo:
-        if role not in self._parts:
-            raise UnknownNameError(f"unknown role {role!r}; roles are: {', '.join(ROLES)}")
-        if not callable(factory):
-            raise TypeError(f"factory for {role} {name!r} must be callable")
-        existing = self._parts[role].get(name)
+    def register_part(self, cls: type, *, plugin: str = "") -> PartInfo:
+        """Register a part class (see :func:`spcakit.part`)."""
+        meta = _part_meta(cls)
+        existing = self._parts[meta.role].get(meta.name)
         if existing is not None:
             raise DuplicateNameError(
-                f"{role} {name!r} is already registered by plugin {existing.plugin!r}; "
+                f"{meta.role} {meta.name!r} is already registered by plugin {existing.plugin!r}; "
                 f"plugin {plugin!r} cannot register it again (choose another name)"
             )
-        info = PartInfo(role=role, name=name, factory=factory, summary=summary, paper=paper, lam=lam, plugin=plugin)
-        self._parts[role][name] = info
+        info = PartInfo(role=meta.role, name=meta.name, cls=cls, summary=meta.summary, paper=meta.paper,
+                        lam=meta.lam, plugin=plugin)  # fmt: skip
+        self._parts[meta.role][meta.name] = info
         return info
 
-    def register_method(self, spec: MethodSpec, *, plugin: str = "") -> MethodInfo:
-        existing = self._methods.get(spec.name)
+    def register_method(self, spec: MethodSpec | Mapping[str, Any], *, where: str = "", plugin: str = "") -> None:
+        """Register a method spec (a :class:`MethodSpec` or its TOML table; ``extends`` is resolved on look-up)."""
+        raw = spec.to_dict() if isinstance(spec, MethodSpec) else dict(spec)
+        if not isinstance(raw.get("name"), str) or not raw["name"]:
+            raise SpecError(f"{where or 'spec'}: a method spec needs a string 'name'")
+        MethodSpec.check_keys(raw, where or raw["name"])
+        existing = self._methods.get(raw["name"])
         if existing is not None:
             raise DuplicateNameError(
-                f"method {spec.name!r} is already registered by plugin {existing.plugin!r}; "
+                f"method {raw['name']!r} is already registered by plugin {existing.plugin!r}; "
                 f"plugin {plugin!r} cannot register it again (choose another name)"
             )
-        info = MethodInfo(spec=spec, plugin=plugin)
-        self._methods[spec.name] = info
+        self._methods[raw["name"]] = _RegisteredSpec(raw=raw, where=where or raw["name"], plugin=plugin)
+
+    def register_metric(self, metric: Metric, *, plugin: str = "") -> MetricInfo:
+        """Register a :class:`~spcakit.metrics.Metric`."""
+        from spcakit.metrics import Metric
+
+        if not isinstance(metric, Metric):
+            raise TypeError(f"register() takes spcakit.metrics.Metric records for metrics; got {metric!r}")
+        existing = self._metrics.get(metric.name)
+        if existing is not None:
+            raise DuplicateNameError(
+                f"metric {metric.name!r} is already registered by plugin {existing.plugin!r}; "
+                f"plugin {plugin!r} cannot register it again (choose another name)"
+            )
+        info = MetricInfo(metric=metric, plugin=plugin)
+        self._metrics[metric.name] = info
         return info
 
     def unregister_plugin(self, plugin: str) -> None:
-        """Remove every part and method a plugin registered."""
-        for table in self._parts.values():
+        """Remove every part, metric and method a plugin registered."""
+        for table in (*self._parts.values(), self._methods, self._metrics):
             for name in [n for n, info in table.items() if info.plugin == plugin]:
                 del table[name]
-        for name in [n for n, info in self._methods.items() if info.plugin == plugin]:
-            del self._methods[name]
 
     # -- look-up ------------------------------------------------------
     def part(self, role: str, name: str) -> PartInfo:
@@ -140,18 +170,67 @@ class Registry:
         return [info.name for info in self.parts(role)]
 
     def method(self, name: str) -> MethodSpec:
+        """The method spec ``name``, with its ``extends`` chain resolved."""
+        return MethodSpec.from_dict(self._resolved(name, ()), where=self._info(name).where)
+
+    def _info(self, name: str) -> _RegisteredSpec:
         try:
-            return self._methods[name].spec
+            return self._methods[name]
         except KeyError:
             raise UnknownNameError(
                 f"unknown method {name!r}; registered methods: {', '.join(sorted(self._methods)) or '(none)'}"
             ) from None
 
+    def _resolved(self, name: str, seen: tuple[str, ...]) -> dict[str, Any]:
+        info = self._info(name)
+        raw = dict(info.raw)
+        parent = raw.pop("extends", None)
+        if parent is None:
+            return raw
+        if not isinstance(parent, str):
+            raise SpecError(f"{info.where}: extends must be a method name; got {parent!r}")
+        if parent in seen + (name,):
+            raise SpecError(f"{info.where}: 'extends' goes round in a circle: {' -> '.join(seen + (name, parent))}")
+        if parent not in self._methods:
+            raise SpecError(f"{info.where}: extends unknown method {parent!r}")
+        base = self._resolved(parent, seen + (name,))
+        base.pop("compose_default", None)  # a default composition is not inherited
+        return {**base, **raw}
+
     def methods(self) -> list[MethodInfo]:
-        return [self._methods[n] for n in sorted(self._methods)]
+        """Every registered method (resolved) with its plugin, by name."""
+        return [MethodInfo(spec=self.method(n), plugin=self._methods[n].plugin) for n in sorted(self._methods)]
+
+    def method_plugin(self, name: str) -> str:
+        return self._info(name).plugin
 
     def method_names(self) -> list[str]:
         return sorted(self._methods)
+
+    def default_composition(self, driver: str) -> MethodSpec | None:
+        """The method a plugin declared (``compose_default = true``) as ``compose()``'s defaults for ``driver``."""
+        for name in sorted(self._methods):
+            raw = self._methods[name].raw
+            if raw.get("compose_default") and raw.get("driver") == driver:
+                return self.method(name)
+        return None
+
+    def metrics(self) -> list[Metric]:
+        """Registered metrics in registration order (the order of the text table)."""
+        return [info.metric for info in self._metrics.values()]
+
+    def metric_plugin(self, name: str) -> str:
+        """The plugin that registered metric ``name``."""
+        self.metric(name)
+        return self._metrics[name].plugin
+
+    def metric(self, name: str) -> Metric:
+        try:
+            return self._metrics[name].metric
+        except KeyError:
+            raise UnknownNameError(
+                f"unknown metric {name!r}; registered metrics: {', '.join(self._metrics) or '(none)'}"
+            ) from None
 
     # -- building -----------------------------------------------------
     def build(self, role: str, ref: PartRef | str) -> Any:
@@ -163,26 +242,23 @@ class Registry:
         ref = PartRef.parse(ref, role)
         info = self.part(role, ref.name)
         accepted = info.parameters()
-        takes_any = any(
-            p.kind is p.VAR_KEYWORD for p in inspect.signature(info.factory).parameters.values()
-        )
         unknown = [k for k in ref.params if k not in accepted]
-        if unknown and not takes_any:
+        if unknown:
             valid = ", ".join(accepted) or "(none)"
             raise InvalidParameterError(
                 f"{role} {ref.name!r} has no parameter {', '.join(map(repr, unknown))}; its parameters are: {valid}"
             )
         kwargs = {k: self._build_nested(role, v) for k, v in ref.params.items()}
         try:
-            return info.factory(**kwargs)
+            return info.cls(**kwargs)
         except TypeError as exc:
             raise InvalidParameterError(f"{role} {ref.name!r}: {exc}") from None
 
     def _build_nested(self, role: str, value: Any) -> Any:
-        if isinstance(value, PartRef) or (isinstance(value, dict) and "name" in value):
+        if isinstance(value, PartRef) or (isinstance(value, Mapping) and "name" in value):
             return self.build(role, PartRef.parse(value, role))
         if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, PartRef) or (isinstance(v, dict) and "name" in v) for v in value
+            isinstance(v, PartRef) or (isinstance(v, Mapping) and "name" in v) for v in value
         ):
             return [self.build(role, PartRef.parse(v, role)) for v in value]
         return value

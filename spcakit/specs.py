@@ -17,6 +17,15 @@ A method is a composition of named parts, each with its parameters::
 A part is a name or a table ``{ name = ..., <param> = ... }``. A parameter
 whose value is such a table (or a list of them) is itself a part of the same
 role, built first (this is how ``any-of`` holds other stoppers).
+
+A spec may extend another registered method and replace some of its keys::
+
+    name = "tpower"
+    extends = "rsvd-gp"
+    truncator = { name = "sparsity" }
+
+``compose_default = true`` marks a method whose parts :func:`spcakit.compose`
+takes as defaults for that method's driver (not inherited by ``extends``).
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ import attrs
 from spcakit.errors import SpecError
 
 SPEC_VERSION = 1
-_SPEC_KEYS = {"name", "summary", "paper", "driver", "initializer", "updater", "truncator", "deflator", "stopper", "version"}
+_SPEC_KEYS = {"name", "summary", "paper", "driver", "initializer", "updater", "truncator", "deflator", "stopper", "version",
+              "extends", "compose_default"}
 
 
 def _freeze_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -86,8 +96,9 @@ class MethodSpec:
     summary: str = ""
     paper: str = ""
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "spec") -> MethodSpec:
+    @staticmethod
+    def check_keys(data: Mapping[str, Any], where: str = "spec") -> None:
+        """Refuse unknown keys and other spec versions (before ``extends`` is resolved)."""
         unknown = set(data) - _SPEC_KEYS
         if unknown:
             raise SpecError(
@@ -96,6 +107,14 @@ class MethodSpec:
         version = data.get("version", SPEC_VERSION)
         if version != SPEC_VERSION:
             raise SpecError(f"{where}: spec version {version!r} is not supported (this spcakit reads version {SPEC_VERSION})")
+        if not isinstance(data.get("compose_default", False), bool):
+            raise SpecError(f"{where}: compose_default must be true or false")
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "spec") -> MethodSpec:
+        cls.check_keys(data, where)
+        if "extends" in data:
+            raise SpecError(f"{where}: 'extends' is resolved by the registry; register the spec instead of building it")
         missing = [k for k in ("name", "driver", "initializer", "updater", "truncator", "stopper") if k not in data]
         if missing:
             raise SpecError(f"{where}: missing required key(s): {', '.join(missing)}")
@@ -137,9 +156,17 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 
 def load_method_spec(path: str | Path) -> MethodSpec:
-    """Read one method spec from a TOML file."""
+    """Read one method spec from a TOML file (one without ``extends``)."""
     path = Path(path)
     return MethodSpec.from_dict(read_toml(path), where=str(path))
+
+
+def spec_files(path: str | Path) -> list[Path]:
+    """The TOML spec files at ``path``: the file itself, or a folder's ``*.toml`` in name order."""
+    path = Path(path)
+    if path.is_dir():
+        return sorted(path.glob("*.toml"))
+    return [path]
 
 
 @attrs.frozen(kw_only=True)

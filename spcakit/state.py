@@ -14,6 +14,53 @@ def _arrays_equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+@attrs.frozen
+class Carry:
+    r"""What a run hands from one round of a driver to the next: entries by key.
+
+    The initializer's ``prepare`` makes the first one; each deflator returns
+    the next; the initializer and the updater of every round read it. A part
+    keeps its entries under keys it documents, e.g. ``"constraint"`` for the
+    orthonormal :math:`Q` of a generalized problem's :math:`B = I - QQ^\top`
+    (:data:`CONSTRAINT`). It is immutable: :meth:`set` returns a new carry.
+    """
+
+    entries: tuple[tuple[str, Any], ...] = attrs.field(default=(), eq=False)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.entries:
+            if k == key:
+                return v
+        return default
+
+    def set(self, key: str, value: Any) -> Carry:
+        return Carry(tuple((k, v) for k, v in self.entries if k != key) + ((key, value),))
+
+    def __contains__(self, key: str) -> bool:
+        return any(k == key for k, _ in self.entries)
+
+
+#: Carry key of a generalized problem's constraint: the orthonormal ``p x t`` :math:`Q` of
+#: :math:`B = I - QQ^\top`; a round then maximises :math:`x^\top C x` s.t. :math:`x^\top B x = 1`.
+CONSTRAINT = "constraint"
+
+
+def constraint_matmat(carry: Carry, v: np.ndarray) -> np.ndarray:
+    """:math:`Bv` for the carry's constraint (``v`` itself when there is none)."""
+    q = carry.get(CONSTRAINT)
+    return v if q is None else v - q @ (q.T @ v)
+
+
+def constraint_submatrix(carry: Carry, support: np.ndarray) -> np.ndarray:
+    """:math:`B_{SS}` for the variables ``support`` (the identity when there is no constraint)."""
+    eye = np.eye(len(support))
+    q = carry.get(CONSTRAINT)
+    if q is None:
+        return eye
+    qs = q[support]
+    return eye - qs @ qs.T
+
+
 @attrs.frozen(kw_only=True)
 class IterState:
     """One iteration of the block loop.
@@ -32,8 +79,9 @@ class IterState:
         (``inf`` before the first step).
     objective_history
         The updater's objective, one value per completed step.
-    context
-        What the updater carries (see :class:`~spcakit.protocols.Updater`).
+    updater_state
+        What the updater carries from step to step (its ``init`` and
+        ``propose`` return it; see :class:`~spcakit.protocols.Updater`).
     """
 
     iteration: int
@@ -41,7 +89,7 @@ class IterState:
     loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
     relative_change: float = float("inf")
     objective_history: tuple[float, ...] = ()
-    context: Any = attrs.field(default=None, eq=False)
+    updater_state: Any = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -99,13 +147,20 @@ class Result:
     def p(self) -> int:
         return self.loadings.shape[0]
 
-    def components(self) -> list[list[tuple[str, float]]]:
-        """Per loading, its nonzero variables as ``(name, weight)``, largest first."""
+    def components(self, digits: int | None = None) -> list[list[tuple[str, float]]]:
+        """Per loading, its nonzero variables as ``(name, weight)``, largest magnitude first.
+
+        With ``digits``, magnitudes equal when rounded to that many decimals
+        count as equal and keep the variables' order, so that what is printed
+        with ``digits`` decimals is ordered the same on every machine
+        (rounding noise in the last bits never reorders equal weights).
+        """
         out = []
         for j in range(self.r):
             col = self.loadings[:, j]
             idx = np.nonzero(col)[0]
-            idx = idx[np.argsort(-np.abs(col[idx]), kind="stable")]
+            magnitude = np.abs(col[idx]) if digits is None else np.round(np.abs(col[idx]), digits)
+            idx = idx[np.argsort(-magnitude, kind="stable")]
             out.append([(self.feature_names[i], float(col[i])) for i in idx])
         return out
 

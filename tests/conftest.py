@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -29,3 +30,33 @@ def load_shared():
             return {k: archive[k] for k in archive.files}
 
     return load
+
+
+# -- the shared_data marker: which tests read ../shared/data, and how many of them ran ---------------------
+_SHARED_FIXTURES = {"shared_data", "load_shared"}
+_shared_outcomes: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that reads ../shared/data (through the fixtures above) with ``shared_data``."""
+    for item in items:
+        if _SHARED_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.shared_data)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "shared_data" not in report.keywords:
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _shared_outcomes[report.nodeid] = report.outcome
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not _shared_outcomes:
+        return
+    counts = Counter(_shared_outcomes.values())
+    where = SHARED_DATA if SHARED_DATA.is_dir() else f"{SHARED_DATA} (absent)"
+    terminalreporter.write_line(
+        f"shared data ({where}): {len(_shared_outcomes)} tests read it: {counts['passed']} passed, "
+        f"{counts['failed']} failed, {counts['skipped']} skipped"
+    )

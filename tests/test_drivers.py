@@ -17,7 +17,10 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.api import build_parts, fix_signs
-from spcakit.drivers import block, block_step, deflation, normalize_columns
+from spcakit.drivers import BlockDriver, DeflationDriver, block_step, normalize_columns
+from spcakit.state import Carry
+
+block, deflation = BlockDriver(), DeflationDriver()
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.operators import densify
 from spcakit.plugins import get_registry
@@ -25,7 +28,7 @@ from spcakit.problem import covariance_problem
 from spcakit.state import IterState
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_initializer_contract
-from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange, make_any_of, make_max_iterations, make_relative_change
+from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DEFAULT_TOL, DEFAULT_MAX = 0.01, 200  # the paper's stopping rule (§6), the default of every method
@@ -128,10 +131,10 @@ def test_block_step_is_a_pure_function_of_its_state(problem, method, data):
     spec = spcakit.configure(registry.method(method), lam=0.05 if method == "gpower-l1-block" else None)
     parts = build_parts(spec, registry, problem)
     try:
-        x0 = parts.initializer(problem, r, np.random.default_rng(0))
+        x0 = parts.initializer(problem, r, np.random.default_rng(0), Carry())
     except InvalidParameterError:
         assume(False)
-    state = IterState(iteration=0, x=x0, loadings=normalize_columns(x0), context=parts.updater.init(problem, x0))
+    state = IterState(iteration=0, x=x0, loadings=normalize_columns(x0), updater_state=parts.updater.init(problem, x0, Carry()))
     before = copy.deepcopy(state)
     cov_before = densify(problem.covariance).copy()
     try:
@@ -143,8 +146,8 @@ def test_block_step_is_a_pure_function_of_its_state(problem, method, data):
     assert state == before
     np.testing.assert_array_equal(state.x, before.x)
     np.testing.assert_array_equal(state.loadings, before.loadings)
-    if isinstance(before.context, np.ndarray):
-        np.testing.assert_array_equal(state.context, before.context)
+    if isinstance(before.updater_state, np.ndarray):
+        np.testing.assert_array_equal(state.updater_state, before.updater_state)
     np.testing.assert_array_equal(densify(problem.covariance), cov_before)
     # same input, same output (objectives compared NaN-aware: the identity updater has none)
     assert attrs.evolve(first, objective_history=()) == attrs.evolve(second, objective_history=())
@@ -319,12 +322,12 @@ def test_any_of_reports_the_first_stopper_that_fires():
 def test_stopper_factories_validate_their_parameters():
     for bad in (0, -1, 2.5, True):
         with pytest.raises(InvalidParameterError, match="positive integer"):
-            make_max_iterations(bad)
+            MaxIterations(bad)
     for bad in (0, -0.1, float("nan"), float("inf"), "x"):
         with pytest.raises(InvalidParameterError, match="tol"):
-            make_relative_change(bad)
+            RelativeChange(bad)
     with pytest.raises(InvalidParameterError, match="non-empty"):
-        make_any_of([])
+        AnyOf([])
 
 
 class Recorder:
@@ -352,7 +355,7 @@ def test_relative_change_stops_at_the_first_small_change(problem, tol, data):
     recorder = Recorder(AnyOf((RelativeChange(tol), MaxIterations(300))))
     parts = attrs.evolve(parts, stopper=recorder)
     try:
-        x0 = parts.initializer(problem, r, np.random.default_rng(0))
+        x0 = parts.initializer(problem, r, np.random.default_rng(0), Carry())
         outcome = block(problem, r, parts, np.random.default_rng(0))
     except (ZeroLoadingError, InvalidParameterError):
         assume(False)  # r above the numerical rank, or a column thresholded away

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import tracemalloc
 
+import attrs
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +15,10 @@ import spcakit
 from spcakit.cli import app
 from spcakit.datasets import pitprops, square_root
 from spcakit.errors import InvalidParameterError
+from spcakit.operators import DenseCovariance
 from spcakit.specs import PartRef
+from spcakit.state import Carry
+from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, features_found
 from spcakit_encoders.columns import dual_set_columns, leverage_sampling_columns, top_leverage_columns
 from spcakit_encoders.encoder import cssp_encoder
 
@@ -153,6 +157,32 @@ def test_per_feature_sparsities_need_the_residual_deflator():
     schur = spcakit.fit(pitprops_cov(), "encoder-iterative", r=3, sparsity=4, deflator="schur")
     residual = spcakit.fit(pitprops_cov(), "encoder-iterative", r=3, sparsity=4)
     np.testing.assert_allclose(schur.loadings, residual.loadings, atol=1e-8)
+
+
+def test_the_carry_counts_the_features_for_per_feature_sparsities():
+    """prepare records X = C^(1/2) and 0 features; the residual deflator records 1 for its residual;
+    the selector then uses r_2. An entry made for another problem (another deflator's) is refused."""
+    registry = spcakit.get_registry()
+    problem = spcakit.make_problem(pitprops_cov())
+    select = registry.build("initializer", PartRef("dual-set-columns", {"sparsity": [3, 6]}))
+    deflate = registry.build("deflator", "residual")
+    rng = np.random.default_rng(0)
+    carry = select.prepare(problem, 2, rng, Carry())
+    assert features_found(carry, problem) == 0
+    np.testing.assert_allclose(carry.get(SQUARE_ROOT).matrix, square_root(problem.covariance.matrix), atol=1e-12)
+    x0 = select(problem, 1, rng, carry)
+    assert np.count_nonzero(x0) == 3
+    encoder = registry.build("updater", "encoder")
+    state = encoder.init(problem, x0, carry)
+    assert state is carry.get(SQUARE_ROOT).matrix  # the square root is computed once, by prepare
+    h, _, state = encoder.propose(problem, x0, state)
+    residual, after = deflate(problem, h[:, 0], h, carry)
+    assert after.get(FEATURES_FOUND).count == 1 and features_found(after, residual) == 1
+    assert features_found(carry, problem) == 0  # the carry handed in is unchanged
+    assert np.count_nonzero(select(residual, 1, rng, after)) == 6
+    elsewhere = attrs.evolve(residual, covariance=DenseCovariance(residual.covariance.matmat(np.eye(problem.p))), data=None)
+    with pytest.raises(InvalidParameterError, match="need the `residual` deflator"):
+        select(elsewhere, 1, rng, after)
 
 
 # -- CLI --------------------------------------------------------------------------------------------

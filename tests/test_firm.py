@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.testing import check_truncator_contract
 
 try:
     import spcakit_firm as firm
@@ -24,7 +26,7 @@ except ImportError as exc:
         f'the example plugin spcakit-firm is not importable ({exc}); run: pip install -e ".[test]" -e ./plugins/spcakit-firm',
         allow_module_level=True,
     )
-FirmTruncation = firm.FirmTruncation
+FirmThreshold = firm.FirmThreshold
 firm_threshold = firm.firm_threshold
 relative_firm_threshold = firm.relative_firm_threshold
 
@@ -172,7 +174,7 @@ def test_absolute_operator_at_the_thresholds():
 @settings(deadline=None)
 @given(matrices(), lower_thresholds, ratios)
 def test_truncator_applies_the_relative_form_or_reports_a_zeroed_loading(z, lam1, ratio):
-    truncator = FirmTruncation(lam1, ratio)
+    truncator = FirmThreshold(lam1, ratio)
     expected = relative_firm_threshold(z, lam1, ratio * lam1)
     zeroed = ~np.any(expected != 0, axis=0) & np.any(z != 0, axis=0)
     if zeroed.any():
@@ -182,65 +184,103 @@ def test_truncator_applies_the_relative_form_or_reports_a_zeroed_loading(z, lam1
         np.testing.assert_array_equal(truncator(z), expected)
 
 
+@settings(deadline=None)
+@given(matrices(), st.one_of(st.none(), lower_thresholds), ratios)
+def test_truncator_keeps_the_contract(z, lam1, ratio):
+    # spcakit's own contract check: shape, signs, no growth, no silent zero loading, purity
+    check_truncator_contract(FirmThreshold(lam1, ratio), z)
+
+
 @given(st.integers(1, 10_000))
 def test_default_threshold_is_one_over_sqrt_p(p):
-    truncator = firm.make_firm()
+    truncator = FirmThreshold()
     truncator.check(p)
     lam1, lam2 = truncator.thresholds(p)
     assert lam1 == (1.0 / math.sqrt(p) if p > 1 else 0.0)  # p = 1: 1/sqrt(p) = 1 would zero the loading
     assert lam2 == 2.0 * lam1
 
 
+@settings(deadline=None)
+@given(matrices())
+def test_default_applies_lambda1_one_over_sqrt_p_and_lambda2_twice_that(z):
+    lam1 = 1.0 / math.sqrt(z.shape[0]) if z.shape[0] > 1 else 0.0
+    expected = relative_firm_threshold(z, lam1, 2.0 * lam1)
+    if np.any(~np.any(expected != 0, axis=0) & np.any(z != 0, axis=0)):
+        with pytest.raises(ZeroLoadingError):
+            FirmThreshold()(z)
+    else:
+        np.testing.assert_array_equal(FirmThreshold()(z), expected)
+
+
 def test_default_keeps_a_single_variable():
-    np.testing.assert_array_equal(firm.make_firm()(np.array([[-3.0, 2.0]])), [[-3.0, 2.0]])
+    np.testing.assert_array_equal(FirmThreshold()(np.array([[-3.0, 2.0]])), [[-3.0, 2.0]])
 
 
 @given(st.integers(1, 50), lower_thresholds, ratios)
-def test_check_accepts_the_valid_range(p, lam1, ratio):
-    FirmTruncation(lam1, ratio).check(p)
+def test_accepts_the_valid_range(p, lam1, ratio):
+    truncator = FirmThreshold(lam1, ratio)
+    truncator.check(p)
+    assert truncator.thresholds(p) == (lam1, ratio * lam1)
 
 
-@given(st.integers(1, 50), st.one_of(st.floats(max_value=-1e-300), st.floats(min_value=1.0)))
-def test_check_rejects_lambda1_outside_0_1(p, lam1):
-    with pytest.raises(InvalidParameterError, match=r"lambda1=.* is outside \[0, 1\)|must be finite"):
-        FirmTruncation(lam1).check(p)
+THRESHOLD_RANGE = r"threshold must be a number in \[0, 1\); got "
+RATIO_RANGE = r"ratio must be a number > 1; got "
 
 
-@given(st.integers(1, 50), lower_thresholds, st.floats(max_value=1.0, allow_nan=False))
-def test_check_rejects_ratio_at_most_1(p, lam1, ratio):
-    with pytest.raises(InvalidParameterError, match=r"ratio=.* must be > 1|must be finite"):
-        FirmTruncation(lam1, ratio).check(p)
+@given(st.one_of(st.floats(max_value=-1e-300), st.floats(min_value=1.0)))
+def test_rejects_lambda1_outside_0_1(lam1):
+    with pytest.raises(InvalidParameterError, match=THRESHOLD_RANGE):
+        FirmThreshold(lam1)
+
+
+@given(lower_thresholds, st.floats(max_value=1.0, allow_nan=False))
+def test_rejects_ratio_at_most_1(lam1, ratio):
+    with pytest.raises(InvalidParameterError, match=RATIO_RANGE):
+        FirmThreshold(lam1, ratio)
 
 
 @pytest.mark.parametrize(
     ("threshold", "ratio", "message"),
     [
-        (1.0, 2.0, r"outside \[0, 1\)"),
-        (-0.1, 2.0, r"outside \[0, 1\)"),
-        (float("nan"), 2.0, "finite"),
-        (float("inf"), 2.0, "finite"),
-        ("abc", 2.0, "must be a number"),
-        (True, 2.0, "must be a number"),
-        (0.3, 1.0, "must be > 1"),
-        (0.3, 0.5, "must be > 1"),
-        (0.3, float("nan"), "finite"),
-        (None, 1.0, "must be > 1"),
+        (1.0, 2.0, THRESHOLD_RANGE + "1.0"),
+        (-0.1, 2.0, THRESHOLD_RANGE + "-0.1"),
+        (float("nan"), 2.0, THRESHOLD_RANGE + "nan"),
+        (float("inf"), 2.0, THRESHOLD_RANGE + "inf"),
+        ("abc", 2.0, THRESHOLD_RANGE + "'abc'"),
+        (True, 2.0, THRESHOLD_RANGE + "True"),
+        (0.3, 1.0, RATIO_RANGE + "1.0"),
+        (0.3, 0.5, RATIO_RANGE + "0.5"),
+        (0.3, float("nan"), RATIO_RANGE + "nan"),
+        (None, 1.0, RATIO_RANGE + "1.0"),
     ],
 )
-def test_check_errors(threshold, ratio, message):
-    truncator = FirmTruncation(threshold, ratio)
+def test_invalid_parameters_are_refused(threshold, ratio, message):
+    # refused when the part is built, so an invalid truncator never reaches a run
     with pytest.raises(InvalidParameterError, match=message):
-        truncator.check(13)
+        FirmThreshold(threshold, ratio)
     with pytest.raises(InvalidParameterError, match=message):
-        truncator(np.ones((13, 2)))  # calling checks too
+        attrs.evolve(FirmThreshold(), threshold=threshold, ratio=ratio)
 
 
-def test_registered_factory_builds_the_truncator():
+def test_zeroed_loading_names_the_loading_and_the_valid_thresholds():
+    with pytest.raises(ZeroLoadingError, match=r"loading 2 entirely.*lambda1=0\.9.*1/sqrt\(p\) = 0\.5"):
+        FirmThreshold(0.9)(np.array([[1.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]))
+
+
+def test_registered_part_builds_the_truncator():
     from spcakit.plugins import get_session
 
     if "firm" not in get_session().records:
         pytest.skip("the firm plugin is disabled in this environment")
-    part = get_session().registry.build("truncator", {"name": "firm", "threshold": 0.3, "ratio": 3.0})
-    assert part == FirmTruncation(0.3, 3.0)
+    registry = get_session().registry
+    assert get_session().records["firm"].error is None
+    info = registry.part("truncator", "firm")
+    assert (info.cls, info.lam, info.plugin) == (FirmThreshold, "threshold", "firm")
+    assert info.summary.startswith("firm thresholding (Gao & Bruce 1997)")
+    assert info.parameters() == {"threshold": None, "ratio": 2.0}
+    part = registry.build("truncator", {"name": "firm", "threshold": 0.3, "ratio": 3.0})
+    assert part == FirmThreshold(0.3, 3.0)
     with pytest.raises(InvalidParameterError, match="has no parameter 'form'"):
-        get_session().registry.build("truncator", {"name": "firm", "form": "absolute"})
+        registry.build("truncator", {"name": "firm", "form": "absolute"})
+    with pytest.raises(InvalidParameterError, match=r"threshold must be a number in \[0, 1\)"):
+        registry.build("truncator", {"name": "firm", "threshold": 1.5})

@@ -16,13 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit import metrics
 from spcakit.cli import app
 from spcakit.datasets import pitprops
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import DenseCovariance
 from spcakit.plugins import get_registry
 from spcakit_fspca import algorithms as alg
+from spcakit_fspca import metrics
+from spcakit_fspca.parts import SubspaceStart
 
 runner = CliRunner()
 PITPROPS = spcakit.Covariance(pitprops().matrix, pitprops().feature_names)
@@ -53,16 +54,51 @@ def random_psd(rng: np.random.Generator, d: int, rank: int | None = None) -> np.
 # -- registration --------------------------------------------------------------------
 def test_the_plugin_registers_three_methods_and_its_parts():
     registry = get_registry()
-    methods = {m.spec.name: m.plugin for m in registry.methods()}
-    assert {name: methods.get(name) for name in ("fspca-go", "fspca-ipu", "fspca-exhaustive")} == dict.fromkeys(
-        ("fspca-go", "fspca-ipu", "fspca-exhaustive"), "fspca"
-    )
+    names = ("fspca-go", "fspca-ipu", "fspca-exhaustive")
+    assert set(names) <= set(registry.method_names())
+    assert {name: registry.method_plugin(name) for name in names} == dict.fromkeys(names, "fspca")
     for role, name in [("truncator", "row-sparse"), ("updater", "go"), ("updater", "ipu"),
                        ("updater", "exhaustive-support"), ("initializer", "subspace-start"),
                        ("stopper", "support-fixed-point"), ("driver", "multistart")]:  # fmt: skip
         assert registry.part(role, name).plugin == "fspca"
     assert registry.part("updater", "ipu").parameters() == {"k": None, "epsilon": 0.1}
     assert registry.part("updater", "go").parameters() == {"k": None, "epsilon": 0.0}
+    assert registry.part("initializer", "subspace-start").parameters() == {"start": None, "restarts": None, "w0": None}
+    assert registry.part("stopper", "support-fixed-point").parameters() == {"max_iter": 100, "tol": 1e-12}
+    assert registry.part("driver", "multistart").cls.deflates is False
+    assert registry.part("truncator", "row-sparse").summary.startswith("l2,0: keep the k rows of largest norm")
+
+
+def test_the_plugin_registers_the_fspca_metrics():
+    registry = get_registry()
+    objective, nev = registry.metric("objective"), registry.metric("normalized_explained_variance")
+    assert (objective.label, nev.label) == ("objective", "NEV")
+    assert objective.description == "FSPCA objective tr(W^T C W)"
+    assert nev.description == "normalized explained variance tr(W^T C W) / tr(C_r)"
+    assert objective.format(123.456789) == "123.457" and nev.format(0.123456) == "0.1235"
+    assert (objective, nev) == metrics.METRICS and objective is metrics.METRICS[0]  # the plugin's own records
+
+
+def test_ipu_is_the_default_composition_of_the_multistart_driver():
+    spec = spcakit.compose(driver="multistart")
+    ipu = get_registry().method("fspca-ipu")
+    roles = ("initializer", "updater", "truncator", "stopper")
+    assert [getattr(spec, role) for role in roles] == [getattr(ipu, role) for role in roles]
+    assert spec.deflator is None
+    composed = spcakit.fit(PITPROPS, spec, r=2, k=5)
+    np.testing.assert_array_equal(composed.loadings, spcakit.fit(PITPROPS, "fspca-ipu", r=2, k=5).loadings)
+    with pytest.raises(InvalidParameterError, match="never deflates"):
+        spcakit.compose(driver="multistart", deflator="schur")
+
+
+def test_subspace_start_resolves_its_defaults_and_says_how_many_starts():
+    assert (SubspaceStart().start, SubspaceStart().starts()) == ("low-rank", 1)
+    assert (SubspaceStart(restarts=4).start, SubspaceStart(restarts=4.0).starts()) == ("random", 4)
+    given = SubspaceStart(w0=[[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    assert given.start == "given" and given.starts() == 1 and given.w0.shape == (3, 2)
+    assert given == SubspaceStart(start="given", w0=np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]))
+    with pytest.raises(InvalidParameterError, match="only used with start = given"):
+        SubspaceStart(start="random", w0=[[1.0]])
 
 
 # -- the three methods on Pitprops -----------------------------------------------------
@@ -250,17 +286,22 @@ def test_go_is_within_the_thm_5_1_factor_of_the_optimum():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["run", "fspca-ipu", "-r", "2"], "needs the row sparsity"),
-        (["run", "fspca-go", "-r", "3", "--param", "k=2"], "k must be an integer in [m, d] = [3, 13]"),
-        (["run", "fspca-ipu", "-r", "2", "--param", "k=14"], "k must be an integer in [m, d] = [2, 13]"),
-        (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "epsilon=-1"], "epsilon must be >= 0"),
+        (["run", "fspca-ipu", "-r", "2"], "needs the cardinality: --param k=K with K an integer in [2, 13]"),
+        (["run", "fspca-go", "-r", "3", "--param", "k=2"], "k must be an integer in [3, 13]"),
+        (["run", "fspca-go", "-r", "3", "--param", "k=2"], "the m = r = 3 loadings share k of the d = 13 variables"),
+        (["run", "fspca-ipu", "-r", "2", "--param", "k=14"], "k must be an integer in [2, 13]"),
+        (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "epsilon=-1"], "epsilon must be a number >= 0"),
+        (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "restarts=0"], "restarts must be a positive integer"),
+        (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "start=best"],
+         "start must be one of low-rank, random, given"),
         (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "restarts=3", "--param", "start=low-rank"],
          "needs random starts"),
         (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "w0=[[1,0],[0,1]]"], "the problem needs d x m = 13 x 2"),
         (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "start=given"], "needs w0"),
         (["run", "fspca-exhaustive", "-d", "builtin:random?n=40&p=60&seed=0", "-r", "2", "--param", "k=30"],
          "C(60, 30) = 118,264,581,564,861,424 row supports"),
-        (["compose", "--truncator", "row-sparse", "-r", "2"], "needs the number of rows kept"),
+        (["compose", "--truncator", "row-sparse", "-r", "2"],
+         "needs the cardinality: --param k=K with K an integer in [1, 13]"),
         (["compose", "--truncator", "row-sparse", "-r", "2", "--param", "k=0"], "must be an integer in [1, 13]"),
     ],
 )

@@ -14,8 +14,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import spcakit
 from spcakit import metrics
 from spcakit.operators import DenseCovariance, GramCovariance
+from spcakit.plugins import get_registry
+from spcakit.problem import Problem, default_feature_names
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -42,11 +45,17 @@ TABLE4 = [  # (algorithm, NZ, loading pattern, STD) from the paper's Table 4, Pi
 ]
 
 
+
+def all_metrics(x: np.ndarray, covariance) -> dict:
+    """Every registered metric of loadings ``x`` on ``covariance``, as ``spcakit.fit`` computes them."""
+    problem = Problem(covariance, default_feature_names(covariance.p))
+    return metrics.compute_metrics(problem, x, get_registry().metrics())
+
 @pytest.mark.parametrize(("algorithm", "nz", "pattern", "std"), TABLE4, ids=[row[0] for row in TABLE4])
 def test_table4_patterns_give_the_published_nz_and_std(algorithm, nz, pattern, std):
     x = with_pattern(pattern, 13)
     c = DenseCovariance(np.eye(13))
-    values = metrics.compute_metrics(x, c)
+    values = all_metrics(x, c)
     assert values["pattern"] == pattern == metrics.pattern(x)
     assert values["nz"] == nz == sum(pattern)
     assert values["std"] == pytest.approx(std, abs=5e-5)  # the paper rounds to 4 decimals (ddof=1)
@@ -64,7 +73,7 @@ def test_std_uses_the_sample_standard_deviation():
 def test_sparsity_criteria_on_a_small_example():
     x = np.array([[1.0, 0.5], [0.0, -0.5], [0.0, 0.5], [0.0, 0.0]])
     np.testing.assert_allclose(metrics.sparsity(x), [0.75, 0.25])
-    values = metrics.compute_metrics(x, DenseCovariance(np.eye(4)))
+    values = all_metrics(x, DenseCovariance(np.eye(4)))
     assert values["sp"] == pytest.approx(0.5)
     assert values["worst_sp"] == pytest.approx(0.25)
     assert values["std"] == pytest.approx(math.sqrt(0.125))
@@ -134,8 +143,8 @@ def test_metrics_agree_between_data_and_covariance_operators(a, seed):
     gram = GramCovariance(a, a.shape[0] - 1.0)
     dense = DenseCovariance(a.T @ a / (a.shape[0] - 1.0))
     x = np.random.default_rng(seed).standard_normal((a.shape[1], 2 if a.shape[1] > 1 else 1))
-    left, right = metrics.compute_metrics(x, gram), metrics.compute_metrics(x, dense)
-    assert left.keys() == right.keys() == metrics.METRICS.keys()
+    left, right = all_metrics(x, gram), all_metrics(x, dense)
+    assert list(left) == list(right) == [m.name for m in get_registry().metrics()]
     for key in left:
         assert left[key] == pytest.approx(right[key], rel=1e-9, abs=1e-12)
 
@@ -264,3 +273,30 @@ def test_soft_deviation_bounds_of_prop8_on_an_example():
     assert lo == pytest.approx(0.6)  # the truncated part is (0, 0.6, 0)
     assert hi == pytest.approx(math.sqrt(0.36 + 0.49 * 1))
     assert lo - 1e-12 <= metrics.deviation(x, z) < hi
+
+
+# -- registered metrics ----------------------------------------------------------------------------
+def test_metrics_are_registered_once_and_rendered_from_the_registry():
+    registry = get_registry()
+    names = [m.name for m in registry.metrics()]
+    assert names[:11] == [m.name for m in metrics.CORE_METRICS]  # the core's generic criteria come first
+    assert len(names) == len(set(names))
+    plugins = {m: registry.metric_plugin(m) for m in names}
+    assert {plugins[m.name] for m in metrics.CORE_METRICS} == {"core"}
+    # paper-specific metrics belong to their plugins
+    assert plugins["loss"] == "encoders" and plugins["objective"] == "fspca"
+    with pytest.raises(spcakit.DuplicateNameError, match="'core'.*'again'"):
+        registry.register_metric(metrics.CORE_METRICS[0], plugin="again")
+
+
+def test_the_shared_spectrum_is_computed_once_per_run(monkeypatch):
+    calls = []
+    original = DenseCovariance.top_eigenvalues
+
+    def counted(self, k):
+        calls.append(k)
+        return original(self, k)
+
+    monkeypatch.setattr(DenseCovariance, "top_eigenvalues", counted)
+    spcakit.fit(spcakit.Covariance(np.diag([5.0, 4.0, 3.0, 2.0, 1.0])), "pca", r=2)
+    assert calls == [2]  # NEV and the encoder criteria share it

@@ -25,7 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit import drivers, hookspecs
+from spcakit import core_plugin, hookspecs
 from spcakit.cli import app
 from spcakit.datasets import pitprops
 from spcakit.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
@@ -37,8 +37,9 @@ FIRM_INSTALL = 'pip install -e ".[test]" -e ./plugins/spcakit-firm'
 
 
 # -- a plugin registered at run time ------------------------------------------------------
-class KeepTop1:
-    """Truncator keeping only the largest-magnitude entry of each column."""
+@spcakit.part(TEST_PART)
+class KeepTop1(spcakit.Truncator):
+    """keep the largest entry of each column (test plugin)"""
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         out = np.zeros_like(z)
@@ -47,14 +48,11 @@ class KeepTop1:
         out[rows, cols] = z[rows, cols]
         return out
 
-    def check(self, p: int) -> None:
-        return None
-
 
 class _TestPlugin:
     @spcakit.hookimpl
     def spcakit_register_parts(self, register):
-        register("truncator", TEST_PART, KeepTop1, summary="keep the largest entry of each column (test plugin)")
+        register(KeepTop1)
 
 
 @contextlib.contextmanager
@@ -236,25 +234,41 @@ def test_plugin_failing_at_import_does_not_break_a_run(broken_plugin_path):
 DUPLICATE_SOURCE = """
     import spcakit
 
+    @spcakit.part("dup-extra")
+    class Extra(spcakit.Truncator):
+        \"\"\"accepted first, must be rolled back\"\"\"
+
+    @spcakit.part("hard")
+    class Hard(spcakit.Truncator):
+        \"\"\"taken by the built-in spcart plugin\"\"\"
+
     @spcakit.hookimpl
     def spcakit_register_parts(register):
-        register("truncator", "dup-extra", lambda: None)  # accepted first, must be rolled back
-        register("truncator", "hard", lambda threshold=None: None)  # taken by the built-in spcart plugin
+        register([Extra, Hard])
 """
+
+
+@spcakit.part("dup-extra")
+class _Extra(spcakit.Truncator):
+    """accepted first, must be rolled back"""
+
+
+@spcakit.part("hard")
+class _Hard(spcakit.Truncator):
+    """taken by the built-in spcart plugin"""
 
 
 class _DuplicatePlugin:
     @spcakit.hookimpl
     def spcakit_register_parts(self, register):
-        register("truncator", "dup-extra", lambda: None)
-        register("truncator", "hard", lambda threshold=None: None)
+        register([_Extra, _Hard])
 
 
 def test_duplicate_part_name_fails_that_plugin_only(monkeypatch):
     monkeypatch.delenv("SPCAKIT_LOAD_PLUGINS", raising=False)
     monkeypatch.delenv("SPCAKIT_DISABLE_PLUGINS", raising=False)
     session = PluginSession()
-    session.add(drivers, "core", package="spcakit")
+    session.add(core_plugin, "core", package="spcakit")
     session.load_entry_points()
     record = session.add(_DuplicatePlugin(), "dup")
     assert record.error is not None
@@ -262,7 +276,7 @@ def test_duplicate_part_name_fails_that_plugin_only(monkeypatch):
     assert session.records["dup"] is record and record in session.failures()
     hard = session.registry.part("truncator", "hard")
     assert hard.plugin == "spcart"
-    assert hard.factory.__module__ == "spcakit_spcart.truncations"
+    assert hard.cls.__module__ == "spcakit_spcart.truncations"
     assert "dup-extra" not in session.registry.part_names("truncator")
     assert session.manager.get_plugin("dup") is None
 
@@ -341,12 +355,12 @@ def _hookspec_names() -> set[str]:
 
 def test_every_hookspec_is_called_and_implemented_by_a_builtin(monkeypatch):
     specs = _hookspec_names()
-    assert specs == {"spcakit_register_parts", "spcakit_register_methods"}
+    assert specs == {"spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics"}
     assert specs == set(HOOK_NAMES), "PluginSession only calls the hooks in HOOK_NAMES"
     monkeypatch.delenv("SPCAKIT_LOAD_PLUGINS", raising=False)
     monkeypatch.delenv("SPCAKIT_DISABLE_PLUGINS", raising=False)
     session = PluginSession()
-    session.add(drivers, "core", package="spcakit")
+    session.add(core_plugin, "core", package="spcakit")
     session.load_entry_points()
     builtins = [rec for rec in session.records.values() if rec.package == "spcakit"]
     assert {rec.name for rec in builtins} >= {"core", "spcart"}
@@ -366,7 +380,7 @@ def test_every_hookspec_is_documented():
 class _MisspelledHookPlugin:
     @spcakit.hookimpl
     def spcakit_register_part(self, register):  # not a spcakit hook: one letter short
-        register("truncator", "never-registered", lambda: None)
+        register(_Extra)
 
 
 def test_a_misspelled_hook_is_reported_not_ignored():

@@ -6,21 +6,32 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spcakit.errors import DuplicateNameError, InvalidParameterError, UnknownNameError
+import attrs
+
+from spcakit.errors import DuplicateNameError, InvalidParameterError, SpecError, UnknownNameError
 from spcakit.hookspecs import hookimpl
 from spcakit.plugins import PluginSession, get_registry, get_session
-from spcakit.protocols import ROLES
+from spcakit.protocols import BASES, ROLES, part
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
-from spcakit_spcart import METHODS
-from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange, make_any_of, make_max_iterations, make_relative_change
+from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange
+
+#: The SPCArt paper's methods, registered by the spcart plugin from specs/methods/spcart/.
+SPCART_METHODS = (
+    "pca", "st", "spcart", "rsvd-gp", "rsvd-gpb", "tpower",
+    "gpower-l0", "gpower-l1", "gpower-l0-block", "gpower-l1-block",
+)  # fmt: skip
 
 SETTINGS = settings(max_examples=30, deadline=None)
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-0123456789", min_size=1, max_size=12)
 
 
-def factory(a: int = 1, b: str = "x"):
-    return (a, b)
+def part_class(role: str, name: str) -> type:
+    """A part class of ``role`` registered as ``name``, with parameters a = 1 and b = "x"."""
+
+    cls = type(f"Part_{role}", (BASES[role],), {"__annotations__": {"a": "int", "b": "str"}, "a": 1, "b": "x",
+                                                 "__doc__": f"test {role} {name}"})
+    return part(name)(cls)
 
 
 def spec(name: str) -> MethodSpec:
@@ -35,15 +46,15 @@ def spec(name: str) -> MethodSpec:
 @given(st.sampled_from(ROLES), names, names, names)
 def test_a_second_registration_is_refused_naming_both_plugins(role, name, first, second):
     registry = Registry()
-    registry.register_part(role, name, factory, plugin=first)
+    registry.register_part(part_class(role, name), plugin=first)
     with pytest.raises(DuplicateNameError) as info:
-        registry.register_part(role, name, factory, plugin=second)
+        registry.register_part(part_class(role, name), plugin=second)
     message = str(info.value)
     assert repr(first) in message and repr(second) in message and repr(name) in message
     assert registry.part(role, name).plugin == first  # the first registration stands
     # the same name in another role is a different entry
     other = next(r for r in ROLES if r != role)
-    registry.register_part(other, name, factory, plugin=second)
+    registry.register_part(part_class(other, name), plugin=second)
     assert registry.part(other, name).plugin == second
 
 
@@ -52,7 +63,24 @@ def test_duplicate_methods_are_refused_naming_both_plugins():
     registry.register_method(spec("m"), plugin="one")
     with pytest.raises(DuplicateNameError, match=r"'one'.*'two'"):
         registry.register_method(spec("m"), plugin="two")
-    assert registry.methods()[0].plugin == "one"
+    assert registry.method_plugin("m") == "one"
+
+
+def test_only_part_classes_can_be_registered():
+    registry = Registry()
+    for bad in (lambda: None, object, attrs.frozen(type("Plain", (), {}))):
+        with pytest.raises(TypeError, match="part classes made with @spcakit.part"):
+            registry.register_part(bad)
+    with pytest.raises(TypeError, match="must derive from one of spcakit's part base classes"):
+        part("x")(type("NoRole", (), {}))
+    with pytest.raises(TypeError, match="lam='c' is not one of its fields"):
+        part("x", lam="c")(type("T", (BASES["truncator"],), {"__annotations__": {"a": "int"}, "a": 1}))
+
+
+def test_the_summary_is_the_first_docstring_line():
+    cls = part("doc")(type("T", (BASES["stopper"],), {"__doc__": "  first line.\n\n  more."}))
+    assert cls.__part__.summary == "first line."
+    assert part("doc", summary="given")(type("T", (BASES["stopper"],), {})).__part__.summary == "given"
 
 
 class _Plugin:
@@ -61,8 +89,7 @@ class _Plugin:
 
     @hookimpl
     def spcakit_register_parts(self, register):
-        for name in self.part_names:
-            register("truncator", name, factory)
+        register([part_class("truncator", name) for name in self.part_names])
 
 
 def test_a_plugin_that_collides_is_recorded_with_the_error_and_leaves_nothing_behind():
@@ -103,8 +130,7 @@ def test_unknown_methods_and_roles_list_the_valid_ones(name):
             registry.method(name)
         assert all(m in str(info.value) for m in registry.method_names())
     if name not in ROLES:
-        for call in (lambda: registry.part(name, "hard"), lambda: registry.parts(name),
-                     lambda: Registry().register_part(name, "x", factory)):
+        for call in (lambda: registry.part(name, "hard"), lambda: registry.parts(name)):
             with pytest.raises(UnknownNameError) as info:
                 call()
             assert all(role in str(info.value) for role in ROLES)
@@ -122,13 +148,14 @@ def test_unknown_name_message_is_not_quoted_like_a_key_error():
 @given(names.filter(lambda n: n not in ("a", "b")))
 def test_build_rejects_unknown_parameters_listing_the_valid_ones(param):
     registry = Registry()
-    registry.register_part("truncator", "t", factory)
+    registry.register_part(part_class("truncator", "t"))
     with pytest.raises(InvalidParameterError) as info:
         registry.build("truncator", {"name": "t", param: 1})
     message = str(info.value)
     assert repr(param) in message and "a, b" in message
-    assert registry.build("truncator", {"name": "t", "a": 3}) == (3, "x")
-    assert registry.build("truncator", "t") == (1, "x")
+    built = registry.build("truncator", {"name": "t", "a": 3})
+    assert (built.a, built.b) == (3, "x")
+    assert (registry.build("truncator", "t").a, registry.build("truncator", "t").b) == (1, "x")
 
 
 def test_build_rejects_misspelt_parameters_of_builtin_parts():
@@ -139,18 +166,22 @@ def test_build_rejects_misspelt_parameters_of_builtin_parts():
         registry.build("stopper", {"name": "relative-change", "tolerance": 0.1})
 
 
-def test_factories_with_var_keywords_accept_any_parameter_and_bad_calls_are_invalid_parameters():
+def test_a_missing_required_parameter_is_an_invalid_parameter_naming_the_part():
     registry = Registry()
-    registry.register_part("stopper", "kw", lambda **kw: kw)
-    assert registry.build("stopper", {"name": "kw", "anything": 1}) == {"anything": 1}
-
-    def needs(a):
-        return a
-
-    registry.register_part("stopper", "needs", needs)
+    cls = part("needs")(type("Needs", (BASES["stopper"],), {"__annotations__": {"a": "int"}}))
+    registry.register_part(cls)
     assert registry.part("stopper", "needs").parameters() == {"a": None}
     with pytest.raises(InvalidParameterError, match="stopper 'needs'"):
         registry.build("stopper", "needs")
+
+
+def test_field_validators_speak_for_the_part():
+    registry = get_registry()
+    with pytest.raises(InvalidParameterError, match=r"max-iterations: n must be a positive integer; got 0"):
+        registry.build("stopper", {"name": "max-iterations", "n": 0})
+    with pytest.raises(InvalidParameterError, match=r"relative-change: tol must be a positive number; got -1"):
+        registry.build("stopper", {"name": "relative-change", "tol": -1})
+    assert registry.build("stopper", {"name": "max-iterations", "n": 5.0}).n == 5  # TOML/CLI floats that are integers
 
 
 def test_part_info_lists_parameters_with_defaults():
@@ -174,14 +205,46 @@ def test_nested_part_tables_are_built(n, tol, as_refs):
 
 def test_nested_tables_can_nest_again_and_plain_values_stay_plain():
     registry = Registry()
-    registry.register_part("stopper", "max-iterations", make_max_iterations)
-    registry.register_part("stopper", "relative-change", make_relative_change)
-    registry.register_part("stopper", "any-of", make_any_of)
+    for cls in (MaxIterations, RelativeChange, AnyOf):
+        registry.register_part(cls)
     inner = {"name": "any-of", "stoppers": [{"name": "relative-change", "tol": 0.5}]}
     built = registry.build("stopper", {"name": "any-of", "stoppers": [inner, {"name": "max-iterations", "n": 2}]})
     assert built == AnyOf((AnyOf((RelativeChange(0.5),)), MaxIterations(2)))
-    registry.register_part("stopper", "echo", lambda values=(): values)
-    assert registry.build("stopper", {"name": "echo", "values": [1, 2]}) == [1, 2]
+    echo = part("echo")(type("Echo", (BASES["stopper"],), {"__annotations__": {"values": "object"}, "values": ()}))
+    registry.register_part(echo)
+    assert registry.build("stopper", {"name": "echo", "values": [1, 2]}).values == [1, 2]
+
+
+# -- specs: extends and default compositions -------------------------------------------------------
+def test_extends_takes_the_parent_and_replaces_keys():
+    registry = get_registry()
+    tpower, rsvd = registry.method("tpower"), registry.method("rsvd-gp")
+    assert tpower.truncator == PartRef("sparsity")
+    assert (tpower.driver, tpower.initializer, tpower.updater, tpower.deflator, tpower.stopper, tpower.paper) == (
+        rsvd.driver, rsvd.initializer, rsvd.updater, rsvd.deflator, rsvd.stopper, rsvd.paper)
+    assert rsvd.stopper == registry.method("spcart").stopper  # the SPCArt stopper is declared once
+
+
+def test_extends_refuses_cycles_and_unknown_parents():
+    registry = Registry()
+    registry.register_method({"name": "a", "extends": "b"})
+    registry.register_method({"name": "b", "extends": "a"})
+    registry.register_method({"name": "c", "extends": "nope"})
+    with pytest.raises(SpecError, match="circle: a -> b -> a"):
+        registry.method("a")
+    with pytest.raises(SpecError, match="unknown method 'nope'"):
+        registry.method("c")
+    with pytest.raises(SpecError, match=r"unknown key\(s\) \['drvier'\]"):
+        registry.register_method({"name": "d", "drvier": "block"})
+
+
+def test_default_compositions_come_from_the_specs_that_declare_them():
+    registry = get_registry()
+    assert registry.default_composition("block").name == "spcart"
+    assert registry.default_composition("deflation").name == "rsvd-gp"
+    assert Registry().default_composition("block") is None
+    # compose_default is not inherited through extends
+    assert all(registry.default_composition(d).name not in ("tpower", "st") for d in ("block", "deflation"))
 
 
 # -- unregistering -------------------------------------------------------------------------
@@ -193,7 +256,7 @@ def test_unregister_plugin_removes_exactly_its_entries(entries):
     for role, name, plugin in entries:
         if (role, name) in kept:
             continue
-        registry.register_part(role, name, factory, plugin=plugin)
+        registry.register_part(part_class(role, name), plugin=plugin)
         kept[role, name] = plugin
     registry.register_method(spec("m-p1"), plugin="p1")
     registry.register_method(spec("m-p2"), plugin="p2")
@@ -205,7 +268,7 @@ def test_unregister_plugin_removes_exactly_its_entries(entries):
     # names freed by the removal can be registered again, by anyone
     for (role, name), plugin in kept.items():
         if plugin == "p1":
-            registry.register_part(role, name, factory, plugin="p4")
+            registry.register_part(part_class(role, name), plugin="p4")
             assert registry.part(role, name).plugin == "p4"
 
 
@@ -220,8 +283,8 @@ def test_session_remove_unregisters_a_plugin_everywhere():
 
 def test_builtin_plugins_register_the_paper_methods_and_drivers():
     registry = get_registry()
-    assert set(METHODS) <= set(registry.method_names())
-    assert {m.spec.name: m.plugin for m in registry.methods() if m.spec.name in METHODS} == dict.fromkeys(METHODS, "spcart")
+    assert set(SPCART_METHODS) <= set(registry.method_names())
+    assert {name: registry.method_plugin(name) for name in SPCART_METHODS} == dict.fromkeys(SPCART_METHODS, "spcart")
     drivers = {info.name: info.plugin for info in registry.parts("driver")}
     assert {name: drivers.get(name) for name in ("block", "deflation")} == {"block": "core", "deflation": "core"}
     assert {plugin for name, plugin in drivers.items() if name not in ("block", "deflation")} <= {"fspca"}  # multistart

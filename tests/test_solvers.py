@@ -31,6 +31,7 @@ from spcakit.errors import InvalidParameterError
 from spcakit.metrics import compute_metrics
 from spcakit.operators import DenseCovariance, GramCovariance
 from spcakit.problem import covariance_problem, data_problem
+from spcakit.state import CONSTRAINT, Carry
 from spcakit.testing import strategies as sps
 from spcakit_deflation.solvers import EXHAUSTIVE_LIMIT, generalized_top
 
@@ -49,9 +50,15 @@ def solver(name: str, **params):
     return spcakit.get_registry().build("updater", {"name": name, **params})
 
 
-def solve(name: str, problem, **params) -> tuple[np.ndarray, float]:
-    z, value = solver(name, **params).propose(problem, np.ones((problem.p, 1)), None)
+def solve(name: str, problem, carry: Carry | None = None, **params) -> tuple[np.ndarray, float]:
+    """One step of the solver as the driver takes it: ``init`` from the run's carry, then ``propose``."""
+    carry = Carry() if carry is None else carry
+    part = solver(name, **params)
+    x0 = np.ones((problem.p, 1))
+    state = part.init(problem, x0, carry)
+    z, value, after = part.propose(problem, x0, state)
     assert z.shape == (problem.p, 1)
+    assert after is state  # the solvers' state is the carry, read and passed on unchanged
     return z[:, 0], float(value)
 
 
@@ -133,10 +140,11 @@ def brute_value(a0: np.ndarray, qq: np.ndarray, support) -> float:
 
 @st.composite
 def small_problems(draw, p_range=(2, 9), constrained: bool | None = None):
-    """A covariance problem with p <= 9, maybe after 1-2 rounds of generalized deflation, and k."""
+    """A covariance problem with p <= 9, maybe after 1-2 rounds of generalized deflation, its carry, and k."""
     a0 = draw(sps.psd_matrices(p_range, ridge=True))
     p = a0.shape[0]
     problem = covariance_problem(a0)
+    carry = Carry()
     rounds = draw(st.integers(0, min(2, p - 1))) if constrained is None else (min(2, p - 1) if constrained else 0)
     rng = np.random.default_rng(draw(sps.seeds()))
     loadings = []
@@ -146,24 +154,27 @@ def small_problems(draw, p_range=(2, 9), constrained: bool | None = None):
         x[support] = rng.standard_normal(support.size)
         x /= np.linalg.norm(x)
         loadings.append(x)
-        problem = spcakit.get_registry().build("deflator", "generalized")(problem, x, np.column_stack(loadings))
+        problem, carry = spcakit.get_registry().build("deflator", "generalized")(
+            problem, x, np.column_stack(loadings), carry
+        )
     k = draw(st.integers(1, p))
-    return a0, problem, k
+    return a0, problem, carry, k
 
 
-def constraint_projector(problem) -> np.ndarray:
-    q = problem.constraint
+def constraint_projector(problem, carry: Carry) -> np.ndarray:
+    """QQ^T of the constraint B = I - QQ^T that generalized deflation carries (zero when it carries none)."""
+    q = carry.get(CONSTRAINT)
     return np.zeros((problem.p, problem.p)) if q is None else q @ q.T
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_problems())
 def test_exhaustive_is_optimal(case):
-    a0, problem, k = case
+    a0, problem, carry, k = case
     p = problem.p
-    qq = constraint_projector(problem)
+    qq = constraint_projector(problem, carry)
     scale = float(np.abs(a0).max()) * p
-    z, value = solve("exhaustive", problem, k=k)
+    z, value = solve("exhaustive", problem, carry, k=k)
     brute = {s: brute_value(a0, qq, s) for j in range(1, k + 1) for s in itertools.combinations(range(p), j)}
     best = max(brute.values())
     assert value >= best - 1e-9 * scale, "exhaustive missed a better support"
@@ -177,7 +188,7 @@ def test_exhaustive_is_optimal(case):
         assert float(z @ a @ z) / float(z @ b @ z) == pytest.approx(value, rel=1e-8, abs=1e-9 * scale)
     # greedy (forward, and with backward elimination) never beats the optimum
     for backward in (False, True):
-        zg, greedy_value = solve("greedy", problem, k=k, backward=backward)
+        zg, greedy_value = solve("greedy", problem, carry, k=k, backward=backward)
         assert greedy_value <= value + 1e-9 * scale
         assert np.count_nonzero(zg) <= k
         support = tuple(np.flatnonzero(zg))
@@ -187,10 +198,10 @@ def test_exhaustive_is_optimal(case):
 @SETTINGS
 @given(small_problems(p_range=(2, 12)))
 def test_greedy_with_backward_elimination_is_at_least_forward_only(case):
-    a0, problem, k = case
+    a0, problem, carry, k = case
     scale = float(np.abs(a0).max()) * problem.p
-    _, forward = solve("greedy", problem, k=k)
-    _, both = solve("greedy", problem, k=k, backward=True)
+    _, forward = solve("greedy", problem, carry, k=k)
+    _, both = solve("greedy", problem, carry, k=k, backward=True)
     assert both >= forward - 1e-12 * scale
 
 
@@ -396,10 +407,11 @@ def test_wide_data_greedy_with_every_deflator_never_forms_the_covariance(wide_da
     greedy = solver("greedy", k=5)
 
     def second_round():
-        deflated = deflate(problem, x1, x1[:, None])
-        z, value = greedy.propose(deflated, x1[:, None], None)
+        deflated, carry = deflate(problem, x1, x1[:, None], Carry())
+        z, value, _ = greedy.propose(deflated, x1[:, None], greedy.init(deflated, x1[:, None], carry))
         x2 = z[:, 0] / np.linalg.norm(z)
-        return deflated, x2, float(value), compute_metrics(np.column_stack([x1, x2]), problem.covariance)
+        loadings = np.column_stack([x1, x2])
+        return deflated, x2, float(value), compute_metrics(problem, loadings, spcakit.get_registry().metrics())
 
     deflated, x2, value, metrics = traced(second_round)
     assert not isinstance(deflated.covariance, DenseCovariance)

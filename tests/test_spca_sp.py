@@ -10,6 +10,10 @@ import spcakit
 from spcakit.cli import app
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import orthogonality
+from spcakit.state import Carry
+from spcakit_spcart.truncations import HardThreshold
+from spcakit_subspace.parts import HouseholderSubspaceDeflation, LinearTimeSVDInitializer, SubspacePowerUpdater
+from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
 runner = CliRunner()
 WIDE = "builtin:random?n=30&p=200&seed=3"
@@ -54,12 +58,15 @@ def test_no_truncation_gives_the_principal_subspace_of_an_exact_p0():
 @pytest.mark.parametrize(
     "params,phrases",
     [
-        ({"m": 0}, ["m must be a positive integer"]),
-        ({"m": 2.5}, ["m must be a positive integer"]),
+        ({"m": 0}, ["linear-time-svd: m must be a positive integer", "got 0"]),
+        ({"m": 2.5}, ["linear-time-svd: m must be a positive integer", "got 2.5"]),
         ({"m": 40}, ["m=40 exceeds the rank", "1 <= m <= 29"]),
         ({"m": 6, "c": 3}, ["c=3", "m <= c <= min(n, d) = 30"]),
         ({"m": 6, "c": 31}, ["c=31", "m <= c <= min(n, d) = 30"]),
+        ({"c": 0}, ["linear-time-svd: c must be a positive integer", "got 0"]),
         ({"exact": "yes"}, ["exact must be true or false"]),
+        ({"solver": "lanczos"}, ["subspace-power: solver must be one of eigh, power", "'lanczos'"]),
+        ({"max_iter": 0}, ["subspace-power: max_iter must be a positive integer"]),
     ],
 )
 def test_bad_subspace_parameters_say_what_is_valid(params, phrases):
@@ -101,3 +108,26 @@ def test_cli_text_reports_orthogonality():
                                  "--lam", "10", "--param", "m=5"])
     assert result.exit_code == 0, result.output
     assert "orth." in result.stdout and "0.9567" in result.stdout
+
+
+def test_householder_subspace_outside_spca_sp_says_what_it_needs():
+    with pytest.raises(InvalidParameterError, match="linear-time-svd"):
+        spcakit.fit("builtin:pitprops", "rsvd-gp", r=2, deflator="householder-subspace")
+
+
+def test_prepare_puts_the_search_subspace_in_the_carry_and_the_deflator_hands_on_the_next():
+    problem = spcakit.make_problem(wide())
+    initializer = LinearTimeSVDInitializer(m=4, c=10)
+    carry = initializer.prepare(problem, 2, np.random.default_rng(0), Carry())
+    subspace = carry.get(SUBSPACE)
+    assert isinstance(subspace, SearchSubspace) and subspace.dimension == 4
+    np.testing.assert_allclose(subspace.image, problem.covariance.matmat(subspace.basis), atol=1e-10)
+    x = initializer(problem, 1, np.random.default_rng(0), carry)
+    np.testing.assert_array_equal(x, subspace.basis[:, :1])
+    state = SubspacePowerUpdater().init(problem, x, carry)
+    z, _, same = SubspacePowerUpdater().propose(problem, x, state)
+    assert same is state
+    loading = HardThreshold(0.05)(z)[:, 0]
+    after, next_carry = HouseholderSubspaceDeflation()(problem, loading, loading[:, None], carry)
+    assert after is problem and carry.get(SUBSPACE) is subspace  # the carry is immutable
+    np.testing.assert_allclose(next_carry.get(SUBSPACE).basis.T @ loading, 0.0, atol=1e-10)

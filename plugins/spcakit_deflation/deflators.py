@@ -12,7 +12,8 @@ For a loading :math:`x_t` (unit length) and the covariance :math:`A_{t-1}`:
   :math:`A_t = (I - q_t q_t^\top) A_{t-1} (I - q_t q_t^\top)`,
   :math:`B_t = B_{t-1}(I - q_t q_t^\top)`; the next rank-one problem is
   :math:`\max x^\top A_t x` s.t. :math:`x^\top B_t x = 1`, :math:`\operatorname{card}(x) \le k`.
-  :math:`B_t = I - Q_t Q_t^\top` is carried as :math:`Q_t` (``Problem.constraint``).
+  :math:`B_t = I - Q_t Q_t^\top` is carried as the orthonormal :math:`Q_t`
+  in the run's carry, under :data:`spcakit.state.CONSTRAINT`.
 
 Properties (Table 1): all annihilate the variance :math:`x_t^\top A_t x_t = 0`;
 Schur, projection and orthogonalized projection also give :math:`A_t x_t = 0`
@@ -23,6 +24,7 @@ Orthogonalized Schur deflation equals Schur deflation (Prop. 2.2).
 Each is a rank-one (Schur, orthogonalized Hotelling) or rank-two (projections)
 update of an explicit covariance, and a wrapped low-rank correction of a
 matrix-free one: nothing :math:`p\times p` is formed from data with :math:`n < p`.
+Hotelling's and projection deflation come with the SPCArt plugin.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ import numpy as np
 
 from spcakit.operators import project_out, rank_one_downdate
 from spcakit.problem import Problem
+from spcakit.protocols import Deflator, part
+from spcakit.state import CONSTRAINT, Carry, constraint_matmat
+
+PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 
 #: Below this (relative) norm a direction is considered already explained: nothing is deflated.
 NEGLIGIBLE = 1e-10
@@ -40,8 +46,18 @@ NEGLIGIBLE = 1e-10
 def residual_direction(x: np.ndarray, previous: np.ndarray) -> np.ndarray | None:
     r""":math:`q = (I - P)x/\|(I - P)x\|` with :math:`P` the projection onto the earlier loadings.
 
-    ``previous`` holds the loadings found so far, ``x`` last. Returns ``None``
-    when ``x`` lies in their span.
+    Parameters
+    ----------
+    x
+        The loading just found, shape ``(p,)``.
+    previous
+        The loadings found so far (``p x t``), ``x`` last.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The unit residual :math:`q`, or ``None`` when ``x`` lies in the span
+        of the earlier loadings (to :data:`NEGLIGIBLE`).
     """
     unit = x / np.linalg.norm(x)
     earlier = previous[:, :-1]
@@ -50,74 +66,104 @@ def residual_direction(x: np.ndarray, previous: np.ndarray) -> np.ndarray | None
     basis, sing, _ = np.linalg.svd(earlier, full_matrices=False)
     basis = basis[:, sing > sing[0] * 1e-12]
     q = unit - basis @ (basis.T @ unit)
-    q = q - basis @ (basis.T @ q)
+    q = q - basis @ (basis.T @ q)  # a second Gram-Schmidt pass for a nearly dependent x
     norm = float(np.linalg.norm(q))
     return None if norm <= NEGLIGIBLE else q / norm
 
 
-@attrs.frozen
-class SchurDeflation:
-    """Schur complement deflation: the conditional covariance given the component :math:`x^\\top W`."""
+def _without_data(problem: Problem) -> Problem:
+    """The problem unchanged but for its data, which no longer matches a deflated covariance."""
+    return attrs.evolve(problem, data=None)
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
+
+@part("schur", paper=PAPER)
+class SchurDeflation(Deflator):
+    r"""Schur complement C - Cx x^T C / x^T C x (keeps PSD, annihilates x for all later rounds)
+
+    Mackey eq. (5): :math:`A_t = A_{t-1} - A_{t-1}x_t x_t^\top A_{t-1} / x_t^\top A_{t-1} x_t`,
+    the conditional covariance of the variables given the component
+    :math:`x_t^\top W`. A loading without variance
+    (:math:`x^\top A x \le` :data:`NEGLIGIBLE` :math:`\operatorname{tr} A`)
+    deflates nothing. The carry passes through unchanged.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
         cx = op.matmat(x)
         variance = float(x @ cx)
         if variance <= NEGLIGIBLE * max(op.trace(), 1e-300):
-            return attrs.evolve(problem, data=None)  # x carries no variance: nothing to remove
-        return attrs.evolve(problem, covariance=rank_one_downdate(op, cx, 1.0 / variance), data=None)
+            return _without_data(problem), carry  # x carries no variance: nothing to remove
+        return attrs.evolve(problem, covariance=rank_one_downdate(op, cx, 1.0 / variance), data=None), carry
 
 
-@attrs.frozen
-class OrthogonalizedHotellingDeflation:
-    """Hotelling's deflation with the part of :math:`x_t` orthogonal to the earlier loadings."""
+@part("orthogonalized-hotelling", paper=PAPER)
+class OrthogonalizedHotellingDeflation(Deflator):
+    r"""Hotelling's deflation with q = (I - P)x / ||(I - P)x||
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
+    Mackey eq. (6): :math:`A_t = A_{t-1} - (q_t^\top A_{t-1} q_t)\, q_t q_t^\top`
+    with :math:`q_t` the part of :math:`x_t` orthogonal to the earlier
+    loadings (:func:`residual_direction`); a loading in their span deflates
+    nothing. The carry passes through unchanged.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         q = residual_direction(x, previous)
         if q is None:
-            return attrs.evolve(problem, data=None)
+            return _without_data(problem), carry
         op = problem.covariance
         weight = float(q @ op.matmat(q))
-        return attrs.evolve(problem, covariance=rank_one_downdate(op, q, weight), data=None)
+        return attrs.evolve(problem, covariance=rank_one_downdate(op, q, weight), data=None), carry
 
 
-@attrs.frozen
-class OrthogonalizedProjectionDeflation:
-    """Projection deflation with the part of :math:`x_t` orthogonal to the earlier loadings."""
+@part("orthogonalized-projection", paper=PAPER)
+class OrthogonalizedProjectionDeflation(Deflator):
+    r"""(I - qq^T) C (I - qq^T) with q = (I - P)x / ||(I - P)x||
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
+    Mackey §2.3: :math:`A_t = (I - q_t q_t^\top) A_{t-1} (I - q_t q_t^\top)`
+    with :math:`q_t` the part of :math:`x_t` orthogonal to the earlier
+    loadings (:func:`residual_direction`); a loading in their span deflates
+    nothing. The carry passes through unchanged.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         q = residual_direction(x, previous)
         if q is None:
-            return attrs.evolve(problem, data=None)
-        return attrs.evolve(problem, covariance=project_out(problem.covariance, q), data=None)
+            return _without_data(problem), carry
+        return attrs.evolve(problem, covariance=project_out(problem.covariance, q), data=None), carry
 
 
-@attrs.frozen
-class GeneralizedDeflation:
-    """Mackey's Algorithm 1: deflate :math:`A` by :math:`q_t = B_{t-1}x_t` and carry :math:`B_t`."""
+@part("generalized", paper=PAPER)
+class GeneralizedDeflation(Deflator):
+    r"""Alg. 1: deflate by q = Bx, carry B = I - QQ^T; next round max x^T A x s.t. x^T B x = 1
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
-        bx = problem.constraint_matmat(x / np.linalg.norm(x))
-        bx = problem.constraint_matmat(bx)  # a second Gram-Schmidt pass keeps Q orthonormal
+    Mackey's Algorithm 1. With :math:`B_{t-1} = I - Q_{t-1}Q_{t-1}^\top`
+    read from the carry (:data:`spcakit.state.CONSTRAINT`; :math:`B_0 = I`
+    when it holds none):
+
+    .. math::
+
+        q_t = B_{t-1}x_t / \|B_{t-1}x_t\|,\quad
+        A_t = (I - q_t q_t^\top) A_{t-1} (I - q_t q_t^\top),\quad
+        Q_t = [Q_{t-1}\ q_t],
+
+    so :math:`B_t = B_{t-1}(I - q_t q_t^\top) = I - Q_t Q_t^\top`. The
+    returned carry holds :math:`Q_t`; the rank-one solvers of the next round
+    (``greedy``, ``exhaustive``) maximise :math:`x^\top A_t x` s.t.
+    :math:`x^\top B_t x = 1`. A loading already in :math:`\operatorname{span}(Q_{t-1})`
+    deflates nothing and leaves the carry as it is.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
+        bx = constraint_matmat(carry, x / np.linalg.norm(x))
+        bx = constraint_matmat(carry, bx)  # a second Gram-Schmidt pass keeps Q orthonormal
         norm = float(np.linalg.norm(bx))
         if norm <= NEGLIGIBLE:
-            return attrs.evolve(problem, data=None)
+            return _without_data(problem), carry
         q = bx / norm
-        basis = q[:, None] if problem.constraint is None else np.column_stack([problem.constraint, q])
-        return attrs.evolve(problem, covariance=project_out(problem.covariance, q), constraint=basis, data=None)
+        explained = carry.get(CONSTRAINT)
+        basis = q[:, None] if explained is None else np.column_stack([explained, q])
+        deflated = attrs.evolve(problem, covariance=project_out(problem.covariance, q), data=None)
+        return deflated, carry.set(CONSTRAINT, basis)
 
 
-def make_schur() -> SchurDeflation:
-    return SchurDeflation()
-
-
-def make_orthogonalized_hotelling() -> OrthogonalizedHotellingDeflation:
-    return OrthogonalizedHotellingDeflation()
-
-
-def make_orthogonalized_projection() -> OrthogonalizedProjectionDeflation:
-    return OrthogonalizedProjectionDeflation()
-
-
-def make_generalized() -> GeneralizedDeflation:
-    return GeneralizedDeflation()
+DEFLATORS = [SchurDeflation, OrthogonalizedHotellingDeflation, OrthogonalizedProjectionDeflation, GeneralizedDeflation]

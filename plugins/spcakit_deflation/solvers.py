@@ -20,19 +20,27 @@ with :math:`Bv = 0` carry no variance, since :math:`A = BA_0B`).
 
 Both are updaters that solve the rank-one problem in one step: they ignore
 the current iterate, so their methods run one iteration per component.
+:math:`B = I - QQ^\top` comes from the run's carry (the orthonormal
+:math:`Q` that ``generalized`` deflation keeps under
+:data:`spcakit.state.CONSTRAINT`; :math:`B = I` when it holds none): ``init``
+returns the carry, and it is the solvers' state.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
 
 import attrs
 import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.protocols import Updater, part
+from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
+from spcakit.validators import boolean, check_cardinality, to_int
+
+PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 
 #: Largest number of supports ``exhaustive`` enumerates.
 EXHAUSTIVE_LIMIT = 200_000
@@ -43,9 +51,17 @@ EXHAUSTIVE_P_LIMIT = 2000
 
 
 def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarray]:
-    """Largest generalized eigenpair of :math:`(A_{SS}, B_{SS})`, with :math:`y^\\top B_{SS} y = 1`.
+    r"""Largest generalized eigenpair of the pencil :math:`(A_{SS}, B_{SS})`.
 
-    Returns ``(0, 0)`` when :math:`B_{SS} = 0` (the support is already explained).
+    With :math:`B_{SS} = V\Lambda V^\top` and :math:`W = V_+\Lambda_+^{-1/2}`
+    on the eigenvalues above :math:`10^{-10}` (the range of :math:`B_{SS}`),
+    the value is the top eigenvalue of :math:`W^\top A_{SS} W` and the vector
+    :math:`y = Wu` for its eigenvector :math:`u`, so :math:`y^\top B_{SS} y = 1`.
+
+    Returns
+    -------
+    value, y
+        ``(0, 0)`` when :math:`B_{SS} = 0` (the support is already explained).
     """
     values, vectors = np.linalg.eigh((b_ss + b_ss.T) / 2)
     keep = values > 1e-10
@@ -55,14 +71,6 @@ def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarr
     m = w.T @ a_ss @ w
     ev, ey = np.linalg.eigh((m + m.T) / 2)
     return float(ev[-1]), w @ ey[:, -1]
-
-
-def _check_k(k: Any, p: int, name: str) -> int:
-    if k is None:
-        raise InvalidParameterError(f"{name} needs the cardinality: --param k=K with K an integer in [1, {p}]")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
-        raise InvalidParameterError(f"{name}: the cardinality k must be an integer in [1, {p}]; got {k!r}")
-    return int(k)
 
 
 def _unit(p: int, index: int) -> np.ndarray:
@@ -79,39 +87,60 @@ def _better(value: float, incumbent: float) -> bool:
 
 
 def _embed(p: int, support: list[int] | np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The unit ``p``-vector equal (up to scale) to ``y`` on ``support`` and zero elsewhere."""
     z = np.zeros(p)
     z[np.asarray(support, dtype=int)] = y
     norm = np.linalg.norm(z)
     return z / norm if norm > 0 else z
 
 
-def _value(a: np.ndarray, problem: Problem, support: list[int]) -> tuple[float, np.ndarray]:
+def _support_value(a: np.ndarray, carry: Carry, support: list[int]) -> tuple[float, np.ndarray]:
+    """:func:`generalized_top` of :math:`(A_{SS}, B_{SS})` for the explicit ``a`` and the carry's :math:`B`."""
     idx = np.asarray(support)
-    return generalized_top(a[np.ix_(idx, idx)], problem.constraint_submatrix(idx))
+    return generalized_top(a[np.ix_(idx, idx)], constraint_submatrix(carry, idx))
 
 
-@attrs.frozen
-class GreedySolver:
-    """Forward (and optionally backward) greedy selection of the support."""
+def _dense_covariance(problem: Problem) -> np.ndarray:
+    a = problem.covariance.matmat(np.eye(problem.p))
+    return (a + a.T) / 2
 
-    k: int | None = None
-    backward: bool = False
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+@part("greedy", paper=PAPER)
+class GreedySolver(Updater):
+    r"""rank-one solver: greedy forward support selection (GSLDA-like), k = cardinality; backward = true adds elimination
 
-    def _forward(self, problem: Problem, k: int) -> tuple[float, list[int], np.ndarray]:
+    Forward selection starts from the variable of largest
+    :math:`A_{ii}/B_{ii}` and adds, ``k - 1`` times, the variable whose
+    support has the largest value (:func:`generalized_top`); it needs only
+    the ``k`` columns :math:`A_{:,S}`, so it runs matrix-free. With
+    ``backward = true`` it also removes variables from the full set down to
+    ``k`` (explicit :math:`A`, :math:`p \le` :data:`BACKWARD_LIMIT`) and keeps
+    the better of the two supports (GSLDA's bidirectional search).
+
+    Parameters
+    ----------
+    k
+        The cardinality, an integer in ``[1, p]`` (required; checked against ``p`` when run).
+    backward
+        Also run the backward elimination.
+    """
+
+    k: int | None = attrs.field(default=None, converter=to_int)
+    backward: bool = attrs.field(default=False, validator=boolean)
+
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
+        return carry
+
+    def _forward(self, problem: Problem, carry: Carry, k: int) -> tuple[float, list[int], np.ndarray]:
         p = problem.p
         diag_a = problem.covariance.diagonal()
-        if problem.constraint is None:
-            diag_b = np.ones(p)
-        else:
-            diag_b = 1.0 - np.einsum("ij,ij->i", problem.constraint, problem.constraint)
+        explained = carry.get(CONSTRAINT)
+        diag_b = np.ones(p) if explained is None else 1.0 - np.einsum("ij,ij->i", explained, explained)
         ratios = np.where(diag_b > 1e-10, diag_a / np.where(diag_b > 1e-10, diag_b, 1.0), -np.inf)
         first = int(np.argmax(ratios))
         support = [first]
         columns = problem.covariance.matmat(_unit(p, first))  # A[:, S], one product per chosen variable
-        value, y = generalized_top(columns[[first]], problem.constraint_submatrix(np.array(support)))
+        value, y = generalized_top(columns[[first]], constraint_submatrix(carry, np.array(support)))
         while len(support) < k:
             best = (-np.inf, -1, y)
             idx = np.asarray(support)
@@ -119,12 +148,12 @@ class GreedySolver:
             for i in range(p):
                 if i in support:
                     continue
-                cand = np.append(idx, i)
-                a_new = np.empty((len(cand), len(cand)))
+                candidate = np.append(idx, i)
+                a_new = np.empty((len(candidate), len(candidate)))
                 a_new[:-1, :-1] = a_ss
                 a_new[-1, :-1] = a_new[:-1, -1] = columns[i]
                 a_new[-1, -1] = diag_a[i]
-                val, vec = generalized_top(a_new, problem.constraint_submatrix(cand))
+                val, vec = generalized_top(a_new, constraint_submatrix(carry, candidate))
                 if _better(val, best[0]):
                     best = (val, i, vec)
             value, chosen, y = best
@@ -132,50 +161,60 @@ class GreedySolver:
             columns = np.column_stack([columns, problem.covariance.matmat(_unit(p, chosen))])
         return value, support, y
 
-    def _backward(self, problem: Problem, k: int) -> tuple[float, list[int], np.ndarray]:
+    def _backward(self, problem: Problem, carry: Carry, k: int) -> tuple[float, list[int], np.ndarray]:
         p = problem.p
         if p > BACKWARD_LIMIT:
             raise InvalidParameterError(
                 f"greedy backward elimination costs about p^5 operations; it is limited to p <= {BACKWARD_LIMIT} "
                 f"(got p = {p}); use backward=false (forward selection only)"
             )
-        a = problem.covariance.matmat(np.eye(p))
-        a = (a + a.T) / 2
+        a = _dense_covariance(problem)
         support = list(range(p))
-        value, y = _value(a, problem, support)
+        value, y = _support_value(a, carry, support)
         while len(support) > k:
             best = (-np.inf, -1, y)
             for j in support:
                 rest = [i for i in support if i != j]
-                val, vec = _value(a, problem, rest)
+                val, vec = _support_value(a, carry, rest)
                 if _better(val, best[0]):
                     best = (val, j, vec)
             value, removed, y = best
             support.remove(removed)
         return value, support, y
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
-        k = _check_k(self.k, problem.p, "greedy")
-        value, support, y = self._forward(problem, k)
+    def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
+        k = check_cardinality(self.k, problem.p, "greedy")
+        value, support, y = self._forward(problem, state, k)
         if self.backward:
-            back_value, back_support, back_y = self._backward(problem, k)
+            back_value, back_support, back_y = self._backward(problem, state, k)
             if back_value > value:
                 value, support, y = back_value, back_support, back_y
-        return _embed(problem.p, support, y)[:, None], value
+        return _embed(problem.p, support, y)[:, None], value, state
 
 
-@attrs.frozen
-class ExhaustiveSolver:
-    """The exact solution: the best of all supports of size ``k``."""
+@part("exhaustive", paper=PAPER)
+class ExhaustiveSolver(Updater):
+    r"""rank-one solver: exact search over all supports of size k (small p only)
 
-    k: int | None = None
+    The best of the :math:`\binom{p}{k}` supports by :func:`generalized_top`;
+    refuses more than :data:`EXHAUSTIVE_LIMIT` supports or
+    :math:`p >` :data:`EXHAUSTIVE_P_LIMIT` (it forms :math:`A` explicitly).
+    Ties keep the lexicographically first support.
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+    Parameters
+    ----------
+    k
+        The cardinality, an integer in ``[1, p]`` (required; checked against ``p`` when run).
+    """
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    k: int | None = attrs.field(default=None, converter=to_int)
+
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
+        return carry
+
+    def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
         p = problem.p
-        k = _check_k(self.k, p, "exhaustive")
+        k = check_cardinality(self.k, p, "exhaustive")
         count = math.comb(p, k)
         if p > EXHAUSTIVE_P_LIMIT or count > EXHAUSTIVE_LIMIT:
             raise InvalidParameterError(
@@ -183,22 +222,14 @@ class ExhaustiveSolver:
                 f"(limits: {EXHAUSTIVE_LIMIT:,} supports, p <= {EXHAUSTIVE_P_LIMIT}); "
                 "use the greedy or tpower solver, or a smaller p or k"
             )
-        a = problem.covariance.matmat(np.eye(p))
-        a = (a + a.T) / 2
+        a = _dense_covariance(problem)
         best = (-np.inf, [0], np.zeros(1))
         for support in itertools.combinations(range(p), k):
-            val, vec = _value(a, problem, list(support))
+            val, vec = _support_value(a, state, list(support))
             if _better(val, best[0]):
                 best = (val, list(support), vec)
         value, support, y = best
-        return _embed(p, support, y)[:, None], value
+        return _embed(p, support, y)[:, None], value, state
 
 
-def make_greedy(k: int | None = None, backward: bool = False) -> GreedySolver:
-    if not isinstance(backward, bool):
-        raise InvalidParameterError(f"greedy: backward must be true or false; got {backward!r}")
-    return GreedySolver(k, backward)
-
-
-def make_exhaustive(k: int | None = None) -> ExhaustiveSolver:
-    return ExhaustiveSolver(k)
+UPDATERS = [GreedySolver, ExhaustiveSolver]

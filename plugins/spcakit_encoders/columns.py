@@ -34,13 +34,16 @@ in decreasing leverage, then decreasing column norm.
 
 The initializer returns :math:`X_0 = \Omega\,\mathbf 1/\sqrt r` in every
 column: the indicator of the chosen variables. The ``encoder`` updater reads
-the selection as the row support of its iterate.
+the selection as the row support of its iterate. With per-feature sparsities
+:math:`r_1, \dots, r_k` (the iterative encoder, §3) a round uses
+:math:`r_{t+1}`, :math:`t` being the number of features found so far, which
+the ``residual`` deflator records in the run's carry
+(:data:`~spcakit_encoders.carry.FEATURES_FOUND`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -49,13 +52,12 @@ import scipy.linalg
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.protocols import Initializer, part
+from spcakit.state import Carry
+from spcakit.validators import to_int
+from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, FeaturesFound, SquareRoot, features_found
+from spcakit_encoders.encoder import PAPER
 from spcakit_encoders.linalg import data_matrix, independent_columns, leverage_scores, top_right_singular
-from spcakit_encoders.residual import ResidualCovariance
-
-PAPER = "Magdon-Ismail, Boutsidis - Optimal Sparse Linear Encoders and Sparse PCA (NIPS 2016)"
-
-#: ``select(x, k, r, rng, part) -> r column indices``.
-Selector = Callable[[np.ndarray, int, int, np.random.Generator, str], list[int]]
 
 
 def _fallback_order(x: np.ndarray, leverage: np.ndarray) -> np.ndarray:
@@ -186,107 +188,148 @@ def dual_set_columns(x: np.ndarray, k: int, r: int, rng: np.random.Generator | N
     return sorted(independent_columns(x, [*picked, *order], r, part))
 
 
-def _check_sparsity(sparsity: Any, part: str) -> int | tuple[int, ...] | None:
-    if sparsity is None:
-        return None
-    if isinstance(sparsity, (list, tuple)):
-        if not sparsity or not all(not isinstance(s, bool) and isinstance(s, (int, np.integer)) and s >= 1 for s in sparsity):
+def _as_sparsity(value: Any) -> Any:
+    """A list (from TOML or the command line) to a tuple, and integral numbers to ``int`` (never raises)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(to_int(v) for v in value)
+    return to_int(value)
+
+
+def _positive_integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_sparsity(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    """``None``, a positive integer ``r``, or a non-empty tuple of them ``(r_1, ..., r_k)``."""
+    name = type(instance).__part__.name
+    if value is None or _positive_integer(value):
+        return
+    if isinstance(value, tuple):
+        if not value or not all(_positive_integer(v) for v in value):
             raise InvalidParameterError(
-                f"{part}: sparsity must be a positive integer or a non-empty list of positive integers "
-                f"(r_1, ..., r_k, one per feature); got {list(sparsity)!r}"
+                f"{name}: sparsity must be a positive integer or a non-empty list of positive integers "
+                f"(r_1, ..., r_k, one per feature); got {list(value)!r}"
             )
-        return tuple(int(s) for s in sparsity)
-    if isinstance(sparsity, bool) or not isinstance(sparsity, (int, np.integer)) or sparsity < 1:
-        raise InvalidParameterError(
-            f"{part}: sparsity must be a positive integer r (nonzeros per feature), or a list r_1, ..., r_k for "
-            f"the iterative encoder; got {sparsity!r}"
-        )
-    return int(sparsity)
+        return
+    raise InvalidParameterError(
+        f"{name}: sparsity must be a positive integer r (nonzeros per feature), or a list r_1, ..., r_k for "
+        f"the iterative encoder; got {value!r}"
+    )
 
 
-@attrs.frozen
-class ColumnSelection:
-    r"""Initializer: select ``r`` columns of the data (of the residual, in an iterative round).
+_sparsity_field = attrs.field(default=None, converter=_as_sparsity, validator=_check_sparsity)
+
+
+class _ColumnSelection(Initializer):
+    r"""Select ``r`` columns of the data (of the residual, in an iterative round); :math:`X_0` is their indicator.
 
     ``sparsity`` is ``r``: one integer, or (iterative encoder) one per
-    feature, :math:`(r_1, \dots, r_k)`. ``prepare`` attaches :math:`X = C^{1/2}`
-    to a covariance-only problem once, and, for a list, marks the covariance
-    so that the ``residual`` deflator's rounds can be counted.
+    feature, :math:`(r_1, \dots, r_k)`. ``prepare`` computes
+    :math:`X = C^{1/2}` of a covariance-only problem once and records that no
+    feature has been found yet; the ``residual`` deflator counts the features
+    of the later rounds (both in the run's carry, see
+    :mod:`spcakit_encoders.carry`).
     """
 
-    name: str
-    select: Selector
-    sparsity: int | tuple[int, ...] | None = None
+    sparsity: int | tuple[int, ...] | None
+
+    def select(self, x: np.ndarray, k: int, r: int, rng: np.random.Generator) -> list[int]:
+        """The ``r`` columns of ``x`` to use for ``k`` features."""
+        raise NotImplementedError
+
+    @property
+    def _name(self) -> str:
+        return self.__part__.name
 
     def _needed(self) -> int | tuple[int, ...]:
         if self.sparsity is None:
             raise InvalidParameterError(
-                f"{self.name} needs the sparsity: --param sparsity=R, the number of variables each feature may use "
+                f"{self._name} needs the sparsity: --param sparsity=R, the number of variables each feature may use "
                 "(an integer >= k for the batch encoder; for the iterative one an integer or a list r_1,...,r_k)"
             )
         return self.sparsity
 
-    def prepare(self, problem: Problem, r: int, rng: np.random.Generator) -> Problem:
+    def prepare(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> Carry:
         sparsity = self._needed()
         if isinstance(sparsity, tuple) and len(sparsity) != r:
             raise InvalidParameterError(
-                f"{self.name}: got {len(sparsity)} sparsities {list(sparsity)} for k = {r} features; "
+                f"{self._name}: got {len(sparsity)} sparsities {list(sparsity)} for k = {r} features; "
                 f"give exactly one per feature (a list of length {r}) or a single integer"
             )
         if problem.data is None:
-            problem = attrs.evolve(problem, data=data_matrix(problem, self.name))
-        if isinstance(sparsity, tuple) and not isinstance(problem.covariance, ResidualCovariance):
-            problem = attrs.evolve(problem, covariance=ResidualCovariance(problem.covariance, np.zeros((problem.p, 0))))
-        return problem
+            root = data_matrix(problem, self._name, carry)
+            carry = carry.set(SQUARE_ROOT, SquareRoot(problem.covariance, root))
+        return carry.set(FEATURES_FOUND, FeaturesFound(0, problem.covariance))
 
-    def round_sparsity(self, problem: Problem, k: int) -> int:
+    def round_sparsity(self, problem: Problem, k: int, carry: Carry) -> int:
         """The sparsity of this round: ``sparsity`` itself, or its entry for the features found so far."""
         sparsity = self._needed()
         if not isinstance(sparsity, tuple):
             return sparsity
         if k > 1:
             raise InvalidParameterError(
-                f"{self.name}: a list of sparsities {list(sparsity)} gives each feature its own support, which is the "
+                f"{self._name}: a list of sparsities {list(sparsity)} gives each feature its own support, which is the "
                 f"iterative encoder (deflation driver, k = 1 per round); here {k} features share one support "
                 "(batch encoder): give one integer --param sparsity=R"
             )
-        op = problem.covariance
-        if not isinstance(op, ResidualCovariance):
+        found = features_found(carry, problem)
+        if found is None:
             raise InvalidParameterError(
-                f"{self.name}: per-feature sparsities need the `residual` deflator, which counts the features found "
+                f"{self._name}: per-feature sparsities need the `residual` deflator, which counts the features found "
                 "so far (or call prepare first)"
             )
-        round_ = op.encoder.shape[1]
-        if round_ >= len(sparsity):
+        if found >= len(sparsity):
             raise InvalidParameterError(
-                f"{self.name}: feature {round_ + 1} has no sparsity in {list(sparsity)}; give one per feature"
+                f"{self._name}: feature {found + 1} has no sparsity in {list(sparsity)}; give one per feature"
             )
-        return sparsity[round_]
+        return sparsity[found]
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
-        s = self.round_sparsity(problem, r)
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
+        s = self.round_sparsity(problem, r, carry)
         p = problem.p
         if s < r:
             raise InvalidParameterError(
-                f"{self.name}: sparsity {s} is below the number of features k = {r}; the {r} features share the "
+                f"{self._name}: sparsity {s} is below the number of features k = {r}; the {r} features share the "
                 f"chosen variables, so valid: {r} <= sparsity <= {p}"
             )
         if s > p:
-            raise InvalidParameterError(f"{self.name}: sparsity {s} exceeds the number of variables p = {p}; valid: {r} <= sparsity <= {p}")
-        x = data_matrix(problem, self.name)
-        columns = self.select(x, r, s, rng, self.name)
+            raise InvalidParameterError(
+                f"{self._name}: sparsity {s} exceeds the number of variables p = {p}; valid: {r} <= sparsity <= {p}"
+            )
+        columns = self.select(data_matrix(problem, self._name, carry), r, s, rng)
         x0 = np.zeros((p, r))
         x0[columns, :] = 1.0 / math.sqrt(s)
         return x0
 
 
-def make_dual_set_columns(sparsity: int | Sequence[int] | None = None) -> ColumnSelection:
-    return ColumnSelection("dual-set-columns", dual_set_columns, _check_sparsity(sparsity, "dual-set-columns"))
+@part("dual-set-columns", paper=PAPER)
+class DualSetColumns(_ColumnSelection):
+    """CSSP, Thm 6(i): r columns by deterministic dual-set sparsification of V_k and X - X_k (sparsity = r)"""
+
+    sparsity: int | tuple[int, ...] | None = _sparsity_field
+
+    def select(self, x: np.ndarray, k: int, r: int, rng: np.random.Generator) -> list[int]:
+        return dual_set_columns(x, k, r, rng, self._name)
 
 
-def make_leverage_columns(sparsity: int | Sequence[int] | None = None) -> ColumnSelection:
-    return ColumnSelection("leverage-columns", top_leverage_columns, _check_sparsity(sparsity, "leverage-columns"))
+@part("leverage-columns", paper=PAPER)
+class LeverageColumns(_ColumnSelection):
+    """CSSP: the r columns of largest leverage ||V_k row j||^2 (deterministic; sparsity = r)"""
+
+    sparsity: int | tuple[int, ...] | None = _sparsity_field
+
+    def select(self, x: np.ndarray, k: int, r: int, rng: np.random.Generator) -> list[int]:
+        return top_leverage_columns(x, k, r, rng, self._name)
 
 
-def make_leverage_sampling(sparsity: int | Sequence[int] | None = None) -> ColumnSelection:
-    return ColumnSelection("leverage-sampling", leverage_sampling_columns, _check_sparsity(sparsity, "leverage-sampling"))
+@part("leverage-sampling", paper=PAPER)
+class LeverageSampling(_ColumnSelection):
+    """CSSP, Thm 6(ii) simplified: r distinct columns drawn with prob. ~ leverage (seeded; sparsity = r)"""
+
+    sparsity: int | tuple[int, ...] | None = _sparsity_field
+
+    def select(self, x: np.ndarray, k: int, r: int, rng: np.random.Generator) -> list[int]:
+        return leverage_sampling_columns(x, k, r, rng, self._name)
+
+
+INITIALIZERS = [DualSetColumns, LeverageColumns, LeverageSampling]

@@ -29,15 +29,18 @@ orthonormal :math:`V_k^\top`, :math:`U_R` is the left factor of the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-import attrs
 import numpy as np
 import scipy.linalg
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.protocols import Updater, part
+from spcakit.state import Carry
 from spcakit_encoders.linalg import data_matrix
+
+#: The paper every part of this plugin comes from.
+PAPER = "Magdon-Ismail, Boutsidis - Optimal Sparse Linear Encoders and Sparse PCA (NIPS 2016)"
 
 #: C counts as rank-deficient when sigma_min(R) <= sigma_max(R) * max(n, r) * eps * RANK_FACTOR.
 RANK_FACTOR = 10.0
@@ -107,22 +110,25 @@ def cssp_encoder(x: np.ndarray, columns: Sequence[int] | np.ndarray, k: int,
     return h, float(np.sum(s[:k] ** 2))
 
 
-@attrs.frozen
-class EncoderUpdater:
-    r"""Updater: :math:`Z = H`, the CSSP black-box encoder on the row support of the current iterate.
+@part("encoder", paper=PAPER)
+class EncoderUpdater(Updater):
+    r"""black-box encoder on the iterate's row support: C = QR, SVD of R^-1 (Q^T X)_k, H = Omega U_R
 
-    The support :math:`S = \{j : X_{j\cdot} \ne 0\}` of the iterate gives
+    :math:`Z = H`, the CSSP black-box encoder on the row support
+    :math:`S = \{j : X_{j\cdot} \ne 0\}` of the current iterate, which gives
     :math:`\Omega`; with a column-selection initializer it is the selected
     columns. It solves its problem in one step (stop after one iteration):
     the encoder of an encoder's support is itself. Objective
     :math:`\|X_{C,k}\|_F^2 = \|X\|_F^2 - \ell(H, X)`, on the problem's data
-    (:math:`C^{1/2}` for a covariance).
+    (:math:`C^{1/2}` for a covariance). The state is that data matrix
+    :math:`X`, found once by ``init`` (the run's carry holds :math:`C^{1/2}`
+    when a column selector prepared it).
     """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> np.ndarray:
+        return data_matrix(problem, "encoder", carry)
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    def propose(self, problem: Problem, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
         support = np.flatnonzero(np.any(x != 0, axis=1))
         k = x.shape[1]
         if support.size < k:
@@ -130,8 +136,8 @@ class EncoderUpdater:
                 f"encoder: the current iterate uses {support.size} variable(s) for k = {k} features; the encoder "
                 "needs at least k (start it from a column selector such as dual-set-columns with --param sparsity=R >= k)"
             )
-        return cssp_encoder(data_matrix(problem, "encoder"), support, k, problem.feature_names)
+        h, explained = cssp_encoder(state, support, k, problem.feature_names)
+        return h, explained, state
 
 
-def make_encoder() -> EncoderUpdater:
-    return EncoderUpdater()
+UPDATERS = [EncoderUpdater]

@@ -18,8 +18,10 @@ import scipy.sparse.linalg
 
 from spcakit.datasets import square_root
 from spcakit.errors import InvalidParameterError
-from spcakit.operators import DENSE_EIGEN_LIMIT, DenseCovariance, GramCovariance, densify
+from spcakit.operators import DENSE_EIGEN_LIMIT, GramCovariance, densify
 from spcakit.problem import Problem
+from spcakit.state import Carry
+from spcakit_encoders.carry import stored_square_root
 
 #: Above this smaller dimension of X, V_k comes from Lanczos (svds) instead of a dense eigensolver.
 DENSE_SPECTRUM_LIMIT = 200
@@ -28,10 +30,13 @@ DENSE_SPECTRUM_LIMIT = 200
 INDEPENDENCE_TOL = 1e-8
 
 
-def data_matrix(problem: Problem, part: str = "encoder") -> np.ndarray:
+def data_matrix(problem: Problem, part: str = "encoder", carry: Carry | None = None) -> np.ndarray:
     r"""The data matrix :math:`X` of ``problem``: its data, or :math:`C^{1/2}` for a covariance.
 
-    An explicit covariance (or a matrix-free one with ``p`` at most
+    The square root the run's ``carry`` holds for this covariance
+    (:data:`~spcakit_encoders.carry.SQUARE_ROOT`, computed once by the column
+    selectors' ``prepare``) is used as it is. Otherwise an explicit covariance
+    (or a matrix-free one with ``p`` at most
     :data:`~spcakit.operators.DENSE_EIGEN_LIMIT`) gives its symmetric square
     root. A large matrix-free operator without data (a deflation other than
     ``residual`` dropped the data) is refused: its square root would be a
@@ -39,9 +44,13 @@ def data_matrix(problem: Problem, part: str = "encoder") -> np.ndarray:
     """
     if problem.data is not None:
         return problem.data
+    stored = None if carry is None else stored_square_root(carry, problem)
+    if stored is not None:
+        return stored
     op = problem.covariance
-    if isinstance(op, DenseCovariance):
-        return square_root(op.matrix)
+    matrix = op.explicit()
+    if matrix is not None:
+        return square_root(matrix)
     if op.p <= DENSE_EIGEN_LIMIT:
         return square_root(densify(op))
     raise InvalidParameterError(

@@ -25,6 +25,10 @@ whatever the scale of :math:`C`. Unlike ``schur``, ``residual`` keeps the data
 :math:`\Delta_t` itself. It annihilates every earlier feature
 (:math:`\Delta_t h_i = 0`, :math:`i \le t`) and never increases the loss:
 :math:`\|\Delta_t\|_F^2 = \|\Delta_{t-1}\|_F^2 - \|w^\top\Delta_{t-1}\|^2/\|w\|^2`.
+
+It also records in the run's carry how many features were found
+(:data:`~spcakit_encoders.carry.FEATURES_FOUND`), for the per-feature
+sparsities :math:`r_1, \dots, r_k` of the column selectors.
 """
 
 from __future__ import annotations
@@ -32,64 +36,45 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import CovarianceOperator, rank_one_downdate
+from spcakit.operators import rank_one_downdate
 from spcakit.problem import Problem
+from spcakit.protocols import Deflator, part
+from spcakit.state import Carry
+from spcakit_encoders.carry import FEATURES_FOUND, FeaturesFound
+from spcakit_encoders.encoder import PAPER
 from spcakit_encoders.linalg import data_matrix
 
 #: A feature whose image :math:`\|\Delta h\|^2` is below this fraction of :math:`\|\Delta\|_F^2` explains nothing left.
 NEGLIGIBLE = 1e-14
 
 
-@attrs.frozen(eq=False)
-class ResidualCovariance:
-    r"""The covariance of a residual :math:`\Delta_t` and the encoder :math:`H_t` (``p x t``) it is the residual of.
+@part("residual", paper=PAPER)
+class ResidualDeflation(Deflator):
+    r"""data <- X - XH(XH)^+X (rank-one update of the residual); C <- Schur complement; keeps the data
 
-    Every product is ``base``'s (the Schur-complement-deflated covariance);
-    ``encoder`` tells the next round how many features were found, so that
-    per-feature sparsities :math:`r_1, \dots, r_k` can be applied.
+    Replaces the data :math:`\Delta` by :math:`\Delta - ww^\top\Delta/\|w\|^2`,
+    :math:`w = \Delta x`, and :math:`C` by its Schur complement
+    :math:`C - Cxx^\top C/(x^\top Cx)`; a feature that explains nothing of the
+    residual leaves both as they are. The returned carry says that
+    ``previous.shape[1]`` features have been found, for the returned problem.
     """
 
-    base: CovarianceOperator
-    encoder: np.ndarray
-
-    @property
-    def p(self) -> int:
-        return self.base.p
-
-    def matmat(self, v: np.ndarray) -> np.ndarray:
-        return self.base.matmat(v)
-
-    def diagonal(self) -> np.ndarray:
-        return self.base.diagonal()
-
-    def trace(self) -> float:
-        return self.base.trace()
-
-    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.base.top_eigenpairs(r)
-
-
-@attrs.frozen
-class ResidualDeflation:
-    r"""Replace the data by the residual :math:`\Delta - ww^\top\Delta/\|w\|^2`, :math:`w = \Delta x`, and :math:`C` by its Schur complement."""
-
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
-        delta = data_matrix(problem, "residual deflation")
-        op = problem.covariance
-        base = op.base if isinstance(op, ResidualCovariance) else op
-        encoder = np.array(previous, dtype=float, copy=True)
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
+        delta = data_matrix(problem, "residual deflation", carry)
+        covariance = problem.covariance
         w = delta @ x
         energy = float(w @ w)
         total = float(np.vdot(delta, delta)) * float(x @ x)
         if energy <= NEGLIGIBLE * total or energy == 0.0:  # x explains nothing of the residual
-            return attrs.evolve(problem, data=delta, covariance=ResidualCovariance(base, encoder))
-        residual = delta - np.outer(w, (w @ delta) / energy)
-        cx = base.matmat(x)
-        variance = float(x @ cx)
-        if variance > 0:
-            base = rank_one_downdate(base, cx, 1.0 / variance)
-        return attrs.evolve(problem, data=residual, covariance=ResidualCovariance(base, encoder))
+            residual = delta
+        else:
+            residual = delta - np.outer(w, (w @ delta) / energy)
+            cx = covariance.matmat(x)
+            variance = float(x @ cx)
+            if variance > 0:
+                covariance = rank_one_downdate(covariance, cx, 1.0 / variance)
+        deflated = attrs.evolve(problem, data=residual, covariance=covariance)
+        return deflated, carry.set(FEATURES_FOUND, FeaturesFound(int(previous.shape[1]), covariance))
 
 
-def make_residual() -> ResidualDeflation:
-    return ResidualDeflation()
+DEFLATORS = [ResidualDeflation]

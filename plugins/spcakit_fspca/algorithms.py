@@ -260,7 +260,7 @@ def go(op: CovarianceOperator, m: int, k: int, epsilon: float = 0.0) -> Subspace
     with :math:`\varepsilon = -\sigma`: Go on :math:`B - \sigma I` is globally
     optimal for :math:`B` (Remark 4.4). In general it is within the factor
     :math:`1 - \epsilon` of Thm. 5.1
-    (:func:`spcakit.metrics.fspca_approximation_bound`). The refinement never
+    (:func:`spcakit_fspca.metrics.fspca_approximation_bound`). The refinement never
     lowers the objective of Alg. 1's :math:`S_I\operatorname{eig}_m((A_m)_{II})`.
     """
     scores = low_rank_diagonal(op, m, epsilon)

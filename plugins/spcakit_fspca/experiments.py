@@ -24,10 +24,10 @@ import attrs
 import numpy as np
 
 import spcakit
-from spcakit import metrics
 from spcakit.operators import DenseCovariance
 from spcakit.problem import Covariance
 from spcakit_fspca import algorithms as alg
+from spcakit_fspca import metrics
 
 #: Table 1: the leading eigenvalues of schemes A-D (the rest are ``floor``).
 SPECTRA: dict[str, tuple[tuple[float, ...], float]] = {
@@ -265,7 +265,7 @@ def explained_variance_curve(a: np.ndarray, m: int, ks: Sequence[int], epsilon: 
     TPower (D) (deflation, ``k`` nonzeros per loading, *not* row-sparse: a
     looser problem), and ``bound``: the Thm. 5.1 upper bound on the optimum's
     NEV, :math:`\min\{1, \mathrm{NEV}(\mathrm{Go}(A_m))/(1-\epsilon)\}`
-    (:math:`\epsilon` from :func:`spcakit.metrics.fspca_approximation_bound`,
+    (:math:`\epsilon` from :func:`spcakit_fspca.metrics.fspca_approximation_bound`,
     Go with :math:`\varepsilon = 0` as the theorem states it).
     """
     cov = Covariance(a)

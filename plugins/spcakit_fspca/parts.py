@@ -19,20 +19,23 @@ r"""Parts of Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace*
 * ``support-fixed-point`` (stopper, ``max_iter``): stop when
   :math:`W_t = W_{t-1}` (Algorithm 2, line 8) or after ``max_iter`` steps.
 * ``multistart`` (driver): the block driver once per start the initializer
-  asks for (its ``restarts``), keeping the run with the largest final
-  objective - "best of N random subspaces" of §6.1.
+  asks for (its :meth:`~spcakit.protocols.Initializer.starts`), keeping the
+  run with the largest final objective - "best of N random subspaces" of §6.1.
 
 The FSPCA updaters return a feasible :math:`W` (orthonormal, ``k`` nonzero
 rows) themselves, so their methods use the truncator ``none``: the
 ``row-sparse`` truncation of that :math:`W` with the same ``k`` would change
 nothing, and ``--param k`` must name one part.
+
+Problem (3.1) needs :math:`m \le k \le d` (``m`` = ``r`` loadings sharing
+``k`` of the ``d`` variables); the parts check ``k`` against ``d`` and
+``m`` when they first see the problem, with
+:func:`spcakit.validators.check_cardinality`.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,179 +43,167 @@ import attrs
 import numpy as np
 
 from spcakit.drivers import Parts, StepCallback, prepare, run_block
-from spcakit.errors import InvalidDataError, InvalidParameterError, ZeroLoadingError
+from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.problem import Problem
-from spcakit.state import IterState, Outcome
+from spcakit.protocols import Driver, Initializer, Stopper, Truncator, Updater, part
+from spcakit.state import Carry, IterState, Outcome
+from spcakit.validators import (
+    check_cardinality, number, one_of, optional, positive_int, refuse_zeroed_columns, to_float, to_int,
+)
 from spcakit_fspca import algorithms as alg
+from spcakit_fspca.algorithms import PAPER
 
+#: The starts :class:`SubspaceStart` knows.
 STARTS = ("low-rank", "random", "given")
 
 
-# -- parameter checks ------------------------------------------------------------
-def _integer(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, float)):
-        return None
-    if isinstance(value, float) and not value.is_integer():
-        return None
-    return int(value)
-
-
-def check_row_sparsity(k: Any, d: int, m: int, what: str) -> int:
-    """``k`` as an integer in ``[m, d]`` (problem (3.1) needs :math:`m \\le k \\le d`)."""
-    if k is None:
-        raise InvalidParameterError(
-            f"{what} needs the row sparsity (number of selected variables): --param k=K with K an integer "
-            f"in [m, d] = [{m}, {d}] (m = r, the number of loadings)"
-        )
-    value = _integer(k)
-    if value is None or not m <= value <= d:
-        raise InvalidParameterError(
-            f"{what}: the row sparsity k must be an integer in [m, d] = [{m}, {d}] (m = r = {m} loadings "
-            f"share k variables, d = {d} variables); got {k!r}"
-        )
-    return value
-
-
-def check_epsilon(epsilon: Any, what: str, *, nonnegative: bool) -> float:
-    """``epsilon`` as a finite float (non-negative for IPU: :math:`A_\\varepsilon` must stay PSD)."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not math.isfinite(float(epsilon)):
-        raise InvalidParameterError(f"{what}: epsilon (A + epsilon I, Remark 5.10) must be a finite number; got {epsilon!r}")
-    value = float(epsilon)
-    if nonnegative and value < 0:
-        raise InvalidParameterError(
-            f"{what}: epsilon must be >= 0 (A + epsilon I must stay positive semi-definite for the ascent of "
-            f"Thm. 5.5; the paper uses 0.1); got {value:g}"
-        )
-    return value
+def row_sparsity(k: Any, d: int, m: int, what: str) -> int:
+    r"""``k`` as an integer in ``[m, d]``: problem (3.1) needs :math:`m \le k \le d`."""
+    hint = f"k is the row sparsity: the m = r = {m} loadings share k of the d = {d} variables, so k is in [m, d]"
+    return check_cardinality(k, d, what, low=m, hint=hint)
 
 
 # -- truncator ---------------------------------------------------------------------
-@attrs.frozen
-class RowSparseTruncation:
-    r"""The :math:`\ell_{2,0}` truncation: keep the ``k`` rows of :math:`Z` of largest norm.
+@part("row-sparse", paper=PAPER)
+class RowSparseTruncation(Truncator):
+    r"""l2,0: keep the k rows of largest norm (ties: smaller index); all loadings share one support
 
     :math:`X = \arg\min_{\|X\|_{2,0} \le k}\|Z - X\|_F`: row :math:`i` is kept
     when :math:`\|z_i\|_2` is among the ``k`` largest (ties: smaller index),
     so all loadings share one support - feature selection (FSPCA, §3). The
     driver then normalises each column; the columns are unit but, unlike the
-    FSPCA solvers' output, not orthogonal in general.
+    FSPCA solvers' output, not orthogonal in general. ``k`` must be an
+    integer in :math:`[1, p]`, checked against ``p`` by :meth:`check`.
     """
 
-    k: int | None = None
+    k: int | None = attrs.field(default=None, converter=to_int)
+
+    def _rows(self, p: int) -> int:
+        hint = "k rows are kept, shared by every loading"
+        return check_cardinality(self.k, p, "the row-sparse truncation", hint=hint)
 
     def check(self, p: int) -> None:
-        if self.k is None:
-            raise InvalidParameterError(
-                f"the row-sparse truncation needs the number of rows kept: --param k=K with K an integer in [1, {p}]"
-            )
-        value = _integer(self.k)
-        if value is None or not 1 <= value <= p:
-            raise InvalidParameterError(
-                f"row-sparse truncation: k (rows kept, shared by every loading) must be an integer in [1, {p}]; got {self.k!r}"
-            )
+        self._rows(p)
 
     def resolved(self, p: int) -> dict[str, int]:
-        return {"k": int(self.k)}  # type: ignore[arg-type]
+        return {"k": self._rows(p)}
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        self.check(z.shape[0])
-        x = alg.truncate_rows(z, int(self.k))  # type: ignore[arg-type]
-        x2, z2 = x.reshape(x.shape[0], -1), z.reshape(z.shape[0], -1)
-        zeroed = np.nonzero(~np.any(x2 != 0, axis=0) & np.any(z2 != 0, axis=0))[0]
-        if zeroed.size:
-            raise ZeroLoadingError(
-                f"row-sparse truncation zeroed loading {int(zeroed[0]) + 1} entirely: none of its entries is in the "
-                f"k = {self.k} rows of largest norm; use a larger k"
-            )
-        return x
+        k = self._rows(z.shape[0])
+        x = alg.truncate_rows(z, k)
+        return refuse_zeroed_columns(
+            x, z, "the row-sparse truncation", f"none of its entries is in the k = {k} rows of largest norm; use a larger k"
+        )
 
 
 # -- updaters ----------------------------------------------------------------------
-@attrs.frozen
-class GoUpdater:
-    r"""Go (Algorithm 1): :math:`W = S_I\operatorname{eig}_m(A_{II})`, :math:`I` = top-``k`` of :math:`\operatorname{diag}((A+\varepsilon I)_m)`.
+@part("go", paper=PAPER)
+class GoUpdater(Updater):
+    r"""Go (Alg. 1): rows = top-k of diag((A + eps I)_m), W = m leading eigenvectors of A_II; one step
 
-    Solves (3.1) in one step and ignores the current iterate. Exact when
+    :math:`W = S_I\operatorname{eig}_m(A_{II})` with :math:`I` the top ``k``
+    of :math:`\operatorname{diag}((A+\varepsilon I)_m)`. Solves (3.1) in one
+    step and ignores the current iterate. Exact when
     :math:`\operatorname{rank}(A) \le m` and :math:`\varepsilon = 0`
     (Thm. 4.2), and for :math:`A + \sigma I` with :math:`\varepsilon = -\sigma`
-    (Remark 4.4). Objective: :math:`\operatorname{tr}(W^\top A W)`.
+    (Remark 4.4), so ``epsilon`` may be any finite number. Objective:
+    :math:`\operatorname{tr}(W^\top A W)`. No state.
     """
 
-    k: int | None = None
-    epsilon: float = 0.0
+    k: int | None = attrs.field(default=None, converter=to_int)
+    epsilon: float = attrs.field(default=0.0, converter=to_float, validator=number(hint="A + epsilon I, Remark 5.10"))
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
-
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
         m = x.shape[1]
-        k = check_row_sparsity(self.k, problem.p, m, "go")
+        k = row_sparsity(self.k, problem.p, m, "go")
         estimate = alg.go(problem.covariance, m, k, self.epsilon)
-        return estimate.loadings, estimate.objective
+        return estimate.loadings, estimate.objective, state
 
 
-@attrs.frozen
-class IPUUpdater:
-    r"""One IPU iteration (Algorithm 2) on :math:`A_\varepsilon = A + \varepsilon I`.
+@part("ipu", paper=PAPER)
+class IPUUpdater(Updater):
+    r"""IPU step (Alg. 2): rows = top-k of diag(P_t) in O(dkm), W = eig_m(A_II); A + eps I (eps = 0.1)
 
+    One iteration of Algorithm 2 on :math:`A_\varepsilon = A + \varepsilon I`:
     :math:`I` = top-``k`` of :math:`\operatorname{diag}(P_t)`,
     :math:`P_t = A_\varepsilon W_t (W_t^\top A_\varepsilon W_t)^\dagger W_t^\top A_\varepsilon`,
     computed through its diagonal in :math:`O(dkm)`; then
     :math:`W_{t+1} = S_I\operatorname{eig}_m(A_{II})` in :math:`O(k^3)`.
     The objective reported for the step is that of the proposal,
     :math:`\operatorname{tr}(W_{t+1}^\top A W_{t+1})`; from the second step on
-    it never decreases (Thm. 5.5).
+    it never decreases (Thm. 5.5), which needs :math:`\varepsilon \ge 0`.
+    No state: the step depends only on the current :math:`W_t`.
     """
 
-    k: int | None = None
-    epsilon: float = 0.1
+    k: int | None = attrs.field(default=None, converter=to_int)
+    epsilon: float = attrs.field(
+        default=0.1, converter=to_float,
+        validator=number(0, hint="A + epsilon I must stay positive semi-definite for the ascent of Thm. 5.5; "
+                                 "the paper uses 0.1"),
+    )  # fmt: skip
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
-
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
-        k = check_row_sparsity(self.k, problem.p, x.shape[1], "ipu")
+    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
+        k = row_sparsity(self.k, problem.p, x.shape[1], "ipu")
         estimate = alg.ipu_step(problem.covariance, x, k, self.epsilon)
-        return estimate.loadings, estimate.objective
+        return estimate.loadings, estimate.objective, state
 
 
-@attrs.frozen
-class ExhaustiveSupportUpdater:
-    """The global optimum of (3.1) over all ``C(d, k)`` supports (small ``d``); ignores the iterate."""
+@part("exhaustive-support", paper=PAPER)
+class ExhaustiveSupportUpdater(Updater):
+    r"""exact FSPCA: best of all C(d, k) row supports (small d only); one step
 
-    k: int | None = None
+    The global optimum of (3.1) over every support of size ``k``
+    (:func:`~spcakit_fspca.algorithms.exhaustive_search`, which refuses
+    problems too large to enumerate); ignores the iterate. No state.
+    """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+    k: int | None = attrs.field(default=None, converter=to_int)
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
         m = x.shape[1]
-        k = check_row_sparsity(self.k, problem.p, m, "fspca-exhaustive")
+        k = row_sparsity(self.k, problem.p, m, "fspca-exhaustive")
         estimate = alg.exhaustive_search(problem.covariance, m, k)
-        return estimate.loadings, estimate.objective
+        return estimate.loadings, estimate.objective, state
 
 
 # -- initializer -------------------------------------------------------------------
-def _read_start(w0: Any) -> np.ndarray:
+def read_start(w0: Any) -> np.ndarray:
+    """A user's :math:`W_0` as a finite ``d x m`` float matrix: a path (``.npy``/``.csv``), a list of rows or an array.
+
+    A vector is one column.
+    """
     if isinstance(w0, (str, Path)):
         from spcakit.datasets import load_source
 
         try:
-            return np.asarray(load_source(str(w0)).matrix, dtype=float)
+            matrix = np.asarray(load_source(str(w0)).matrix, dtype=float)
         except InvalidDataError as exc:
             raise InvalidParameterError(f"subspace-start: cannot read w0 from {str(w0)!r}: {exc}") from None
-    try:
-        matrix = np.asarray(w0, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(
-            f"subspace-start: w0 must be a d x m matrix (a list of rows, an array, or a .npy/.csv path); got {w0!r}"
-        ) from None
+    else:
+        try:
+            matrix = np.asarray(w0, dtype=float)
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"subspace-start: w0 must be a d x m matrix (a list of rows, an array, or a .npy/.csv path); got {w0!r}"
+            ) from None
+    if matrix.ndim == 1:
+        matrix = matrix[:, None]
+    if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):
+        raise InvalidParameterError(f"subspace-start: w0 must be a finite d x m matrix; got shape {matrix.shape}")
     return matrix
 
 
-@attrs.frozen
-class SubspaceStart:
-    r"""The start :math:`W_0` of IPU (and of any block method).
+def _same_start(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return a is b
+    return bool(np.shape(a) == np.shape(b) and np.array_equal(a, b))
+
+
+@part("subspace-start", paper=PAPER)
+class SubspaceStart(Initializer):
+    r"""W0: low-rank (U_m; IPU's first step is then Go), random (x restarts), or given w0
+
+    The start :math:`W_0` of IPU (and of any block method):
 
     * ``low-rank``: the ``m`` leading eigenvectors :math:`U_m` of :math:`A`.
       Then :math:`P_0 = (A_\varepsilon)_m`, so the first IPU step is Go on
@@ -221,25 +212,56 @@ class SubspaceStart:
     * ``random``: :math:`W_0 = Q` from the QR factorisation of a standard
       Gaussian ``d x m`` matrix drawn from the run's generator; with the
       ``multistart`` driver, ``restarts`` of them (best of N, §6.1).
-    * ``given``: the user's :math:`W_0` (``d x m``, full column rank), taken
-      as the orthonormal factor of its QR factorisation (the IPU step depends
-      only on :math:`\operatorname{span}(W_0)`).
+    * ``given``: the user's :math:`W_0` (``d x m``, full column rank; a list
+      of rows, an array, or a ``.npy``/``.csv`` path), taken as the
+      orthonormal factor of its QR factorisation (the IPU step depends only
+      on :math:`\operatorname{span}(W_0)`).
+
+    Left out, ``start`` is ``given`` when ``w0`` is set, ``random`` when
+    ``restarts`` is, else ``low-rank``; ``restarts`` is 1. Once built, the
+    part holds these resolved values (and ``w0`` as a matrix):
+    :meth:`starts` is ``restarts``.
     """
 
-    start: str = "low-rank"
-    restarts: int = 1
-    w0: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=lambda a, b: a is b or (
-        a is not None and b is not None and a.shape == b.shape and bool(np.array_equal(a, b)))))
+    start: str | None = attrs.field(default=None, validator=optional(one_of(*STARTS)))
+    restarts: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
+    w0: Any = attrs.field(default=None, eq=attrs.cmp_using(eq=_same_start))
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
+    def __attrs_post_init__(self) -> None:
+        start = self.start
+        if start is None:
+            start = "given" if self.w0 is not None else ("random" if self.restarts is not None else "low-rank")
+        count = 1 if self.restarts is None else self.restarts
+        if count > 1 and start != "random":
+            raise InvalidParameterError(
+                f"subspace-start: restarts = {count} needs random starts (the {start} start is deterministic); "
+                "drop --param start or use --param start=random"
+            )
+        matrix = None
+        if start == "given":
+            if self.w0 is None:
+                raise InvalidParameterError(
+                    "subspace-start: start = given needs w0, a d x m matrix (--param w0=PATH.npy or a list of rows)"
+                )
+            matrix = read_start(self.w0)
+        elif self.w0 is not None:
+            raise InvalidParameterError(f"subspace-start: w0 is only used with start = given (got start = {start})")
+        # frozen: the resolved defaults are set once, here
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "restarts", count)
+        object.__setattr__(self, "w0", matrix)
+
+    def starts(self) -> int:
+        return int(self.restarts)  # type: ignore[arg-type]
+
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         if self.start == "low-rank":
             _, vectors = alg.leading_eigenpairs(problem.covariance, r)
             return np.asarray(vectors, dtype=float)
         if self.start == "random":
             q, _ = np.linalg.qr(rng.standard_normal((problem.p, r)))
             return q
-        w0 = self.w0
-        assert w0 is not None
+        w0: np.ndarray = self.w0
         if w0.shape != (problem.p, r):
             raise InvalidParameterError(
                 f"subspace-start: w0 has shape {w0.shape[0]} x {w0.shape[1]}, but the problem needs d x m = "
@@ -253,19 +275,19 @@ class SubspaceStart:
 
 
 # -- stopper -----------------------------------------------------------------------
-@attrs.frozen
-class SupportFixedPoint:
-    r"""Stop at a fixed point :math:`W_t = W_{t-1}` (Algorithm 2, line 8) or after ``max_iter`` steps.
+@part("support-fixed-point", paper=PAPER)
+class SupportFixedPoint(Stopper):
+    r"""stop when W_t = W_t-1 (same support; Alg. 2 line 8) or after max_iter steps
 
     The FSPCA updaters compute :math:`W_t` deterministically from the support
     (:func:`~spcakit_fspca.algorithms.refine` fixes the eigenvectors' signs),
     so :math:`W_t = W_{t-1}` exactly when the support did not change; the
     test is a relative change of the unit loadings of at most ``tol``
-    (default :math:`10^{-12}`, i.e. equality up to rounding).
+    (default :math:`10^{-12}`, i.e. equality up to rounding; in ``[0, 1)``).
     """
 
-    max_iter: int = 100
-    tol: float = 1e-12
+    max_iter: int = attrs.field(default=100, converter=to_int, validator=positive_int)
+    tol: float = attrs.field(default=1e-12, converter=to_float, validator=number(0, 1, high_open=True))
 
     def __call__(self, state: IterState) -> str | None:
         if state.iteration >= 1 and state.relative_change <= self.tol:
@@ -276,98 +298,52 @@ class SupportFixedPoint:
 
 
 # -- driver ------------------------------------------------------------------------
-def multistart(
-    problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
-) -> Outcome:
-    """Run the block driver from each start the initializer asks for; keep the largest final objective.
+@part("multistart", paper=PAPER)
+class MultistartDriver(Driver):
+    r"""block driver from each of the initializer's `restarts` starts; keeps the largest final objective
 
-    The number of starts is the initializer's ``restarts`` attribute (1 when
-    it has none). Each run draws its start from the same generator, one after
-    the other, so the result depends only on the seed. The kept run is the
-    one whose updater objective after its last step is largest (ties, within
-    :math:`10^{-12}` relative, keep the earlier run; a run without a finite
-    objective counts as :math:`-\\infty`). ``iterations`` counts the steps of
-    all runs; the objective history is the kept run's.
+    The block driver (:func:`spcakit.drivers.run_block`) once per start, the
+    number of starts being the initializer's
+    :meth:`~spcakit.protocols.Initializer.starts`. The run's carry is
+    prepared once and every start receives it. Each run draws its start from
+    the same generator, one after the other, so the result depends only on
+    the seed. The kept run is the one whose updater objective after its last
+    step is largest (ties, within :math:`10^{-12}` relative, keep the earlier
+    run; a run without a finite objective counts as :math:`-\infty`).
+    ``iterations`` counts the steps of all runs; the objective history is
+    the kept run's. It never deflates.
     """
-    starts = int(getattr(parts.initializer, "restarts", 1) or 1)
-    problem = prepare(problem, r, parts, rng)
-    best: tuple[float, int, IterState, str] | None = None
-    total = 0
-    for index in range(starts):
-        offset = total
-        callback = None if on_step is None else (lambda c, n, it, base=offset: on_step(0, 1, base + it))
-        state, reason = run_block(problem, r, parts, rng, callback)
-        total += state.iteration
-        history = state.objective_history
-        value = history[-1] if history and math.isfinite(history[-1]) else -math.inf
-        margin = 1e-12 * max(1.0, abs(best[0])) if best is not None and math.isfinite(best[0]) else 0.0
-        if best is None or value > best[0] + margin:
-            best = (value, index, state, reason)
-    assert best is not None
-    value, index, state, reason = best
-    if starts > 1:
-        reason = f"{reason}; best of {starts} starts (start {index + 1}, objective {value:.6g})"
-    return Outcome(
-        loadings=state.loadings,
-        iterations=total,
-        stopping_reasons=(reason,),
-        objective_history=state.objective_history,
-    )
 
+    deflates = False
 
-# -- factories (what the registry calls) ---------------------------------------------
-def make_row_sparse(k: int | None = None) -> RowSparseTruncation:
-    return RowSparseTruncation(k)
-
-
-def make_go(k: int | None = None, epsilon: float = 0.0) -> GoUpdater:
-    return GoUpdater(k, check_epsilon(epsilon, "go", nonnegative=False))
-
-
-def make_ipu(k: int | None = None, epsilon: float = 0.1) -> IPUUpdater:
-    return IPUUpdater(k, check_epsilon(epsilon, "ipu", nonnegative=True))
-
-
-def make_exhaustive_support(k: int | None = None) -> ExhaustiveSupportUpdater:
-    return ExhaustiveSupportUpdater(k)
-
-
-def make_subspace_start(start: str | None = None, restarts: int | None = None, w0: Any = None) -> SubspaceStart:
-    """``start`` defaults to ``given`` when ``w0`` is set, ``random`` when ``restarts`` is, else ``low-rank``."""
-    if start is None:
-        start = "given" if w0 is not None else ("random" if restarts is not None else "low-rank")
-    if start not in STARTS:
-        raise InvalidParameterError(f"subspace-start: start must be one of {', '.join(STARTS)}; got {start!r}")
-    count = 1 if restarts is None else _integer(restarts)
-    if count is None or count < 1:
-        raise InvalidParameterError(f"subspace-start: restarts must be a positive integer (number of random starts); got {restarts!r}")
-    if count > 1 and start != "random":
-        raise InvalidParameterError(
-            f"subspace-start: restarts = {count} needs random starts (the {start} start is deterministic); "
-            "drop --param start or use --param start=random"
+    def __call__(
+        self, problem: Problem, r: int, parts: Parts, rng: np.random.Generator, on_step: StepCallback | None = None
+    ) -> Outcome:
+        starts = parts.initializer.starts()
+        carry = prepare(problem, r, parts, rng)
+        best: tuple[float, int, IterState, str] | None = None
+        total = 0
+        for index in range(starts):
+            callback = None if on_step is None else (lambda c, n, it, base=total: on_step(0, 1, base + it))
+            state, reason = run_block(problem, r, parts, rng, carry, callback)
+            total += state.iteration
+            history = state.objective_history
+            value = history[-1] if history and math.isfinite(history[-1]) else -math.inf
+            margin = 1e-12 * max(1.0, abs(best[0])) if best is not None and math.isfinite(best[0]) else 0.0
+            if best is None or value > best[0] + margin:
+                best = (value, index, state, reason)
+        assert best is not None
+        value, index, state, reason = best
+        if starts > 1:
+            reason = f"{reason}; best of {starts} starts (start {index + 1}, objective {value:.6g})"
+        return Outcome(
+            loadings=state.loadings,
+            iterations=total,
+            stopping_reasons=(reason,),
+            objective_history=state.objective_history,
         )
-    if start == "given":
-        if w0 is None:
-            raise InvalidParameterError("subspace-start: start = given needs w0, a d x m matrix (--param w0=PATH.npy or a list of rows)")
-        matrix = _read_start(w0)
-        if matrix.ndim == 1:
-            matrix = matrix[:, None]
-        if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):
-            raise InvalidParameterError(f"subspace-start: w0 must be a finite d x m matrix; got shape {matrix.shape}")
-        return SubspaceStart("given", 1, matrix)
-    if w0 is not None:
-        raise InvalidParameterError(f"subspace-start: w0 is only used with start = given (got start = {start})")
-    return SubspaceStart(start, count, None)
 
 
-def make_support_fixed_point(max_iter: int = 100, tol: float = 1e-12) -> SupportFixedPoint:
-    value = _integer(max_iter)
-    if value is None or value < 1:
-        raise InvalidParameterError(f"support-fixed-point: max_iter must be a positive integer; got {max_iter!r}")
-    if isinstance(tol, bool) or not isinstance(tol, numbers.Real) or not (0 <= float(tol) < 1):
-        raise InvalidParameterError(f"support-fixed-point: tol must be a number in [0, 1); got {tol!r}")
-    return SupportFixedPoint(value, float(tol))
-
-
-def make_multistart() -> Callable[..., Outcome]:
-    return multistart
+#: Every part of the plugin, in the order ``spcakit parts`` lists them within a role.
+PARTS = [MultistartDriver, RowSparseTruncation, GoUpdater, IPUUpdater, ExhaustiveSupportUpdater, SubspaceStart,
+         SupportFixedPoint]  # fmt: skip

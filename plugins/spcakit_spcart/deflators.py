@@ -16,30 +16,36 @@ import numpy as np
 
 from spcakit.operators import project_out, rank_one_downdate
 from spcakit.problem import Problem
+from spcakit.protocols import Deflator, part
+from spcakit.state import Carry
+
+PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
 
-@attrs.frozen
-class HotellingDeflation:
-    """Hotelling's deflation: :math:`x^\top C' x = 0`; :math:`C'x = 0` and PSD only when x is an eigenvector."""
+@part("hotelling")
+class HotellingDeflation(Deflator):
+    """C - (x^T C x) x x^T
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
+    Hotelling's deflation: :math:`x^\top C' x = 0`; :math:`C'x = 0` and PSD
+    only when x is an eigenvector.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
         weight = float(x @ op.matmat(x))
-        return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None)
+        return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None), carry
 
 
-@attrs.frozen
-class ProjectionDeflation:
-    """Projection deflation (keeps C PSD and annihilates x)."""
+@part("projection", paper=PAPER)
+class ProjectionDeflation(Deflator):
+    """(I - x x^T) C (I - x x^T) (Alg. 2)
 
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
+    Projection deflation keeps C positive semi-definite and annihilates x.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         unit = x / np.linalg.norm(x)
-        return attrs.evolve(problem, covariance=project_out(problem.covariance, unit), data=None)
+        return attrs.evolve(problem, covariance=project_out(problem.covariance, unit), data=None), carry
 
 
-def make_hotelling() -> HotellingDeflation:
-    return HotellingDeflation()
-
-
-def make_projection() -> ProjectionDeflation:
-    return ProjectionDeflation()
+DEFLATORS = [HotellingDeflation, ProjectionDeflation]

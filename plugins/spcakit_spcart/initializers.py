@@ -19,6 +19,11 @@ import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.protocols import Initializer, part
+from spcakit.state import Carry
+from spcakit.validators import index_list, optional, to_tuple
+
+PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
 
 def _unit_vectors(p: int, indices: np.ndarray) -> np.ndarray:
@@ -39,23 +44,14 @@ def _top_indices(scores: np.ndarray, r: int, tie_order: tuple[int, ...] | None =
     return np.lexsort((np.arange(scores.shape[0]), rank, -rounded))[:r]
 
 
-def _check_tie_order(tie_order: object) -> tuple[int, ...] | None:
-    if tie_order is None:
-        return None
-    try:
-        order = tuple(int(i) for i in tie_order)  # type: ignore[union-attr]
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"tie_order must be a list of variable indices (0-based); got {tie_order!r}") from None
-    if len(set(order)) != len(order) or any(i < 0 for i in order):
-        raise InvalidParameterError(f"tie_order must list distinct non-negative variable indices; got {list(order)}")
-    return order
+_tie_order_field = attrs.field(default=None, converter=to_tuple, validator=optional(index_list))
 
 
-@attrs.frozen
-class PCAInitializer:
-    """Leading ``r`` eigenvectors of the covariance; refuses ``r`` above its numerical rank."""
+@part("pca", paper=PAPER)
+class PCAInitializer(Initializer):
+    """r leading eigenvectors of C; refuses r above its numerical rank."""
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         values, vectors = problem.covariance.top_eigenpairs(r)
         tol = max(values[0], 0.0) * problem.p * 1e-12
         rank = int(np.sum(values > tol))
@@ -66,31 +62,32 @@ class PCAInitializer:
         return vectors
 
 
-@attrs.frozen
-class MaxDiagonalInitializer:
-    """Unit vectors on the ``r`` largest diagonal entries of :math:`C`.
+@part("max-diagonal", paper=PAPER)
+class MaxDiagonalInitializer(Initializer):
+    """unit vectors on the largest variances argmax C_kk (Alg. 2)
 
     ``tie_order`` (0-based variable indices, highest priority first) breaks
     ties between equal variances - as in a correlation matrix, where every
     variance is 1 and the start is decided by tie-breaking alone.
     """
 
-    tie_order: tuple[int, ...] | None = None
+    tie_order: tuple[int, ...] | None = _tie_order_field
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         return _unit_vectors(problem.p, _top_indices(problem.covariance.diagonal(), r, self.tie_order))
 
 
-@attrs.frozen
-class MaxNormColumnInitializer:
-    """Unit vectors on the ``r`` data columns of largest norm (the diagonal of :math:`C` without data).
+@part("max-norm-column", paper=PAPER)
+class MaxNormColumnInitializer(Initializer):
+    """unit vectors on the largest-norm data columns (GPower's start)
 
-    ``tie_order`` breaks ties as for ``max-diagonal``.
+    The diagonal of :math:`C` when the problem has no data; ``tie_order``
+    breaks ties as for ``max-diagonal``.
     """
 
-    tie_order: tuple[int, ...] | None = None
+    tie_order: tuple[int, ...] | None = _tie_order_field
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         if problem.data is not None:
             scores = np.einsum("ij,ij->j", problem.data, problem.data)
         else:
@@ -98,28 +95,13 @@ class MaxNormColumnInitializer:
         return _unit_vectors(problem.p, _top_indices(scores, r, self.tie_order))
 
 
-@attrs.frozen
-class RandomInitializer:
-    """Orthonormalised Gaussian start, from the generator the driver passes."""
+@part("random")
+class RandomInitializer(Initializer):
+    """orthonormalised Gaussian p x r (seeded), from the generator the driver passes"""
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         q, _ = np.linalg.qr(rng.standard_normal((problem.p, r)))
         return q
 
 
-def make_pca() -> PCAInitializer:
-    return PCAInitializer()
-
-
-def make_max_diagonal(tie_order: list[int] | None = None) -> MaxDiagonalInitializer:
-    return MaxDiagonalInitializer(_check_tie_order(tie_order))
-
-
-def make_max_norm_column(tie_order: list[int] | None = None) -> MaxNormColumnInitializer:
-    return MaxNormColumnInitializer(_check_tie_order(tie_order))
-
-
-def make_random() -> RandomInitializer:
-    return RandomInitializer()
-
-
+INITIALIZERS = [PCAInitializer, MaxDiagonalInitializer, MaxNormColumnInitializer, RandomInitializer]

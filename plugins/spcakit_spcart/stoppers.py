@@ -13,25 +13,28 @@ from collections.abc import Sequence
 import attrs
 
 from spcakit.errors import InvalidParameterError
-from spcakit.protocols import Stopper
+from spcakit.protocols import Stopper, part
 from spcakit.state import IterState
+from spcakit.validators import integer, positive, to_float, to_int
+
+PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
 
-@attrs.frozen
-class MaxIterations:
-    """Stop after ``n`` update + truncation steps."""
+@part("max-iterations")
+class MaxIterations(Stopper):
+    """stop after n steps (default 200)"""
 
-    n: int
+    n: int = attrs.field(default=200, converter=to_int, validator=integer(1))
 
     def __call__(self, state: IterState) -> str | None:
         return f"reached the iteration limit ({self.n})" if state.iteration >= self.n else None
 
 
-@attrs.frozen
-class RelativeChange:
-    """Stop when the relative change of the unit loadings falls below ``tol``."""
+@part("relative-change", paper=PAPER)
+class RelativeChange(Stopper):
+    """stop when ||X_t - X_t-1||_F / sqrt(r) < tol (default 0.01)"""
 
-    tol: float
+    tol: float = attrs.field(default=0.01, converter=to_float, validator=positive)
 
     def __call__(self, state: IterState) -> str | None:
         if state.relative_change < self.tol:
@@ -39,16 +42,16 @@ class RelativeChange:
         return None
 
 
-@attrs.frozen
-class ObjectiveChange:
-    r"""Stop when the updater's objective changes by less than ``tol`` relative to its last value.
+@part("objective-change")
+class ObjectiveChange(Stopper):
+    r"""stop when the updater's objective changes by < tol relative (default 1e-4)
 
     The objective is the updater's own (for ``gpower`` the unpenalised
     :math:`\|AX\|_*`), so this is in the spirit of, not identical to,
     GPower's published rule, which watches its penalised objective.
     """
 
-    tol: float
+    tol: float = attrs.field(default=1e-4, converter=to_float, validator=positive)
 
     def __call__(self, state: IterState) -> str | None:
         history = state.objective_history
@@ -59,11 +62,22 @@ class ObjectiveChange:
         return f"relative objective change {change:.3g} < {self.tol:g}" if change < self.tol else None
 
 
-@attrs.frozen
-class AnyOf:
-    """Stop as soon as one of ``stoppers`` does; its reason is reported."""
+def _stopper_list(value: object) -> object:
+    return tuple(value) if isinstance(value, list) else value
 
-    stoppers: tuple[Stopper, ...]
+
+def _check_stoppers(instance: object, attribute: object, value: object) -> None:
+    if not isinstance(value, Sequence) or isinstance(value, (str, bytes)) or not value or not all(
+        isinstance(s, Stopper) for s in value
+    ):
+        raise InvalidParameterError("any-of needs a non-empty list of stoppers, e.g. [{name='max-iterations', n=200}]")
+
+
+@part("any-of")
+class AnyOf(Stopper):
+    """stop when any listed stopper does; its reason is reported"""
+
+    stoppers: tuple[Stopper, ...] = attrs.field(default=(), converter=_stopper_list, validator=_check_stoppers)
 
     def __call__(self, state: IterState) -> str | None:
         for stopper in self.stoppers:
@@ -73,39 +87,4 @@ class AnyOf:
         return None
 
 
-def make_max_iterations(n: int = 200) -> MaxIterations:
-    try:
-        valid = not isinstance(n, bool) and float(n).is_integer() and int(n) >= 1
-    except (TypeError, ValueError, OverflowError):
-        valid = False
-    if not valid:
-        raise InvalidParameterError(f"max-iterations: n must be a positive integer; got {n!r}")
-    return MaxIterations(int(n))
-
-
-def _positive_tol(tol: object, part: str) -> float:
-    if isinstance(tol, bool):
-        raise InvalidParameterError(f"{part}: tol must be a positive number; got {tol!r}")
-    try:
-        value = float(tol)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"{part}: tol must be a number; got {tol!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise InvalidParameterError(f"{part}: tol must be a positive number; got {tol!r}")
-    return value
-
-
-def make_relative_change(tol: float = 0.01) -> RelativeChange:
-    return RelativeChange(_positive_tol(tol, "relative-change"))
-
-
-def make_objective_change(tol: float = 1e-4) -> ObjectiveChange:
-    return ObjectiveChange(_positive_tol(tol, "objective-change"))
-
-
-def make_any_of(stoppers: Sequence[Stopper] = ()) -> AnyOf:
-    if isinstance(stoppers, (str, bytes)) or not isinstance(stoppers, Sequence) or not stoppers or not all(
-        callable(s) for s in stoppers
-    ):
-        raise InvalidParameterError("any-of needs a non-empty list of stoppers, e.g. [{name='max-iterations', n=200}]")
-    return AnyOf(tuple(stoppers))
+STOPPERS = [MaxIterations, RelativeChange, ObjectiveChange, AnyOf]

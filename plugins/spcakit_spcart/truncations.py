@@ -24,15 +24,18 @@ truncated column to unit length (Algorithm 1, line 7).
 from __future__ import annotations
 
 import math
-import numbers
 
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.errors import InvalidParameterError
+from spcakit.protocols import Truncator, part
+from spcakit.validators import (
+    check_cardinality, integer, number, one_of, optional, refuse_zeroed_columns, to_float, to_int,
+)
 
 FORMS = ("relative", "absolute")
-PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation (Table 2)"
+PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
 
 # -- pure vector/column operators ------------------------------------------------
@@ -77,62 +80,35 @@ def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
 
 
 # -- parts -------------------------------------------------------------------------
-def _check_form(form: str) -> str:
-    if form not in FORMS:
-        raise InvalidParameterError(f"truncation form must be one of {', '.join(FORMS)}; got {form!r}")
-    return form
-
-
-def _raise_if_zeroed(x: np.ndarray, z: np.ndarray, what: str, hint: str) -> np.ndarray:
-    zeroed = np.nonzero(~np.any(x != 0, axis=0) & np.any(z != 0, axis=0))[0]
-    if zeroed.size:
-        raise ZeroLoadingError(f"{what} zeroed loading {int(zeroed[0]) + 1} entirely; {hint}")
-    return x
-
-
-def _as_float(value: object, name: str) -> float:
-    if isinstance(value, bool):
-        raise InvalidParameterError(f"{name} must be a number; got {value!r}")
-    if not isinstance(value, numbers.Real):
-        try:
-            value = float(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            raise InvalidParameterError(f"{name} must be a number; got {value!r}") from None
-    value = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(value):
-        raise InvalidParameterError(f"{name} must be finite; got {value}")
-    return value
-
-
-@attrs.frozen
-class NoTruncation:
-    """The identity: dense loadings (PCA)."""
+@part("none", paper=PAPER)
+class NoTruncation(Truncator):
+    """no truncation (dense PCA loadings)"""
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         return z
 
-    def check(self, p: int) -> None:
-        return None
+
+def _unit_threshold_hint(p: int) -> str:
+    return f"use lambda < 1/sqrt(p) = {1 / math.sqrt(p):.4g}"
 
 
-@attrs.frozen
-class ThresholdTruncation:
-    """Hard (T-ℓ0) or soft (T-ℓ1) thresholding at ``threshold`` (λ).
+class _Thresholding(Truncator):
+    r"""Shared behaviour of hard (T-ℓ0) and soft (T-ℓ1) thresholding at ``threshold`` (λ).
 
-    In the relative form the default λ is :math:`1/\\sqrt p`, "the minimal
+    In the relative form the default λ is :math:`1/\sqrt p`, "the minimal
     threshold to ensure sparsity and the maximal threshold to avoid
-    truncating to zero vector" (§6); valid λ: :math:`0 \\le \\lambda < 1`.
-    In the absolute form λ must be given (any :math:`\\lambda \\ge 0`).
+    truncating to zero vector" (§6); valid λ: :math:`0 \le \lambda < 1`.
+    In the absolute form λ must be given (any :math:`\lambda \ge 0`).
     """
 
-    kind: str
-    threshold: float | None = None
-    form: str = attrs.field(default="relative", converter=_check_form)
+    threshold: float | None
+    form: str
+    kind = ""
 
     def _value(self, p: int) -> float:
         if self.threshold is None:
             return 1.0 / math.sqrt(p) if p > 1 else 0.0
-        return _as_float(self.threshold, f"the {self.kind} threshold (lambda)")
+        return float(self.threshold)
 
     def resolved(self, p: int) -> dict[str, float | str]:
         """The parameters as used for dimension ``p`` (the default threshold made explicit)."""
@@ -152,126 +128,125 @@ class ThresholdTruncation:
         if self.form == "absolute" and lam < 0:
             raise InvalidParameterError(f"{self.kind} threshold lambda={lam:g} must be >= 0")
 
+    def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
     def __call__(self, z: np.ndarray) -> np.ndarray:
         lam = self._value(z.shape[0])
         scale = np.linalg.norm(z, axis=0) if self.form == "relative" else 1.0
-        op = hard_threshold if self.kind == "hard" else soft_threshold
-        x = op(z, lam * scale)
+        x = self._threshold(z, lam * scale)
         hint = (
-            f"no entry of the unit vector exceeds lambda={lam:g}; use lambda < 1/sqrt(p) = {1 / math.sqrt(z.shape[0]):.4g}"
+            f"no entry of the unit vector exceeds lambda={lam:g}; {_unit_threshold_hint(z.shape[0])}"
             if self.form == "relative"
             else f"no entry exceeds the absolute threshold {lam:g}; use a smaller --lam"
         )
-        return _raise_if_zeroed(x, z, f"{self.kind} thresholding", hint)
+        return refuse_zeroed_columns(x, z, f"{self.kind} thresholding", hint)
 
 
-@attrs.frozen
-class PenaltyL0Truncation:
-    """GPower's ℓ0-penalty solution :math:`H_{\\sqrt\\gamma}` (absolute): keep :math:`z_i^2 > \\gamma`.
+_threshold_field = attrs.field(default=None, converter=to_float, validator=optional(number()))
+_form_field = attrs.field(default="relative", validator=one_of(*FORMS))
 
-    This is the closed form of :math:`\\min_x \\|z - x\\|^2 + \\gamma\\|x\\|_0`
+
+@part("hard", paper=PAPER, lam="threshold")
+class HardThreshold(_Thresholding):
+    """T-l0 hard thresholding H_lambda, lambda in [0,1) (default 1/sqrt(p)); form relative|absolute"""
+
+    threshold: float | None = _threshold_field
+    form: str = _form_field
+    kind = "hard"
+
+    def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
+        return hard_threshold(z, lam)
+
+
+@part("soft", paper=PAPER, lam="threshold")
+class SoftThreshold(_Thresholding):
+    """T-l1 soft thresholding S_lambda, lambda in [0,1) (default 1/sqrt(p)); form relative|absolute"""
+
+    threshold: float | None = _threshold_field
+    form: str = _form_field
+    kind = "soft"
+
+    def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
+        return soft_threshold(z, lam)
+
+
+@part("l0-penalty", paper=PAPER, lam="penalty")
+class L0PenaltyTruncation(Truncator):
+    r"""GPower-l0 absolute thresholding H_sqrt(gamma): keep z_i^2 > gamma (lambda = gamma)
+
+    This is the closed form of :math:`\min_x \|z - x\|^2 + \gamma\|x\|_0`
     (SPCArt paper eq. 24), with ``penalty`` = γ, the GPower-ℓ0 λ.
     """
 
-    penalty: float | None = None
+    penalty: float | None = attrs.field(default=None, converter=to_float, validator=optional(number(0)))
 
     def check(self, p: int) -> None:
         if self.penalty is None:
             raise InvalidParameterError("the l0-penalty truncation (GPower-l0) needs --lam gamma >= 0; it has no default")
-        if _as_float(self.penalty, "the l0 penalty gamma") < 0:
-            raise InvalidParameterError(f"the l0 penalty gamma={self.penalty} must be >= 0")
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        gamma = _as_float(self.penalty, "the l0 penalty gamma")
+        self.check(z.shape[0])
+        gamma = float(self.penalty)  # type: ignore[arg-type]
         x = hard_threshold(z, math.sqrt(gamma))
-        return _raise_if_zeroed(x, z, "l0-penalty thresholding", f"no entry has z_i^2 > gamma={gamma:g}; use a smaller --lam")
+        return refuse_zeroed_columns(x, z, "l0-penalty thresholding", f"no entry has z_i^2 > gamma={gamma:g}; use a smaller --lam")
 
 
-@attrs.frozen
-class SparsityTruncation:
-    """Truncation by sparsity (T-sp): ``n_zeros`` (λ) zeros per loading, :math:`0 \\le \\lambda \\le p-1`.
+@part("sparsity", paper=PAPER, lam="n_zeros")
+class SparsityTruncation(Truncator):
+    r"""T-sp: zero the lambda smallest entries, lambda integer in [0, p-1]
 
-    Alternatively ``k``, the cardinality (nonzeros) per loading, :math:`\\lambda = p - k`.
+    ``n_zeros`` (λ) zeros per loading, :math:`0 \le \lambda \le p-1`; or
+    ``k``, the cardinality (nonzeros) per loading, :math:`\lambda = p - k`.
     """
 
-    n_zeros: int | None = None
-    k: int | None = None
+    n_zeros: int | None = attrs.field(default=None, converter=to_int)  # range depends on p: see check
+    k: int | None = attrs.field(default=None, converter=to_int, validator=optional(integer(1)))
 
-    def _zeros(self, p: int) -> int | float | None:
-        return self.n_zeros if self.k is None else p - self.k  # type: ignore[operator]
-
-    def resolved(self, p: int) -> dict[str, int]:
-        return {"n_zeros": int(self._zeros(p)), "k": p - int(self._zeros(p))}  # type: ignore[arg-type]
-
-    def check(self, p: int) -> None:
+    def __attrs_post_init__(self) -> None:
         if self.n_zeros is not None and self.k is not None:
             raise InvalidParameterError("truncation by sparsity takes the number of zeros (--lam) or the cardinality k, not both")
+
+    def _zeros(self, p: int) -> int:
+        return int(self.n_zeros) if self.k is None else p - int(self.k)  # type: ignore[arg-type]
+
+    def resolved(self, p: int) -> dict[str, int]:
+        return {"n_zeros": self._zeros(p), "k": p - self._zeros(p)}
+
+    def check(self, p: int) -> None:
         if self.k is not None:
-            k = self.k
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= p:
-                raise InvalidParameterError(f"truncation by sparsity: the cardinality k must be an integer in [1, {p}]; got {k!r}")
+            check_cardinality(self.k, p, "truncation by sparsity")
             return
         if self.n_zeros is None:
             raise InvalidParameterError(
                 f"truncation by sparsity needs --lam: the number of zeros per loading, an integer in [0, {p - 1}] "
                 f"(or --param k=CARDINALITY)"
             )
-        value = self.n_zeros
-        try:
-            integral = not isinstance(value, bool) and float(value).is_integer()  # type: ignore[arg-type]
-        except (TypeError, ValueError, OverflowError):
-            integral = False
-        if not integral:
+        if isinstance(self.n_zeros, bool) or not isinstance(self.n_zeros, int):
             raise InvalidParameterError(
-                f"truncation by sparsity needs an integer number of zeros in [0, {p - 1}]; got {value!r}"
+                f"truncation by sparsity needs an integer number of zeros in [0, {p - 1}]; got {self.n_zeros!r}"
             )
-        if not 0 <= int(value) <= p - 1:
+        if not 0 <= self.n_zeros <= p - 1:
             raise InvalidParameterError(
-                f"truncation by sparsity: lambda={int(value)} zeros is outside [0, {p - 1}] for p={p} variables "
+                f"truncation by sparsity: lambda={self.n_zeros} zeros is outside [0, {p - 1}] for p={p} variables "
                 "(at least one entry must remain)"
             )
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        return truncate_by_sparsity(z, int(self._zeros(z.shape[0])))  # type: ignore[arg-type]
+        return truncate_by_sparsity(z, self._zeros(z.shape[0]))
 
 
-@attrs.frozen
-class EnergyTruncation:
-    """Truncation by energy (T-en): remove at most a fraction ``energy`` (λ) of each loading's energy, :math:`0 \\le \\lambda < 1`."""
+@part("energy", paper=PAPER, lam="energy")
+class EnergyTruncation(Truncator):
+    """T-en: zero the smallest entries holding at most lambda of the energy, lambda in [0,1) (default 0.15)"""
 
-    energy: float = 0.15
-
-    def check(self, p: int) -> None:
-        value = _as_float(self.energy, "the energy fraction (lambda)")
-        if not 0.0 <= value < 1.0:
-            raise InvalidParameterError(
-                f"truncation by energy: lambda={value:g} is outside [0, 1) (the fraction of each loading's energy removed)"
-            )
+    energy: float = attrs.field(
+        default=0.15, converter=to_float,
+        validator=number(0, 1, high_open=True, hint="the fraction of each loading's energy removed"),
+    )
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
-        return truncate_by_energy(z, _as_float(self.energy, "energy"))
+        return truncate_by_energy(z, self.energy)
 
 
-# -- factories (what the registry calls) -------------------------------------------
-def make_none() -> NoTruncation:
-    return NoTruncation()
-
-
-def make_hard(threshold: float | None = None, form: str = "relative") -> ThresholdTruncation:
-    return ThresholdTruncation("hard", threshold, form)
-
-
-def make_soft(threshold: float | None = None, form: str = "relative") -> ThresholdTruncation:
-    return ThresholdTruncation("soft", threshold, form)
-
-
-def make_l0_penalty(penalty: float | None = None) -> PenaltyL0Truncation:
-    return PenaltyL0Truncation(penalty)
-
-
-def make_sparsity(n_zeros: int | None = None, k: int | None = None) -> SparsityTruncation:
-    return SparsityTruncation(n_zeros, k)
-
-
-def make_energy(energy: float = 0.15) -> EnergyTruncation:
-    return EnergyTruncation(energy)
+TRUNCATORS = [NoTruncation, HardThreshold, SoftThreshold, L0PenaltyTruncation, SparsityTruncation, EnergyTruncation]

@@ -22,110 +22,101 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.protocols import Updater, part
+from spcakit.state import CONSTRAINT, Carry, constraint_matmat
+from spcakit.validators import boolean
 from spcakit_spcart.linalg import inverse_sqrt_psd, polar
 
-
-@attrs.frozen
-class IdentityUpdater:
-    """:math:`Z = X`; its objective is not defined (NaN)."""
-
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
-
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
-        return x, float("nan")
+PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
 
-@attrs.frozen
-class RotationUpdater:
-    r"""SPCArt's rotation of the PCA loadings :math:`V` towards the sparse :math:`X`.
+@part("identity", paper=PAPER)
+class IdentityUpdater(Updater):
+    """Z = X (PCA, simple thresholding); its objective is not defined (NaN)."""
 
-    ``init`` keeps :math:`V` (the orthonormal factor of the start). With
-    :math:`X_0 = V`, the first proposal is :math:`V` itself (:math:`R = I`,
-    Alg. 1 line 4). The objective is :math:`\|X^\top V\|_*` (sum of singular
-    values, at most ``r``): how close :math:`X` is to a rotation of :math:`V`.
+    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
+        return x, float("nan"), state
+
+
+@part("rotation", paper=PAPER)
+class RotationUpdater(Updater):
+    r"""SPCArt: R = Polar(X^T V), Z = V R^T (Alg. 1).
+
+    ``init`` keeps :math:`V` (the orthonormal factor of the start) as the
+    updater's state. With :math:`X_0 = V`, the first proposal is :math:`V`
+    itself (:math:`R = I`, Alg. 1 line 4). The objective is
+    :math:`\|X^\top V\|_*` (sum of singular values, at most ``r``): how close
+    :math:`X` is to a rotation of :math:`V`.
     """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> np.ndarray:
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> np.ndarray:
         return polar(x0)
 
-    def propose(self, problem: Problem, x: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, float]:
-        v = context
+    def propose(self, problem: Problem, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+        v = state
         unit = x / np.linalg.norm(x, axis=0)
         b = unit.T @ v
         w, d, qt = np.linalg.svd(b, full_matrices=False)
         rotation = w @ qt
-        return v @ rotation.T, float(d.sum())
+        return v @ rotation.T, float(d.sum()), v
 
 
-@attrs.frozen
-class PowerUpdater:
-    r"""Power step :math:`Z = C\hat X` on the unit columns :math:`\hat X`; objective :math:`\sum_i \hat x_i^\top C \hat x_i`.
+@part("power", paper=PAPER)
+class PowerUpdater(Updater):
+    r"""Power step Z = C X (rSVD-GP, TPower; Alg. 2).
 
-    On a generalized problem (Mackey's generalized deflation, :math:`B \ne I`)
-    the objective is the generalized Rayleigh quotient
+    The step acts on the unit columns :math:`\hat X`; the objective is
+    :math:`\sum_i \hat x_i^\top C \hat x_i`. On a generalized problem (the
+    run's carry holds a constraint :math:`B = I - QQ^\top`, as after Mackey's
+    generalized deflation) the objective is the generalized Rayleigh quotient
     :math:`\hat x^\top C \hat x / \hat x^\top B \hat x`; the step itself is
     unchanged, as :math:`C = B A_0 B` already lives in the range of :math:`B`.
+    The state is the carry.
     """
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
+        return carry
 
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
+    def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
         unit = x / np.linalg.norm(x, axis=0)  # lengths are irrelevant; unit columns keep Z bounded
         z = problem.covariance.matmat(unit)
         quotients = np.einsum("ij,ij->j", unit, z)
-        if problem.constraint is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
-            bnorm = np.einsum("ij,ij->j", unit, problem.constraint_matmat(unit))
+        if state.get(CONSTRAINT) is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
+            bnorm = np.einsum("ij,ij->j", unit, constraint_matmat(state, unit))
             quotients = np.where(bnorm > 1e-12, quotients / np.where(bnorm > 1e-12, bnorm, 1.0), 0.0)
-        return z, float(np.sum(quotients))
+        return z, float(np.sum(quotients)), state
 
 
-@attrs.frozen
-class GPowerUpdater:
-    r"""GPower step :math:`Z = A^\top \mathrm{Polar}(AX) = CX(X^\top C X)^{-1/2}`.
+@part("gpower", paper=PAPER)
+class GPowerUpdater(Updater):
+    r"""GPower: Z = A^T Polar(A X) = C X (X^T C X)^(-1/2) (block: rSVD-GPB, Alg. 3); relative: divide by max column norm
 
     With ``relative=True`` (Journée et al.'s code), :math:`Z` is divided by
     the largest column norm :math:`\max_i \|a_i\|_2 = \sqrt{\max_i C_{ii}}`
     of the current (deflated) data, so that an absolute truncation at γ
     acts as GPower's relative threshold: :math:`z_i^2 > \gamma \max_i\|a_i\|^2`
     (ℓ0) or :math:`|z_i| > \gamma \max_i\|a_i\|` (ℓ1). The direction of
-    every column, hence the loadings, is unchanged by this scaling.
+    every column, hence the loadings, is unchanged by this scaling; the
+    scale is the updater's state.
 
     The objective is :math:`\|AX\|_* = \operatorname{tr}(X^\top C X)^{1/2}`,
     the unpenalised GPower objective :math:`\operatorname{tr}(Y^\top A X)`.
     """
 
-    relative: bool = False
+    relative: bool = attrs.field(default=False, validator=boolean)
 
-    def init(self, problem: Problem, x0: np.ndarray) -> float:
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> float:
         if not self.relative:
             return 1.0
         return float(np.sqrt(max(float(problem.covariance.diagonal().max()), 0.0))) or 1.0
 
-    def propose(self, problem: Problem, x: np.ndarray, context: float) -> tuple[np.ndarray, float]:
+    def propose(self, problem: Problem, x: np.ndarray, state: float) -> tuple[np.ndarray, float, float]:
         cx = problem.covariance.matmat(x)
         gram = x.T @ cx
-        z = cx @ inverse_sqrt_psd(gram) / context
+        z = cx @ inverse_sqrt_psd(gram) / state
         objective = float(np.sum(np.sqrt(np.clip(np.linalg.eigvalsh((gram + gram.T) / 2), 0, None))))
-        return z, objective
+        return z, objective, state
 
 
-def make_identity() -> IdentityUpdater:
-    return IdentityUpdater()
-
-
-def make_rotation() -> RotationUpdater:
-    return RotationUpdater()
-
-
-def make_power() -> PowerUpdater:
-    return PowerUpdater()
-
-
-def make_gpower(relative: bool = False) -> GPowerUpdater:
-    if not isinstance(relative, bool):
-        raise InvalidParameterError(f"gpower: relative must be true or false; got {relative!r}")
-    return GPowerUpdater(relative)
+UPDATERS = [IdentityUpdater, RotationUpdater, PowerUpdater, GPowerUpdater]

@@ -25,26 +25,32 @@ then :math:`P_t = [q_{t+1}, \dots, q_{t+m}]` from the Householder QR
   :math:`X^\top X`), and :math:`z = P\alpha`.
 * ``householder-subspace`` (deflator): the QR update of :math:`P` above, with
   Remark 2's edge case (fewer than ``m`` directions left when :math:`t + m > d`).
+
+The search subspace :math:`P` is the run's state: a
+:class:`~spcakit_subspace.subspace.SearchSubspace` in the run's
+:class:`~spcakit.state.Carry` under :data:`~spcakit_subspace.subspace.SUBSPACE`,
+put there by the initializer's ``prepare``, read by the updater's ``init``
+and replaced by the deflator.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import attrs
 import numpy as np
 
 from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem, SearchSubspace
+from spcakit.problem import Problem
+from spcakit.protocols import Deflator, Initializer, Updater, part
+from spcakit.state import Carry
+from spcakit.validators import boolean, number, one_of, optional, positive_int, to_float, to_int
+from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
 PAPER = "Xu, Yang, Zhang - Fast Deflation Sparse Principal Component Analysis via Subspace Projections"
 
-
-def _positive_int(value: Any, name: str, part: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidParameterError(f"{part}: {name} must be a positive integer; got {value!r}")
-    return int(value)
+#: Below this length the part of a loading outside the earlier ones (or outside :math:`P`) counts as zero.
+DEPENDENCE_TOL = 1e-8
 
 
 def linear_time_svd(x: np.ndarray, m: int, c: int, rng: np.random.Generator) -> np.ndarray:
@@ -68,30 +74,49 @@ def linear_time_svd(x: np.ndarray, m: int, c: int, rng: np.random.Generator) -> 
     return q
 
 
-@attrs.frozen
-class LinearTimeSVDInitializer:
-    """The initial subspace projection :math:`P_0` (``d x m``), stored with its image :math:`AP_0` as ``problem.subspace``."""
+@part("linear-time-svd", paper=PAPER)
+class LinearTimeSVDInitializer(Initializer):
+    r"""SPCA-SP's P0 (d x m) by LinearTimeSVD row sampling (c rows, seeded); exact = true: top-m eigenvectors
 
-    m: int | None = None
-    c: int | None = None
-    exact: bool = False
+    ``prepare`` computes :math:`P_0` once per run and puts it, with its
+    image :math:`AP_0`, in the run's carry (:data:`~spcakit_subspace.subspace.SUBSPACE`);
+    each round then starts from the first column(s) of the current :math:`P`.
+
+    Parameters
+    ----------
+    m
+        Dimension of the search subspace, :math:`1 \le m \le` the rank bound
+        (``p``, or ``n - 1`` for centred data); default :math:`\min(10, \text{rank bound})`.
+    c
+        Number of rows LinearTimeSVD samples, :math:`m \le c \le \min(n, d)`
+        (default :math:`\min(n, d)`); only read for data input.
+    exact
+        Use the ``m`` leading eigenvectors of :math:`A_0` (always so for a
+        covariance input).
+    """
+
+    m: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
+    c: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
+    exact: bool = attrs.field(default=False, validator=boolean)
 
     def _dimensions(self, problem: Problem) -> tuple[int, int]:
+        """``(m, c)`` for ``problem``, the defaults resolved and checked against its shape."""
         rank = problem.max_rank
-        m = min(10, rank) if self.m is None else _positive_int(self.m, "m", "linear-time-svd")
+        m = min(10, rank) if self.m is None else self.m
         if m > rank:
             raise InvalidParameterError(f"linear-time-svd: m={m} exceeds the rank bound of the data ({rank}); valid: 1 <= m <= {rank}")
         if problem.data is None:
             return m, m
         n, d = problem.data.shape
-        c = min(n, d) if self.c is None else _positive_int(self.c, "c", "linear-time-svd")
+        c = min(n, d) if self.c is None else self.c
         if not m <= c <= min(n, d):
             raise InvalidParameterError(
                 f"linear-time-svd: the number of sampled rows c={c} must satisfy m <= c <= min(n, d) = {min(n, d)} (m={m})"
             )
         return m, c
 
-    def prepare(self, problem: Problem, r: int, rng: np.random.Generator) -> Problem:
+    def prepare(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> Carry:
+        """The carry with the initial search subspace :math:`P_0` and its image :math:`AP_0`."""
         m, c = self._dimensions(problem)
         if self.exact or problem.data is None:
             values, vectors = problem.covariance.top_eigenpairs(m)
@@ -100,12 +125,12 @@ class LinearTimeSVDInitializer:
         else:
             basis = linear_time_svd(problem.data, m, c, rng)
             image = problem.covariance.matmat(basis)
-        return attrs.evolve(problem, subspace=SearchSubspace(basis, image, problem.covariance))
+        return carry.set(SUBSPACE, SearchSubspace(basis, image, problem.covariance))
 
-    def __call__(self, problem: Problem, r: int, rng: np.random.Generator) -> np.ndarray:
-        subspace = problem.subspace
+    def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
+        subspace: SearchSubspace | None = carry.get(SUBSPACE)
         if subspace is None:
-            raise InvalidParameterError("linear-time-svd: the problem has no search subspace; its prepare step was not run")
+            raise InvalidParameterError("linear-time-svd: the run's carry has no search subspace; its prepare step was not run")
         if subspace.dimension == 0:
             found = 0 if subspace.explained is None else subspace.explained.shape[1]
             raise InvalidParameterError(
@@ -117,40 +142,46 @@ class LinearTimeSVDInitializer:
         return basis[:, :r] if basis.shape[1] >= r else np.column_stack([basis] * r)[:, :r]
 
 
-@attrs.frozen
-class SubspacePowerUpdater:
-    r"""SPCA-SP's step: :math:`z = P\alpha` with :math:`\alpha` the leading eigenvector of :math:`P^\top A P`.
+@part("subspace-power", paper=PAPER)
+class SubspacePowerUpdater(Updater):
+    r"""z = P alpha, alpha = top eigenvector of P^T A P by the power method (through A P only)
 
-    :math:`P^\top A P` (``m x m``) comes from the carried image :math:`AP`
-    (one product with the covariance operator otherwise: :math:`X^\top(XP)`
-    for data, never :math:`X^\top X`). ``solver = "power"`` runs the paper's
-    power method on it, stopping when :math:`\|\alpha_{j+1} - \alpha_j\| <`
-    ``tol`` or after ``max_iter`` steps; ``solver = "eigh"`` (default) takes the
-    leading eigenvector from LAPACK's dense symmetric eigensolver, which is the
-    power method's limit, exact, and cheaper (:math:`O(m^3)` once against
-    :math:`O(m^2)` per power step; on random data the top two eigenvalues of
-    :math:`P^\top A P` are close and 1000 power steps do not reach ``tol``).
-    Objective: :math:`\alpha^\top P^\top A P \alpha`.
+    SPCA-SP's step: :math:`z = P\alpha` with :math:`\alpha` the leading
+    eigenvector of :math:`P^\top A P`. ``init`` takes the search subspace
+    :math:`P` from the run's carry as the updater's state (it needs the
+    ``linear-time-svd`` initializer). :math:`P^\top A P` (``m x m``) comes from
+    the carried image :math:`AP` (one product with the covariance operator
+    otherwise: :math:`X^\top(XP)` for data, never :math:`X^\top X`).
+    ``solver = "power"`` runs the paper's power method on it, stopping when
+    :math:`\|\alpha_{j+1} - \alpha_j\| <` ``tol`` or after ``max_iter`` steps;
+    ``solver = "eigh"`` (default) takes the leading eigenvector from LAPACK's
+    dense symmetric eigensolver, which is the power method's limit, exact,
+    and cheaper (:math:`O(m^3)` once against :math:`O(m^2)` per power step; on
+    random data the top two eigenvalues of :math:`P^\top A P` are close and
+    1000 power steps do not reach ``tol``). Objective:
+    :math:`\alpha^\top P^\top A P \alpha`.
     """
 
-    solver: str = "eigh"
-    tol: float = 1e-10
-    max_iter: int = 1000
+    solver: str = attrs.field(default="eigh", validator=one_of("eigh", "power"))
+    tol: float = attrs.field(default=1e-10, converter=to_float, validator=number(0))
+    max_iter: int = attrs.field(default=1000, converter=to_int, validator=positive_int)
 
-    def init(self, problem: Problem, x0: np.ndarray) -> None:
-        return None
-
-    def propose(self, problem: Problem, x: np.ndarray, context: Any) -> tuple[np.ndarray, float]:
-        subspace = problem.subspace
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> SearchSubspace:
+        subspace: SearchSubspace | None = carry.get(SUBSPACE)
         if subspace is None:
             raise InvalidParameterError(
                 "subspace-power needs a search subspace P: use it with the linear-time-svd initializer (method spca-sp)"
             )
-        basis = subspace.basis
-        small = basis.T @ subspace.image_for(problem.covariance)
+        return subspace
+
+    def propose(
+        self, problem: Problem, x: np.ndarray, state: SearchSubspace
+    ) -> tuple[np.ndarray, float, SearchSubspace]:
+        basis = state.basis
+        small = basis.T @ state.image_for(problem.covariance)
         small = (small + small.T) / 2
         alpha = self._leading_eigenvector(small)
-        return (basis @ alpha)[:, None], float(alpha @ small @ alpha)
+        return (basis @ alpha)[:, None], float(alpha @ small @ alpha), state
 
     def _leading_eigenvector(self, small: np.ndarray) -> np.ndarray:
         size = small.shape[0]
@@ -174,20 +205,25 @@ class SubspacePowerUpdater:
         return alpha
 
 
-@attrs.frozen
-class HouseholderSubspaceDeflation:
-    r""":math:`P_t = [q_{t+1}, \dots, q_{t+m}]` from the Householder QR of :math:`B_t = [\tilde z_1, \dots, \tilde z_t, P_{t-1}]` (eq. 10).
+@part("householder-subspace", paper=PAPER)
+class HouseholderSubspaceDeflation(Deflator):
+    r"""next P from the Householder QR of [z_t, P] (Remarks 1-2): P_t^T z_i = 0 for i <= t
+
+    :math:`P_t = [q_{t+1}, \dots, q_{t+m}]` from the Householder QR of
+    :math:`B_t = [\tilde z_1, \dots, \tilde z_t, P_{t-1}]` (eq. 10); the
+    search subspace is read from the run's carry and the carry is returned
+    with the next one (it needs the ``linear-time-svd`` initializer).
 
     Remark 1: the first :math:`t-1` columns of :math:`B_t` were reduced in
     earlier rounds, so only :math:`[\tilde z_t, P_{t-1}]` is treated, in the
     coordinates those reflections leave. :math:`\tilde z_t` is stripped of
     its part in :math:`\operatorname{span}(\tilde z_1, \dots, \tilde z_{t-1})`
-    (an orthonormal basis :math:`E_{t-1}` of it is carried in
-    ``problem.subspace``; :math:`P_{t-1}` is already orthogonal to it),
-    giving the unit :math:`w_t = q_t`, and the QR's next columns span
-    :math:`(I - w_t w_t^\top) P_{t-1}`. They are computed with one
-    :math:`m \times m` Householder reflection :math:`H` taking
-    :math:`u = P_{t-1}^\top w_t` to :math:`\pm\|u\| e_1`:
+    (an orthonormal basis :math:`E_{t-1}` of it is carried in the
+    :class:`~spcakit_subspace.subspace.SearchSubspace`; :math:`P_{t-1}` is
+    already orthogonal to it), giving the unit :math:`w_t = q_t`, and the
+    QR's next columns span :math:`(I - w_t w_t^\top) P_{t-1}`. They are
+    computed with one :math:`m \times m` Householder reflection :math:`H`
+    taking :math:`u = P_{t-1}^\top w_t` to :math:`\pm\|u\| e_1`:
 
     .. math::
 
@@ -200,20 +236,19 @@ class HouseholderSubspaceDeflation:
     :math:`O(dm + dt)` per round. The images :math:`AP_t` and :math:`AE_t`
     are updated by the same operations, so that a round costs one product
     :math:`A\tilde z_t` (:math:`O(nd)` through the data) instead of the
-    :math:`m` products a fresh :math:`AP_t` would need. Unlike a QR of :math:`[w_t, P_{t-1}]` without
-    pivoting, this stays exact when :math:`w_t` is (nearly) inside
-    :math:`\operatorname{span}(P_{t-1})`: when the sine of the angle between
-    them is below ``tol`` (the truncation removed nothing), the first column is
-    dropped and the subspace loses one dimension, as PCA's deflation would,
-    instead of being completed by an arbitrary direction outside
+    :math:`m` products a fresh :math:`AP_t` would need. Unlike a QR of
+    :math:`[w_t, P_{t-1}]` without pivoting, this stays exact when
+    :math:`w_t` is (nearly) inside :math:`\operatorname{span}(P_{t-1})`: when
+    the sine of the angle between them is below :data:`DEPENDENCE_TOL` (the
+    truncation removed nothing), the first column is dropped and the
+    subspace loses one dimension, as PCA's deflation would, instead of being
+    completed by an arbitrary direction outside
     :math:`\operatorname{span}(B_t)`. When :math:`t + m > d` fewer than ``m``
     directions are then left (Remark 2). The covariance is not deflated.
     """
 
-    tol: float = 1e-8
-
-    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray) -> Problem:
-        sub = problem.subspace
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
+        sub: SearchSubspace | None = carry.get(SUBSPACE)
         if sub is None:
             raise InvalidParameterError("householder-subspace deflation needs a search subspace P (linear-time-svd initializer)")
         cov = problem.covariance
@@ -230,8 +265,8 @@ class HouseholderSubspaceDeflation:
                 coefficients = explained.T @ w
                 w, w_image = w - explained @ coefficients, w_image - explained_image @ coefficients
         w_norm = float(np.linalg.norm(w))
-        if w_norm <= self.tol:  # z_t lies in the span of the earlier loadings: P_{t-1} is already orthogonal to it
-            return problem
+        if w_norm <= DEPENDENCE_TOL:  # z_t lies in the span of the earlier loadings: P_{t-1} is already orthogonal to it
+            return problem, carry
         w, w_image = w / w_norm, w_image / w_norm
         new_explained = w[:, None] if explained is None else np.column_stack([explained, w])
         new_explained_image = w_image[:, None] if explained is None else np.column_stack([explained_image, w_image])
@@ -248,7 +283,7 @@ class HouseholderSubspaceDeflation:
             first, first_image = reflected[:, 0], reflected_image[:, 0]
             along = float(w @ first)
             residual, residual_image = first - along * w, first_image - along * w_image
-            if float(np.linalg.norm(residual)) > self.tol:
+            if float(np.linalg.norm(residual)) > DEPENDENCE_TOL:
                 for against, against_image in ((w[:, None], w_image[:, None]), (rest, rest_image),
                                                (new_explained[:, :-1], new_explained_image[:, :-1])):
                     coefficients = against.T @ residual
@@ -256,20 +291,7 @@ class HouseholderSubspaceDeflation:
                 scale = float(np.linalg.norm(residual))
                 rest = np.column_stack([residual / scale, rest])
                 rest_image = np.column_stack([residual_image / scale, rest_image])
-        return attrs.evolve(problem, subspace=SearchSubspace(rest, rest_image, cov, new_explained, new_explained_image))
+        return problem, carry.set(SUBSPACE, SearchSubspace(rest, rest_image, cov, new_explained, new_explained_image))
 
 
-def make_linear_time_svd(m: int | None = None, c: int | None = None, exact: bool = False) -> LinearTimeSVDInitializer:
-    if not isinstance(exact, bool):
-        raise InvalidParameterError(f"linear-time-svd: exact must be true or false; got {exact!r}")
-    return LinearTimeSVDInitializer(m, c, exact)
-
-
-def make_subspace_power(solver: str = "eigh", tol: float = 1e-10, max_iter: int = 1000) -> SubspacePowerUpdater:
-    if solver not in ("eigh", "power"):
-        raise InvalidParameterError(f"subspace-power: solver must be 'eigh' or 'power'; got {solver!r}")
-    return SubspacePowerUpdater(solver, float(tol), _positive_int(max_iter, "max_iter", "subspace-power"))
-
-
-def make_householder_subspace() -> HouseholderSubspaceDeflation:
-    return HouseholderSubspaceDeflation()
+PARTS = [LinearTimeSVDInitializer, SubspacePowerUpdater, HouseholderSubspaceDeflation]

@@ -1,8 +1,10 @@
 """Tools for testing spcakit parts: contract checks and Hypothesis strategies.
 
-* :mod:`spcakit.testing.contracts` - ``check_truncator_contract``,
-  ``check_deflator_contract``, ``check_operator_contract`` and
-  ``check_initializer_contract``: call a part as the drivers do and raise
+* :mod:`spcakit.testing.contracts` - ``check_initializer_contract``,
+  ``check_updater_contract``, ``check_truncator_contract``,
+  ``check_stopper_contract``, ``check_deflator_contract`` and
+  ``check_operator_contract``: call a part as the drivers do (the run's
+  :class:`~spcakit.state.Carry` included) and raise
   :class:`~spcakit.testing.contracts.ContractViolation` when it breaks a rule
   they rely on. Needs only NumPy.
 * :mod:`spcakit.testing.strategies` - Hypothesis strategies for vectors,
@@ -14,8 +16,8 @@ Examples
 --------
 >>> import numpy as np
 >>> from spcakit.testing import check_truncator_contract
->>> from spcakit_spcart.truncations import make_hard
->>> x = check_truncator_contract(make_hard(0.3), np.array([[0.9], [0.1], [0.4]]))
+>>> from spcakit_spcart.truncations import HardThreshold
+>>> x = check_truncator_contract(HardThreshold(0.3), np.array([[0.9], [0.1], [0.4]]))
 >>> x.ravel().tolist()
 [0.9, 0.0, 0.4]
 """
@@ -31,7 +33,9 @@ from spcakit.testing.contracts import (
     check_deflator_contract,
     check_initializer_contract,
     check_operator_contract,
+    check_stopper_contract,
     check_truncator_contract,
+    check_updater_contract,
 )
 
 __all__ = [*contracts.__all__, "contracts", "strategies"]

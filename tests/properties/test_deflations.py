@@ -13,8 +13,10 @@ Table 1 (columns: :math:`x_t^\top A_t x_t = 0` | :math:`A_t x_t = 0` | :math:`A_
 Every tick is a Hypothesis property over a random PSD :math:`A_0` and random
 *sparse*, mutually non-orthogonal unit loadings :math:`x_1, \dots, x_r`,
 deflated in sequence exactly as the deflation driver does (``previous`` holds
-the loadings so far, ``x`` last). Every cross is shown failing on the paper's
-own examples. Tolerances are relative to the scale of :math:`A_0`.
+the loadings so far, ``x`` last; the run's carry goes from each round to the
+next). Every cross is shown failing on the paper's own examples. Tolerances
+are relative to the scale of :math:`A_0`. Generalized deflation keeps its
+:math:`Q` (:math:`B = I - QQ^\top`) in the carry, under :data:`spcakit.state.CONSTRAINT`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.operators import DenseCovariance, GramCovariance, densify
 from spcakit.problem import Problem, covariance_problem, data_problem
+from spcakit.protocols import Deflator
+from spcakit.state import CONSTRAINT, Carry, constraint_matmat, constraint_submatrix
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_deflator_contract
 
@@ -90,17 +94,42 @@ def scale_of(a0: np.ndarray) -> float:
     return float(np.abs(a0).max()) * a0.shape[0]
 
 
-def deflate_all(name: str, problem: Problem, x: np.ndarray, check: bool = True) -> list[Problem]:
-    """``[P_0, P_1, ..., P_r]``: the problem before and after each round, as the driver calls the deflator."""
+def deflate_checked(
+    deflator: Deflator,
+    problem: Problem,
+    x: np.ndarray,
+    previous: np.ndarray | None = None,
+    carry: Carry | None = None,
+    **checks: bool,
+) -> tuple[Problem, Carry]:
+    """One round as the driver calls the deflator, under :func:`check_deflator_contract`.
+
+    The contract checks the returned problem and the purity of ``problem``,
+    ``x`` and ``previous``; the carry handed in must be left alone too, and a
+    :class:`Carry` must come back.
+    """
+    return check_deflator_contract(deflator, problem, x, previous, Carry() if carry is None else carry, **checks)
+
+
+def deflate_rounds(
+    name: str, problem: Problem, x: np.ndarray, check: bool = True
+) -> tuple[list[Problem], list[Carry]]:
+    """``[P_0, ..., P_r]`` and ``[K_0, ..., K_r]``: the problem and the run's carry before and after each round."""
     deflator = build(name)
-    out = [problem]
+    problems, carries = [problem], [Carry()]
     for t in range(x.shape[1]):
         if check:  # purity and operator consistency on every round
-            nxt = check_deflator_contract(deflator, out[-1], x[:, t], x[:, : t + 1].copy())
+            nxt, carry = deflate_checked(deflator, problems[-1], x[:, t], x[:, : t + 1].copy(), carries[-1])
         else:
-            nxt = deflator(out[-1], x[:, t], x[:, : t + 1].copy())
-        out.append(nxt)
-    return out
+            nxt, carry = deflator(problems[-1], x[:, t], x[:, : t + 1].copy(), carries[-1])
+        problems.append(nxt)
+        carries.append(carry)
+    return problems, carries
+
+
+def deflate_all(name: str, problem: Problem, x: np.ndarray, check: bool = True) -> list[Problem]:
+    """``[P_0, P_1, ..., P_r]``: the problem before and after each round, as the driver calls the deflator."""
+    return deflate_rounds(name, problem, x, check)[0]
 
 
 def gram_schmidt(x: np.ndarray) -> np.ndarray:
@@ -172,14 +201,14 @@ def test_column2_x_t_is_annihilated(name, case):
 @pytest.mark.parametrize("name", KEEPS_PSD)
 def test_column3_psd_is_kept(name, case):
     a0, x = case
-    problems = deflate_all(name, covariance_problem(a0), x, check=False)
+    problems, carries = deflate_rounds(name, covariance_problem(a0), x, check=False)
     tol = 1e-9 * scale_of(a0)
     for t, pr in enumerate(problems[1:]):
         m = densify(pr.covariance)
         np.testing.assert_array_equal(m, m.T)
         assert np.linalg.eigvalsh(m)[0] >= -tol, (name, t + 1)
         # the contract's own PSD check agrees
-        check_deflator_contract(build(name), problems[t], x[:, t], x[:, : t + 1].copy(), keeps_psd=True)
+        deflate_checked(build(name), problems[t], x[:, t], x[:, : t + 1].copy(), carries[t], keeps_psd=True)
 
 
 @SETTINGS
@@ -204,7 +233,7 @@ def test_hotelling_loses_psd_on_the_papers_example(name):
     # §2.2: C = [[2, 1], [1, 1]], x = (1, 0): C_hat = [[0, 1], [1, 1]], eigenvalues 1.6180 and -0.6180
     assert np.linalg.eigvalsh(PAPER_C) == pytest.approx([0.3820, 2.6180], abs=1e-4)
     x = np.array([1.0, 0.0])
-    out = check_deflator_contract(build(name), covariance_problem(PAPER_C), x)
+    out, _ = deflate_checked(build(name), covariance_problem(PAPER_C), x)
     c_hat = densify(out.covariance)
     np.testing.assert_allclose(c_hat, [[0.0, 1.0], [1.0, 1.0]], atol=1e-15)
     np.testing.assert_allclose(np.linalg.eigvalsh(c_hat), [-0.6180, 1.6180], atol=1e-4)
@@ -222,7 +251,7 @@ def test_hotelling_annihilates_x_only_if_x_is_an_eigenvector(name, case):
     x = x[:, 0]
     residual = a0 @ x - float(x @ a0 @ x) * x
     assume(np.linalg.norm(residual) > 1e-3 * scale_of(a0))  # not an eigenvector
-    out = build(name)(covariance_problem(a0), x, x[:, None])
+    out, _ = build(name)(covariance_problem(a0), x, x[:, None], Carry())
     ax = out.covariance.matmat(x)
     np.testing.assert_allclose(ax, residual, rtol=0, atol=1e-10 * scale_of(a0))
     assert np.linalg.norm(ax) > 1e-3 * scale_of(a0)
@@ -278,12 +307,12 @@ def test_prop_2_2_orthogonalized_schur_equals_schur(case):
 def test_generalized_carries_an_orthonormal_basis_of_the_loadings_and_deflates_by_it(case):
     a0, x = case
     p, r = x.shape
-    problems = deflate_all("generalized", covariance_problem(a0), x)
+    problems, carries = deflate_rounds("generalized", covariance_problem(a0), x)
     opd = deflate_all("orthogonalized-projection", covariance_problem(a0), x)
-    assert problems[0].constraint is None
+    assert carries[0].get(CONSTRAINT) is None
     tol = 1e-8 * scale_of(a0)
     for t in range(1, r + 1):
-        q = problems[t].constraint
+        q = carries[t].get(CONSTRAINT)
         assert q is not None and q.shape == (p, t)
         np.testing.assert_allclose(q.T @ q, np.eye(t), atol=1e-10)
         u, _, _ = np.linalg.svd(x[:, :t], full_matrices=False)
@@ -294,12 +323,12 @@ def test_generalized_carries_an_orthonormal_basis_of_the_loadings_and_deflates_b
         np.testing.assert_allclose(a_t, densify(opd[t].covariance), rtol=0, atol=tol)
         # the constraint helpers are B v and B_SS
         v = np.arange(p, dtype=float)
-        np.testing.assert_allclose(problems[t].constraint_matmat(v), b @ v, atol=1e-12 * p)
+        np.testing.assert_allclose(constraint_matmat(carries[t], v), b @ v, atol=1e-12 * p)
         support = np.arange(0, p, 2)
-        np.testing.assert_allclose(problems[t].constraint_submatrix(support), b[np.ix_(support, support)], atol=1e-12)
-        # the input problem's constraint is left alone
+        np.testing.assert_allclose(constraint_submatrix(carries[t], support), b[np.ix_(support, support)], atol=1e-12)
+        # the input carry's constraint is left alone
         if t > 1:
-            assert problems[t - 1].constraint.shape == (p, t - 1)
+            assert carries[t - 1].get(CONSTRAINT).shape == (p, t - 1)
 
 
 def nearly_dependent_case(eps: float = 1e-8):
@@ -323,8 +352,8 @@ def test_orthogonalized_projection_stays_exact_for_a_nearly_dependent_loading():
 
 def test_generalized_stays_orthonormal_for_a_nearly_dependent_loading():
     a0, x = nearly_dependent_case()
-    problems = deflate_all("generalized", covariance_problem(a0), x)
-    q = problems[-1].constraint
+    problems, carries = deflate_rounds("generalized", covariance_problem(a0), x)
+    q = carries[-1].get(CONSTRAINT)
     assert q.shape == (12, 3)
     np.testing.assert_allclose(q.T @ q, np.eye(3), rtol=0, atol=1e-12)
     a3 = densify(problems[-1].covariance)
@@ -340,18 +369,18 @@ def test_generalized_stays_orthonormal_for_a_nearly_dependent_loading():
 @pytest.mark.parametrize("name", ORTHOGONALIZED + ("schur",))
 def test_a_loading_in_the_span_of_the_earlier_ones_deflates_nothing(name, case, seed):
     a0, x = case
-    problems = deflate_all(name, covariance_problem(a0), x)
-    last = problems[-1]
+    problems, carries = deflate_rounds(name, covariance_problem(a0), x)
+    last, last_carry = problems[-1], carries[-1]
     coef = np.random.default_rng(seed).standard_normal(x.shape[1])
     extra = x @ coef
     assume(np.linalg.norm(extra) > 1e-3)
     extra /= np.linalg.norm(extra)
-    out = check_deflator_contract(build(name), last, extra, np.column_stack([x, extra]))
+    out, out_carry = deflate_checked(build(name), last, extra, np.column_stack([x, extra]), last_carry)
     tol = 1e-9 * scale_of(a0)
     np.testing.assert_allclose(densify(out.covariance), densify(last.covariance), rtol=0, atol=tol)
     if name == "generalized":
-        assert out.constraint.shape == last.constraint.shape
-        np.testing.assert_array_equal(out.constraint, last.constraint)
+        assert out_carry.get(CONSTRAINT).shape == last_carry.get(CONSTRAINT).shape
+        np.testing.assert_array_equal(out_carry.get(CONSTRAINT), last_carry.get(CONSTRAINT))
 
 
 # -- matrix-free and explicit forms agree ----------------------------------------------------------
@@ -374,8 +403,8 @@ def test_matrix_free_and_explicit_deflations_agree(name, case):
     for t in range(x.shape[1]):
         assume(float(x[:, t] @ dense @ x[:, t]) > 1e-3 * float(np.trace(dense)) / problem.p)
     explicit_problem = covariance_problem(dense, problem.feature_names)
-    free = deflate_all(name, problem, x)
-    explicit = deflate_all(name, explicit_problem, x)
+    free, free_carries = deflate_rounds(name, problem, x)
+    explicit, explicit_carries = deflate_rounds(name, explicit_problem, x)
     tol = 1e-9 * scale_of(dense)
     for t in range(1, x.shape[1] + 1):
         assert not isinstance(free[t].covariance, DenseCovariance), f"{name} densified a matrix-free operator"
@@ -385,7 +414,9 @@ def test_matrix_free_and_explicit_deflations_agree(name, case):
             densify(free[t].covariance), explicit[t].covariance.matrix, rtol=0, atol=tol, err_msg=f"{name} round {t}"
         )
         if name == "generalized":
-            np.testing.assert_allclose(free[t].constraint, explicit[t].constraint, atol=1e-12)
+            np.testing.assert_allclose(
+                free_carries[t].get(CONSTRAINT), explicit_carries[t].get(CONSTRAINT), atol=1e-12
+            )
 
 
 # -- purity ------------------------------------------------------------------------------------
@@ -397,19 +428,40 @@ def test_every_deflator_leaves_its_input_unchanged(name, case):
     problem = covariance_problem(first) if isinstance(first, np.ndarray) else first
     before = [densify(problem.covariance).copy(), None if problem.data is None else problem.data.copy()]
     x_before = x.copy()
-    problems = deflate_all(name, problem, x)  # check_deflator_contract on every round
+    problems, carries = deflate_rounds(name, problem, x)  # check_deflator_contract on every round
     np.testing.assert_array_equal(densify(problem.covariance), before[0])
     if before[1] is not None:
         np.testing.assert_array_equal(problem.data, before[1])
     np.testing.assert_array_equal(x, x_before)
-    assert problem.constraint is None
+    assert carries[0].entries == ()  # the run's first carry is still empty
     # deflating again from the same input gives the same result (no hidden state)
-    again = build(name)(problems[-2], x[:, -1], x.copy())
+    again, again_carry = build(name)(problems[-2], x[:, -1], x.copy(), carries[-2])
     np.testing.assert_array_equal(densify(again.covariance), densify(problems[-1].covariance))
+    assert [k for k, _ in again_carry.entries] == [k for k, _ in carries[-1].entries]
+    for (_, value), (_, expected) in zip(again_carry.entries, carries[-1].entries):
+        np.testing.assert_array_equal(value, expected)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_the_carry_keeps_other_parts_entries(name):
+    # the carry is shared by the run's parts: a deflator changes at most its own entry
+    x = np.array([[np.sqrt(2) / 2, 1.0], [np.sqrt(2) / 2, 0.0]])
+    other = np.arange(3.0)
+    carry = Carry().set("another-part", other)
+    problem = covariance_problem(np.eye(2))
+    for t in range(2):
+        problem, nxt = deflate_checked(build(name), problem, x[:, t], x[:, : t + 1].copy(), carry)
+        assert nxt.get("another-part") is other
+        if name == "generalized":
+            assert nxt.get(CONSTRAINT).shape == (2, t + 1)
+        else:
+            assert nxt is carry  # a deflator without state passes the carry on untouched
+        carry = nxt
 
 
 def test_deflators_are_frozen_parts():
     for name in ALL:
         deflator = build(name)
+        assert isinstance(deflator, Deflator)
         assert attrs.has(type(deflator))
         assert build(name) == deflator

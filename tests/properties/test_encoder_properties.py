@@ -9,8 +9,13 @@ the guarantees of the encoder parts, as Hypothesis properties.
 * iterative encoder (§3): unit features with at most :math:`r_i` nonzeros each, and a loss
   that never increases as features are added; the ``residual`` deflator's
   :math:`\Delta_t` is the paper's :math:`X - XH_t(XH_t)^+X`;
-* the metrics: normalized loss >= 1, symmetric explained variance in [0, 1], the same
-  on the data and on its covariance (:math:`X = C^{1/2}`).
+* the metrics (registered by the plugin): normalized loss >= 1, symmetric explained variance
+  in [0, 1], the same on the data and on its covariance (:math:`X = C^{1/2}`), and on an
+  explicit and a matrix-free covariance.
+
+The parts get the run's carry as the drivers hand it: the column selectors' ``prepare``
+makes it, and the ``residual`` deflator returns it with the number of features found
+(:data:`spcakit_encoders.carry.FEATURES_FOUND`).
 
 Every reference quantity is computed here independently, by dense SVDs and pseudo-inverses.
 """
@@ -25,11 +30,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import metrics
 from spcakit.datasets import square_root
+from spcakit.metrics import compute_metrics
+from spcakit.operators import DenseCovariance, GramCovariance
+from spcakit.problem import Problem
+from spcakit.state import Carry
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_deflator_contract, check_initializer_contract
+from spcakit_encoders.carry import FEATURES_FOUND, features_found
 from spcakit_encoders.encoder import cssp_encoder
+from spcakit_encoders.metrics import ENCODER_METRICS, METRICS, encoder_metrics
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 SELECTORS = ("dual-set-columns", "leverage-columns", "leverage-sampling")
@@ -85,7 +95,8 @@ def encoder_cases(draw, k_max: int = 3):
 def select(name: str, x: np.ndarray, k: int, r: int, seed: int = 0) -> list[int]:
     problem = spcakit.make_problem(x, center=False)
     part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(name, {"sparsity": r}))
-    x0 = part(part.prepare(problem, k, np.random.default_rng(seed)), k, np.random.default_rng(seed))
+    carry = part.prepare(problem, k, np.random.default_rng(seed), Carry())
+    x0 = part(problem, k, np.random.default_rng(seed), carry)
     return [int(j) for j in np.flatnonzero(np.any(x0 != 0, axis=1))]
 
 
@@ -126,7 +137,7 @@ def test_selectors_keep_the_initializer_contract(case, selector):
     x, k, r = case
     problem = spcakit.make_problem(x, center=False)
     part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(selector, {"sparsity": r}))
-    x0 = check_initializer_contract(part, problem, k)
+    x0 = check_initializer_contract(part, problem, k)  # prepare, then the start, as the drivers call them
     assert np.count_nonzero(np.any(x0 != 0, axis=1)) == r
 
 
@@ -193,7 +204,7 @@ def test_residual_deflation_is_the_papers_residual_and_a_schur_complement(a, see
     rng = np.random.default_rng(seed)
     deflator = spcakit.get_registry().build("deflator", "residual")
     found = np.zeros((problem.p, 0))
-    current = problem
+    current, carry = problem, Carry()
     scale = float(np.sum(x**2))
     rank = centred_rank(x)
     assume(rank >= 2)
@@ -204,7 +215,10 @@ def test_residual_deflation_is_the_papers_residual_and_a_schur_complement(a, see
         h /= np.linalg.norm(h)
         found = np.column_stack([found, h])
         before = float(np.sum(current.data**2))
-        current = check_deflator_contract(deflator, current, h, found, annihilates=True, keeps_psd=True)
+        current, carry = check_deflator_contract(deflator, current, h, found, carry, annihilates=True, keeps_psd=True)
+        # the carry says how many features were found, for the residual it returned
+        assert features_found(carry, current) == found.shape[1]
+        assert carry.get(FEATURES_FOUND).count == found.shape[1]
         b = x @ found
         expected = x - b @ np.linalg.pinv(b, rcond=1e-12) @ x
         np.testing.assert_allclose(current.data, expected, atol=1e-8 * math.sqrt(scale))
@@ -224,9 +238,9 @@ def test_metrics_bounds_and_data_covariance_agreement(a, seed, k):
     h = rng.standard_normal((a.shape[1], k)) * (rng.random((a.shape[1], k)) < 0.5)
     h[0] += 1.0  # no zero column
     problem = spcakit.make_problem(a, center=False)
-    on_data = metrics.encoder_metrics(h, problem.covariance, a)
+    on_data = encoder_metrics(h, problem.covariance, a)
     gram = spcakit.make_problem(a.T @ a, covariance=True).covariance
-    on_cov = metrics.encoder_metrics(h, gram)  # X = (A^T A)^(1/2): the same loss
+    on_cov = encoder_metrics(h, gram)  # X = (A^T A)^(1/2): the same loss
     scale = float(np.sum(a**2))
     assert on_data["loss"] == pytest.approx(pinv_loss(a, h), rel=1e-6, abs=1e-9 * scale)
     assert on_cov["loss"] == pytest.approx(on_data["loss"], rel=1e-6, abs=1e-9 * scale)
@@ -243,6 +257,29 @@ def test_pca_is_the_optimal_encoder(problem, k):
     k = min(k, problem.p)
     values, vectors = problem.covariance.top_eigenpairs(k)
     assume(values[-1] > 1e-6 * max(values[0], 1e-300))
-    m = metrics.encoder_metrics(vectors, problem.covariance)
+    m = encoder_metrics(vectors, problem.covariance)
     assert m["symmetric_explained_variance"] == pytest.approx(1.0, abs=1e-8)
     assert m["normalized_loss"] == pytest.approx(1.0, abs=1e-6)
+
+
+@SETTINGS
+@given(sps.data_matrices((3, 30), (2, 15)), sps.seeds())
+def test_registered_metrics_are_the_criteria_and_agree_between_operators(a, seed):
+    """The three registered metrics are :func:`encoder_metrics` of the run's problem (on its data when it
+    has some) and agree between an explicit covariance and the matrix-free one of the same data."""
+    a = a - a.mean(axis=0)
+    x = np.random.default_rng(seed).standard_normal((a.shape[1], 2 if a.shape[1] > 1 else 1))
+    assert tuple(m.name for m in METRICS) == ENCODER_METRICS
+    assert [m.name for m in spcakit.get_registry().metrics() if m.name in ENCODER_METRICS] == list(ENCODER_METRICS)
+    names = spcakit.make_problem(a, center=False).feature_names
+    gram = Problem(GramCovariance(a, a.shape[0] - 1.0), names)
+    dense = Problem(DenseCovariance(a.T @ a / (a.shape[0] - 1.0)), names)
+    with_data = Problem(dense.covariance, names, a)
+    left, right, on_data = (compute_metrics(problem, x, METRICS) for problem in (gram, dense, with_data))
+    for key in ENCODER_METRICS:
+        assert left[key] == pytest.approx(right[key], rel=1e-9, abs=1e-12)
+    assert on_data == encoder_metrics(x, dense.covariance, a)
+    assert right == encoder_metrics(x, dense.covariance)
+    # on the data the loss is on the data's scale, n - 1 times that of X = C^(1/2); the ratios agree
+    assert on_data["loss"] == pytest.approx((a.shape[0] - 1) * right["loss"], rel=1e-6, abs=1e-9 * float(np.sum(a**2)))
+    assert on_data["symmetric_explained_variance"] == pytest.approx(right["symmetric_explained_variance"], rel=1e-6, abs=1e-9)

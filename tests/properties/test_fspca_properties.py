@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import metrics
 from spcakit.operators import DenseCovariance, GramCovariance
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_truncator_contract
 from spcakit_fspca import algorithms as alg
-from spcakit_fspca.parts import make_row_sparse
+from spcakit_fspca import metrics
+from spcakit_fspca.parts import RowSparseTruncation
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -145,7 +145,7 @@ def test_top_k_indices_prefer_smaller_indices_among_ties(d, data):
 @given(sps.dense_matrices((2, 20), (1, 4)), st.data())
 def test_row_sparse_keeps_the_largest_rows(z, data):
     k = data.draw(st.integers(1, z.shape[0]))
-    truncator = make_row_sparse(k)
+    truncator = RowSparseTruncation(k)
     out = check_truncator_contract(truncator, z)  # only zeroes entries, pure, raises rather than zeroing a column
     if out is None:
         return

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from spcakit.state import Carry
 from spcakit.operators import (
     DENSE_EIGEN_LIMIT,
     CovarianceOperator,
@@ -32,7 +33,7 @@ from spcakit.testing.contracts import (
     check_deflator_contract,
     check_operator_contract,
 )
-from spcakit_spcart.deflators import make_hotelling, make_projection
+from spcakit_spcart.deflators import HotellingDeflation, ProjectionDeflation
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -161,7 +162,7 @@ def test_projection_deflated_matches_its_formula(base, seed):
 @given(st.one_of(sps.covariance_problems((2, 15)), sps.data_problems((3, 30), (2, 15))), sps.seeds())
 def test_projection_deflation_keeps_psd_and_annihilates_any_unit_x(problem, seed):
     x = unit_vector(problem.p, seed)
-    out = check_deflator_contract(make_projection(), problem, x, annihilates=True, keeps_psd=True)
+    out, _ = check_deflator_contract(ProjectionDeflation(), problem, x, annihilates=True, keeps_psd=True)
     c = densify(problem.covariance)
     deflated = densify(out.covariance)
     scale = float(np.abs(c).max()) * problem.p
@@ -172,7 +173,7 @@ def test_projection_deflation_keeps_psd_and_annihilates_any_unit_x(problem, seed
         problem.covariance.trace() - float(x @ c @ x), rel=1e-9, abs=1e-9 * scale
     )
     # a second deflation by the same x changes nothing
-    again = densify(make_projection()(out, x, x[:, None]).covariance)
+    again = densify(ProjectionDeflation()(out, x, x[:, None], Carry())[0].covariance)
     rel_close(again, deflated, scale)
 
 
@@ -183,7 +184,7 @@ def test_hotelling_deflation_annihilates_an_eigenvector(problem, data):
     values, vectors = np.linalg.eigh(c)
     k = data.draw(st.integers(0, problem.p - 1))
     x = vectors[:, k]
-    out = check_deflator_contract(make_hotelling(), problem, x, annihilates=True)
+    out, _ = check_deflator_contract(HotellingDeflation(), problem, x, annihilates=True)
     deflated = densify(out.covariance)
     scale = float(np.abs(c).max()) * problem.p
     # the other eigenpairs are untouched, the deflated one drops to eigenvalue 0
@@ -194,7 +195,7 @@ def test_hotelling_deflation_annihilates_an_eigenvector(problem, data):
 @given(st.one_of(sps.covariance_problems((2, 15)), sps.data_problems((3, 30), (2, 15))), sps.seeds())
 def test_hotelling_deflation_zeroes_the_variance_along_any_unit_x(problem, seed):
     x = unit_vector(problem.p, seed)
-    out = check_deflator_contract(make_hotelling(), problem, x)
+    out, _ = check_deflator_contract(HotellingDeflation(), problem, x)
     scale = float(np.abs(densify(problem.covariance)).max()) * problem.p
     assert abs(float(x @ out.covariance.matmat(x))) <= 1e-9 * scale
 
@@ -206,9 +207,9 @@ def test_dense_and_matrix_free_deflations_agree(problem, seed):
     problem = attrs.evolve(problem, covariance=GramCovariance(problem.data, float(problem.n_samples - 1)))
     x = unit_vector(problem.p, seed)
     dense_problem = covariance_problem(densify(problem.covariance))
-    for deflator in (make_projection(), make_hotelling()):
-        free = deflator(problem, x, x[:, None])
-        explicit = deflator(dense_problem, x, x[:, None])
+    for deflator in (ProjectionDeflation(), HotellingDeflation()):
+        free, _ = deflator(problem, x, x[:, None], Carry())
+        explicit, _ = deflator(dense_problem, x, x[:, None], Carry())
         assert isinstance(explicit.covariance, DenseCovariance)
         assert not isinstance(free.covariance, DenseCovariance)  # never densified
         scale = float(np.abs(densify(problem.covariance)).max()) * problem.p
@@ -275,9 +276,9 @@ def test_operators_are_frozen():
 def test_deflator_contract_catches_a_deflator_that_mutates_its_input():
     problem = covariance_problem(np.diag([3.0, 2.0, 1.0]))
 
-    def mutating(problem, x, previous):
+    def mutating(problem, x, previous, carry):
         problem.covariance.matrix[0, 0] = 0.0
-        return problem
+        return problem, carry
 
     with pytest.raises(ContractViolation, match="modified the input problem"):
         check_deflator_contract(mutating, problem, np.array([1.0, 0.0, 0.0]))
@@ -286,16 +287,16 @@ def test_deflator_contract_catches_a_deflator_that_mutates_its_input():
 def test_deflator_contract_catches_wrong_dimension_and_non_psd():
     problem = covariance_problem(np.diag([3.0, 2.0, 1.0]))
 
-    def shrinking(problem, x, previous):
-        return covariance_problem(np.eye(2))
+    def shrinking(problem, x, previous, carry):
+        return covariance_problem(np.eye(2)), carry
 
     with pytest.raises(ContractViolation, match="p=2"):
         check_deflator_contract(shrinking, problem, np.array([1.0, 0.0, 0.0]))
     x = np.ones(3) / np.sqrt(3.0)  # not an eigenvector: Hotelling's neither annihilates it nor keeps PSD
     with pytest.raises(ContractViolation, match="annihilate"):
-        check_deflator_contract(make_hotelling(), problem, x, annihilates=True)
+        check_deflator_contract(HotellingDeflation(), problem, x, annihilates=True)
     with pytest.raises(ContractViolation, match="PSD"):
-        check_deflator_contract(make_hotelling(), problem, x, keeps_psd=True)
+        check_deflator_contract(HotellingDeflation(), problem, x, keeps_psd=True)
 
 
 def test_operator_contract_catches_an_inconsistent_operator():

@@ -15,36 +15,38 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit import metrics
 from spcakit.api import build_parts, configure
-from spcakit.drivers import deflation
+from spcakit.drivers import DeflationDriver
 from spcakit.errors import InvalidParameterError
 from spcakit.plugins import get_registry
-from spcakit.problem import SearchSubspace
+from spcakit.state import Carry
 from spcakit.testing import strategies as sps
 from spcakit_spcart import truncations as tr
+from spcakit_subspace import bounds
 from spcakit_subspace import parts as sp
+from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def run_recording(problem, r, truncator, lam, seed=0, **params):
-    """Run spca-sp and return the loadings and the problem after every deflation."""
+    """Run spca-sp and return the loadings and the search subspace after every deflation."""
     registry = get_registry()
     spec = configure(registry.method("spca-sp"), truncator=truncator, lam=lam, params=params, registry=registry)
     parts = build_parts(spec, registry, problem)
     seen = []
 
-    def recording(current, x, previous):
-        after = parts.deflator(current, x, previous)
-        seen.append((after, previous.copy()))
-        return after
+    def recording(current, x, previous, carry):
+        after, next_carry = parts.deflator(current, x, previous, carry)
+        assert after is current  # the covariance is not deflated: only the carried subspace moves
+        seen.append((next_carry.get(SUBSPACE), previous.copy()))
+        return after, next_carry
 
     try:
-        outcome = deflation(problem, r, attrs.evolve(parts, deflator=recording), np.random.default_rng(seed))
+        outcome = DeflationDriver()(problem, r, attrs.evolve(parts, deflator=recording), np.random.default_rng(seed))
     except InvalidParameterError as exc:
         # legitimate only when a loading left inside P used the last search direction up
-        assert "used up" in str(exc) and seen and seen[-1][0].subspace.dimension == 0, exc
+        assert "used up" in str(exc) and seen and seen[-1][0].dimension == 0, exc
         return None, seen
     return outcome.loadings, seen
 
@@ -69,7 +71,7 @@ def test_each_new_search_subspace_is_orthogonal_to_every_loading_so_far_eq_11(ca
     loadings, seen = run_recording(problem, r, kind, lam, seed=seed, m=m)
     assert len(seen) == r - 1 or loadings is None
     for after, previous in seen:
-        basis = after.subspace.basis
+        basis = after.basis
         assert basis.shape[1] <= m
         np.testing.assert_allclose(basis.T @ basis, np.eye(basis.shape[1]), atol=1e-10)
         unit = previous / np.linalg.norm(previous, axis=0)
@@ -81,8 +83,8 @@ def test_each_new_search_subspace_is_orthogonal_to_every_loading_so_far_eq_11(ca
 def test_remark_1_update_spans_the_same_subspace_as_the_qr_of_the_whole_b_t_eq_10(case, seed):
     problem, m, r, kind, lam = case
     loadings, seen = run_recording(problem, r, kind, lam, seed=seed, m=m)
-    basis_before = [s[0].subspace.basis for s in seen]
-    initial = sp.LinearTimeSVDInitializer(m=m).prepare(problem, r, np.random.default_rng(seed)).subspace.basis
+    basis_before = [s[0].basis for s in seen]
+    initial = sp.LinearTimeSVDInitializer(m=m).prepare(problem, r, np.random.default_rng(seed), Carry()).get(SUBSPACE).basis
     for t, (after, previous) in enumerate(seen, start=1):
         prior = initial if t == 1 else basis_before[t - 2]
         b_t = np.column_stack([previous / np.linalg.norm(previous, axis=0), prior])
@@ -90,7 +92,7 @@ def test_remark_1_update_spans_the_same_subspace_as_the_qr_of_the_whole_b_t_eq_1
         if np.abs(np.diag(upper)).min() < 1e-6 or prior.shape[1] < m or t + m > problem.p:
             continue  # rank-deficient B_t: eq. (10)'s extra columns are arbitrary
         reference = q[:, t : t + m]
-        ours = after.subspace.basis
+        ours = after.basis
         np.testing.assert_allclose(ours @ ours.T, reference @ reference.T, atol=1e-8)
 
 
@@ -102,17 +104,17 @@ def test_prop_3_2_orthogonality_bounds_of_the_three_truncations(pair, data):
     kind = data.draw(st.sampled_from(["sparsity", "energy", "hard"]))
     if kind == "sparsity":
         kappa = data.draw(st.integers(1, d - 1))
-        truncated = tr.make_sparsity(kappa)(b[:, None])[:, 0]
-        bound = metrics.truncation_orthogonality_bound("sparsity", kappa, d)
+        truncated = tr.SparsityTruncation(n_zeros=kappa)(b[:, None])[:, 0]
+        bound = bounds.truncation_orthogonality_bound("sparsity", kappa, d)
     elif kind == "energy":
         kappa = data.draw(st.floats(1e-6, 1 - 1e-6))
-        truncated = tr.make_energy(kappa)(b[:, None])[:, 0]
-        bound = metrics.truncation_orthogonality_bound("energy", kappa, d)
+        truncated = tr.EnergyTruncation(energy=kappa)(b[:, None])[:, 0]
+        bound = bounds.truncation_orthogonality_bound("energy", kappa, d)
     else:
         kappa = data.draw(st.floats(1e-6, 0.999 * float(np.abs(b).max())))
-        truncated = tr.make_hard(kappa)(b[:, None])[:, 0]
-        bound = metrics.truncation_orthogonality_bound("hard", kappa, d, nonzeros=int(np.count_nonzero(truncated)))
-    assert metrics.pair_orthogonality(a, truncated) >= bound - 1e-12
+        truncated = tr.HardThreshold(threshold=kappa)(b[:, None])[:, 0]
+        bound = bounds.truncation_orthogonality_bound("hard", kappa, d, nonzeros=int(np.count_nonzero(truncated)))
+    assert bounds.pair_orthogonality(a, truncated) >= bound - 1e-12
 
 
 @SETTINGS
@@ -136,8 +138,10 @@ def test_subspace_power_step_is_the_top_eigenvector_of_the_projected_covariance(
     m = data.draw(st.integers(1, problem.p))
     rng = np.random.default_rng(seed)
     basis, _ = np.linalg.qr(rng.standard_normal((problem.p, m)))
-    problem = attrs.evolve(problem, subspace=SearchSubspace(basis))
-    z, objective = sp.make_subspace_power(solver=solver, tol=1e-13, max_iter=20000).propose(problem, basis[:, :1], None)
+    updater = sp.SubspacePowerUpdater(solver=solver, tol=1e-13, max_iter=20000)
+    state = updater.init(problem, basis[:, :1], Carry().set(SUBSPACE, SearchSubspace(basis)))
+    z, objective, state_after = updater.propose(problem, basis[:, :1], state)
+    assert state_after is state
     small = basis.T @ problem.covariance.matmat(basis)
     values = np.linalg.eigvalsh((small + small.T) / 2)
     gap = values[-1] - values[-2] if m > 1 else np.inf
@@ -146,3 +150,12 @@ def test_subspace_power_step_is_the_top_eigenvector_of_the_projected_covariance(
     assert abs(objective - values[-1]) <= 1e-8 * max(1.0, abs(values[-1]))
     np.testing.assert_allclose(np.linalg.norm(z), 1.0, atol=1e-10)
     np.testing.assert_allclose(basis @ (basis.T @ z[:, 0]), z[:, 0], atol=1e-10)
+
+
+def test_prop_3_2_bound_refuses_what_it_cannot_bound():
+    import pytest
+
+    with pytest.raises(ValueError, match="number of nonzeros"):
+        bounds.truncation_orthogonality_bound("hard", 0.1, 10)
+    with pytest.raises(ValueError, match="valid: sparsity, energy, hard"):
+        bounds.truncation_orthogonality_bound("soft", 0.1, 10)

@@ -52,23 +52,23 @@ def truncation_cases(draw, p_range=(2, 25), r_range=(1, 4)):
     ))
     top = float(np.abs(z).max())
     if kind == "none":
-        return tr.make_none(), z, kind, None
+        return tr.NoTruncation(), z, kind, None
     if kind in ("hard", "soft"):
         lam = draw(thresholds(p))
-        maker = tr.make_hard if kind == "hard" else tr.make_soft
+        maker = tr.HardThreshold if kind == "hard" else tr.SoftThreshold
         return maker(lam), z, kind, lam
     if kind in ("hard-abs", "soft-abs"):
         lam = draw(st.floats(min_value=0.0, max_value=1.2 * top))
-        maker = tr.make_hard if kind == "hard-abs" else tr.make_soft
+        maker = tr.HardThreshold if kind == "hard-abs" else tr.SoftThreshold
         return maker(lam, form="absolute"), z, kind, lam
     if kind == "sparsity":
         lam = draw(st.integers(min_value=0, max_value=p - 1))
-        return tr.make_sparsity(lam), z, kind, lam
+        return tr.SparsityTruncation(lam), z, kind, lam
     if kind == "energy":
         lam = draw(st.one_of(st.floats(min_value=0.0, max_value=1.0, exclude_max=True), st.just(1 - 5e-13)))
-        return tr.make_energy(lam), z, kind, lam
+        return tr.EnergyTruncation(lam), z, kind, lam
     lam = draw(st.floats(min_value=0.0, max_value=1.2 * top * top))
-    return tr.make_l0_penalty(lam), z, kind, lam
+    return tr.L0PenaltyTruncation(lam), z, kind, lam
 
 
 def may_zero(kind: str, lam: float | None, z: np.ndarray) -> np.ndarray:
@@ -138,10 +138,10 @@ def test_length_insensitive_truncations_commute_with_power_of_two_scaling(z, k, 
     # (multiplying by a power of two is exact in floating point).
     p = z.shape[0]
     truncator = data.draw(st.sampled_from([
-        tr.make_hard(data.draw(thresholds(p))),
-        tr.make_soft(data.draw(thresholds(p))),
-        tr.make_sparsity(data.draw(st.integers(0, p - 1))),
-        tr.make_energy(data.draw(st.floats(0.0, 0.99))),
+        tr.HardThreshold(data.draw(thresholds(p))),
+        tr.SoftThreshold(data.draw(thresholds(p))),
+        tr.SparsityTruncation(data.draw(st.integers(0, p - 1))),
+        tr.EnergyTruncation(data.draw(st.floats(0.0, 0.99))),
     ]))
     c = 2.0**k
     try:
@@ -161,7 +161,7 @@ def test_relative_forms_are_invariant_to_positive_scaling(z, c, data):
     u = unit(z)
     # away from the threshold, rounding cannot move an entry across it
     assume(np.all(np.abs(np.abs(u) - lam) > 1e-9))
-    for truncator in (tr.make_hard(lam), tr.make_soft(lam)):
+    for truncator in (tr.HardThreshold(lam), tr.SoftThreshold(lam)):
         try:
             a = normalize_columns(truncator(z))
         except ZeroLoadingError:
@@ -173,10 +173,10 @@ def test_relative_forms_are_invariant_to_positive_scaling(z, c, data):
     norm = float(np.linalg.norm(col))
     lam_abs = lam * norm
     try:
-        rel = tr.make_hard(lam)(col)
+        rel = tr.HardThreshold(lam)(col)
     except ZeroLoadingError:
         return
-    np.testing.assert_allclose(tr.make_hard(lam_abs, form="absolute")(col), rel, rtol=0, atol=0)
+    np.testing.assert_allclose(tr.HardThreshold(lam_abs, form="absolute")(col), rel, rtol=0, atol=0)
 
 
 # -- definitions (Table 2) and the problems they solve ------------------------------------
@@ -190,14 +190,14 @@ def test_hard_and_soft_follow_table_2(u, data):
     assume(np.all(np.abs(np.abs(z) - lam * scale) > 1e-12))
     expected_keep = np.abs(z) > lam * scale
     try:
-        hard = tr.make_hard(lam)(z)
+        hard = tr.HardThreshold(lam)(z)
     except ZeroLoadingError:
         assert not expected_keep.any()
         with pytest.raises(ZeroLoadingError):
-            tr.make_soft(lam)(z)
+            tr.SoftThreshold(lam)(z)
         return
     np.testing.assert_array_equal(hard, np.where(expected_keep, z, 0.0))
-    soft = tr.make_soft(lam)(z)
+    soft = tr.SoftThreshold(lam)(z)
     np.testing.assert_allclose(soft, np.sign(z) * np.maximum(np.abs(z) - lam * scale, 0), rtol=0, atol=1e-15)
     # Prop. 8: soft thresholding zeroes exactly the entries hard thresholding zeroes
     np.testing.assert_array_equal(soft != 0, hard != 0)
@@ -209,7 +209,7 @@ def test_hard_threshold_solves_the_l0_penalised_problem(u, data):
     # eq. (8) per column: min_x ||u - x||^2 + lam^2 ||x||_0 has value sum_i min(u_i^2, lam^2)
     lam = data.draw(thresholds(u.size))
     assume(np.abs(u).max() > lam * (1 + 1e-9))
-    x = tr.make_hard(lam)(u[:, None])[:, 0]
+    x = tr.HardThreshold(lam)(u[:, None])[:, 0]
     value = float(np.sum((u - x) ** 2) + lam**2 * np.count_nonzero(x))
     assert value == pytest.approx(float(np.sum(np.minimum(u**2, lam**2))), abs=1e-12)
 
@@ -220,14 +220,14 @@ def test_soft_threshold_solves_the_l1_penalised_problem_on_the_sphere(u, data, s
     # eq. (7): x* = S(u)/||S(u)|| maximises u.x - lam ||x||_1 over unit vectors x
     lam = data.draw(thresholds(u.size))
     assume(np.abs(u).max() > lam * (1 + 1e-9))
-    best = normalize_columns(tr.make_soft(lam)(u[:, None]))[:, 0]
+    best = normalize_columns(tr.SoftThreshold(lam)(u[:, None]))[:, 0]
 
     def f(x):
         return float(u @ x - lam * np.abs(x).sum())
 
     rng = np.random.default_rng(seed)
     candidates = [unit(rng.standard_normal(u.size)) for _ in range(20)]
-    candidates.append(normalize_columns(tr.make_hard(lam)(u[:, None]))[:, 0])
+    candidates.append(normalize_columns(tr.HardThreshold(lam)(u[:, None]))[:, 0])
     candidates.append(u)
     candidates += [unit(best + 0.01 * rng.standard_normal(u.size)) for _ in range(20)]
     for x in candidates:
@@ -239,7 +239,7 @@ def test_soft_threshold_solves_the_l1_penalised_problem_on_the_sphere(u, data, s
 def test_sparsity_truncation_zeroes_the_lambda_smallest(z, data):
     p = z.size
     lam = data.draw(st.integers(0, p - 1))
-    x = tr.make_sparsity(lam)(z[:, None])[:, 0]
+    x = tr.SparsityTruncation(lam)(z[:, None])[:, 0]
     nnz = np.count_nonzero(z)
     # exactly p - lam nonzeros when z has at least p - lam of them; otherwise z's own nonzeros
     assert np.count_nonzero(x) == min(nnz, p - lam)
@@ -260,7 +260,7 @@ def test_sparsity_truncation_solves_the_l0_constrained_problem(u, data, seed):
     # i.e. ||P(u)|| >= ||u_S|| for every support S of size p - lam.
     p = u.size
     lam = data.draw(st.integers(0, p - 1))
-    best = float(np.linalg.norm(tr.make_sparsity(lam)(u[:, None])))
+    best = float(np.linalg.norm(tr.SparsityTruncation(lam)(u[:, None])))
     rng = np.random.default_rng(seed)
     for _ in range(25):
         support = rng.choice(p, size=p - lam, replace=False)
@@ -270,7 +270,7 @@ def test_sparsity_truncation_solves_the_l0_constrained_problem(u, data, seed):
 @SETTINGS
 @given(sps.dense_vectors((2, 25)), st.floats(0.0, 1.0, exclude_max=True))
 def test_energy_truncation_removes_a_maximal_set_within_the_budget(z, lam):
-    x = tr.make_energy(lam)(z[:, None])[:, 0]
+    x = tr.EnergyTruncation(lam)(z[:, None])[:, 0]
     total = float(z @ z)
     zeroed, kept = x == 0, x != 0
     np.testing.assert_array_equal(x[kept], z[kept])
@@ -286,14 +286,14 @@ def test_energy_truncation_removes_a_maximal_set_within_the_budget(z, lam):
 
 
 def test_energy_close_to_one_never_zeroes_a_loading():
-    truncator = tr.make_energy(1 - 5e-13)
+    truncator = tr.EnergyTruncation(1 - 5e-13)
     truncator.check(3)
     check_truncator_contract(truncator, np.array([[3.0], [4.0], [0.5]]))
 
 
 def test_energy_zero_removes_nothing():
     z = np.array([[1e-6], [1.0], [1.0], [1.0]])
-    np.testing.assert_array_equal(tr.make_energy(0.0)(z), z)
+    np.testing.assert_array_equal(tr.EnergyTruncation(0.0)(z), z)
 
 
 @SETTINGS
@@ -301,7 +301,7 @@ def test_energy_zero_removes_nothing():
 def test_l0_penalty_solves_its_problem_and_is_absolute(z, fraction):
     # eq. (24): H_sqrt(gamma)(z) minimises ||z - x||^2 + gamma ||x||_0, value sum_i min(z_i^2, gamma)
     gamma = fraction * float(np.max(z**2))
-    truncator = tr.make_l0_penalty(gamma)
+    truncator = tr.L0PenaltyTruncation(gamma)
     try:
         x = truncator(z[:, None])[:, 0]
     except ZeroLoadingError:
@@ -320,7 +320,7 @@ def test_prop7_hard_thresholding_sparsity_and_deviation(u, data):
     p = u.size
     lam = data.draw(thresholds(p))
     try:
-        x = tr.make_hard(lam)(u[:, None])[:, 0]
+        x = tr.HardThreshold(lam)(u[:, None])[:, 0]
     except ZeroLoadingError:
         # the output is zero only when no entry exceeds lambda, which needs lambda >= max|u| >= 1/sqrt(p)
         assert lam * (1 + 1e-12) >= np.abs(u).max() >= 1 / math.sqrt(p) * (1 - 1e-12)
@@ -349,7 +349,7 @@ def test_prop8_soft_thresholding_relative_deviation_bounds(u, data):
     p = u.size
     lam = data.draw(thresholds(p))
     try:
-        raw = tr.make_soft(lam)(u[:, None])[:, 0]
+        raw = tr.SoftThreshold(lam)(u[:, None])[:, 0]
     except ZeroLoadingError:
         return
     dev = metrics.deviation(raw, u)
@@ -369,10 +369,10 @@ def test_prop8_soft_thresholding_relative_deviation_bounds(u, data):
 def test_corollary9_soft_deviates_at_least_as_much_as_hard(u, data):
     lam = data.draw(thresholds(u.size))
     try:
-        hard = tr.make_hard(lam)(u[:, None])[:, 0]
+        hard = tr.HardThreshold(lam)(u[:, None])[:, 0]
     except ZeroLoadingError:
         return
-    soft = tr.make_soft(lam)(u[:, None])[:, 0]
+    soft = tr.SoftThreshold(lam)(u[:, None])[:, 0]
     assert metrics.deviation(soft, u) >= metrics.deviation(hard, u) - 1e-12
 
 
@@ -381,7 +381,7 @@ def test_corollary9_soft_deviates_at_least_as_much_as_hard(u, data):
 def test_prop10_sparsity_truncation_bounds(u, data):
     p = u.size
     lam = data.draw(st.integers(0, p - 1))
-    x = tr.make_sparsity(lam)(u[:, None])[:, 0]
+    x = tr.SparsityTruncation(lam)(u[:, None])[:, 0]
     s = float(metrics.sparsity(x[:, None])[0])
     min_s, max_dev = metrics.sparsity_truncation_bounds(lam, p)
     assert min_s == lam / p and max_dev == pytest.approx(math.sqrt(lam / p))
@@ -394,7 +394,7 @@ def test_prop10_sparsity_truncation_bounds(u, data):
 @given(sps.unit_vectors((2, 30)), st.floats(0.0, 1.0, exclude_max=True))
 def test_prop11_energy_truncation_bounds(u, lam):
     p = u.size
-    x = tr.make_energy(lam)(u[:, None])[:, 0]
+    x = tr.EnergyTruncation(lam)(u[:, None])[:, 0]
     s = float(metrics.sparsity(x[:, None])[0])
     min_s, max_s, max_dev = metrics.energy_truncation_bounds(lam, p)
     assert (min_s, max_s) == (math.floor(lam * p) / p, 1 - 1 / p)
@@ -410,12 +410,12 @@ def test_prop7_and_prop10_bounds_are_achieved(p):
     lam = 0.5 / math.sqrt(p)
     u = np.full(p, lam)
     u[0] = math.sqrt(1 - (p - 1) * lam**2)
-    x = tr.make_hard(lam * (1 + 1e-12))(u[:, None])[:, 0]
+    x = tr.HardThreshold(lam * (1 + 1e-12))(u[:, None])[:, 0]
     assert metrics.deviation(x, u) == pytest.approx(metrics.hard_deviation_bound(lam, p), rel=1e-9)
     # T-sp on the uniform vector reaches sin(theta) = sqrt(lam/p)
     uniform = np.full(p, 1 / math.sqrt(p))
     for k in {0, 1, p // 2, p - 1}:
-        xs = tr.make_sparsity(k)(uniform[:, None])[:, 0]
+        xs = tr.SparsityTruncation(k)(uniform[:, None])[:, 0]
         assert metrics.deviation(xs, uniform) == pytest.approx(metrics.sparsity_truncation_bounds(k, p)[1], abs=1e-12)
 
 
@@ -424,10 +424,10 @@ def test_prop7_and_prop10_bounds_are_achieved(p):
 def test_prop6_nonorthogonality_of_truncated_orthonormal_columns(z, data):
     p = z.shape[0]
     truncator = data.draw(st.sampled_from([
-        tr.make_hard(data.draw(thresholds(p))),
-        tr.make_soft(data.draw(thresholds(p))),
-        tr.make_sparsity(data.draw(st.integers(0, p - 1))),
-        tr.make_energy(data.draw(st.floats(0.0, 0.999))),
+        tr.HardThreshold(data.draw(thresholds(p))),
+        tr.SoftThreshold(data.draw(thresholds(p))),
+        tr.SparsityTruncation(data.draw(st.integers(0, p - 1))),
+        tr.EnergyTruncation(data.draw(st.floats(0.0, 0.999))),
     ]))
     try:
         x = normalize_columns(truncator(z))
@@ -448,13 +448,13 @@ def test_thresholds_at_or_above_every_entry_raise_zero_loading_error(z, margin, 
     u = np.abs(z) / np.linalg.norm(z)
     top = float(u.max())
     assume(top * (1 + margin) < 1)
-    maker = tr.make_soft if soft else tr.make_hard
+    maker = tr.SoftThreshold if soft else tr.HardThreshold
     with pytest.raises(ZeroLoadingError, match="zeroed loading 1"):
         maker(top * (1 + margin))(z[:, None])
     with pytest.raises(ZeroLoadingError):
         maker(float(np.abs(z).max()), form="absolute")(z[:, None])  # |z_i| <= lambda for all i
     with pytest.raises(ZeroLoadingError):
-        tr.make_l0_penalty(float(np.abs(z).max()) ** 2)(z[:, None])
+        tr.L0PenaltyTruncation(float(np.abs(z).max()) ** 2)(z[:, None])
     # just below the largest entry, one entry survives
     kept = maker(top * (1 - margin))(z[:, None])
     assert np.count_nonzero(kept) >= 1
@@ -470,7 +470,7 @@ def test_zero_loading_error_names_the_column_and_other_columns_are_not_the_cause
     others_max = np.abs(z[:, :-1]).max(axis=0)
     assume(np.all(others_max > 1.5 / math.sqrt(p)))
     with pytest.raises(ZeroLoadingError, match=f"loading {r}"):
-        tr.make_hard(1.2 / math.sqrt(p))(z)
+        tr.HardThreshold(1.2 / math.sqrt(p))(z)
 
 
 # -- parameter validation ----------------------------------------------------------------
@@ -478,26 +478,26 @@ def test_zero_loading_error_names_the_column_and_other_columns_are_not_the_cause
 @given(st.integers(2, 50), st.one_of(st.floats(max_value=-1e-12, allow_nan=False, allow_infinity=False),
                                      st.floats(min_value=1.0, allow_nan=False, allow_infinity=False)))
 def test_relative_thresholds_outside_unit_interval_are_rejected(p, lam):
-    for maker in (tr.make_hard, tr.make_soft):
+    for maker in (tr.HardThreshold, tr.SoftThreshold):
         with pytest.raises(InvalidParameterError, match=r"\[0, 1\)"):
             maker(lam).check(p)
     with pytest.raises(InvalidParameterError, match=r"\[0, 1\)"):
-        tr.make_energy(lam).check(p)
+        tr.EnergyTruncation(lam).check(p)
 
 
 @SETTINGS
 @given(st.integers(2, 50), st.data())
 def test_valid_parameters_are_accepted(p, data):
     for truncator in (
-        tr.make_hard(), tr.make_soft(),
-        tr.make_hard(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
-        tr.make_soft(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
-        tr.make_hard(data.draw(st.floats(0.0, 1e6)), form="absolute"),
-        tr.make_sparsity(data.draw(st.integers(0, p - 1))),
-        tr.make_sparsity(float(data.draw(st.integers(0, p - 1)))),
-        tr.make_energy(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
-        tr.make_l0_penalty(data.draw(st.floats(0.0, 1e6))),
-        tr.make_none(),
+        tr.HardThreshold(), tr.SoftThreshold(),
+        tr.HardThreshold(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
+        tr.SoftThreshold(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
+        tr.HardThreshold(data.draw(st.floats(0.0, 1e6)), form="absolute"),
+        tr.SparsityTruncation(data.draw(st.integers(0, p - 1))),
+        tr.SparsityTruncation(float(data.draw(st.integers(0, p - 1)))),
+        tr.EnergyTruncation(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
+        tr.L0PenaltyTruncation(data.draw(st.floats(0.0, 1e6))),
+        tr.NoTruncation(),
     ):
         assert truncator.check(p) is None
 
@@ -507,42 +507,42 @@ def test_valid_parameters_are_accepted(p, data):
 def test_sparsity_parameter_must_be_an_integer_in_range(p, data):
     bad = data.draw(st.one_of(st.integers(max_value=-1), st.integers(min_value=p)))
     with pytest.raises(InvalidParameterError, match=rf"\[0, {p - 1}\]"):
-        tr.make_sparsity(bad).check(p)
+        tr.SparsityTruncation(bad).check(p)
     frac = data.draw(st.floats(0.0, float(p - 1)).filter(lambda v: not v.is_integer()))
     with pytest.raises(InvalidParameterError, match=rf"integer.*\[0, {p - 1}\]"):
-        tr.make_sparsity(frac).check(p)
+        tr.SparsityTruncation(frac).check(p)
     with pytest.raises(InvalidParameterError, match=rf"\[0, {p - 1}\]"):
-        tr.make_sparsity(None).check(p)
+        tr.SparsityTruncation(None).check(p)
     with pytest.raises(InvalidParameterError, match="integer"):
-        tr.make_sparsity(True).check(p)
+        tr.SparsityTruncation(True).check(p)
 
 
 def test_absolute_forms_and_l0_penalty_need_a_nonnegative_lambda():
-    for maker in (tr.make_hard, tr.make_soft):
+    for maker in (tr.HardThreshold, tr.SoftThreshold):
         with pytest.raises(InvalidParameterError, match=">= 0"):
             maker(None, form="absolute").check(5)
         with pytest.raises(InvalidParameterError, match=">= 0"):
             maker(-0.1, form="absolute").check(5)
     for gamma in (None, -1.0):
         with pytest.raises(InvalidParameterError, match=">= 0"):
-            tr.make_l0_penalty(gamma).check(5)
+            tr.L0PenaltyTruncation(gamma).check(5)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), "abc", [0.1]])
 def test_non_numeric_thresholds_are_invalid_parameters(value):
-    for truncator in (tr.make_hard(value), tr.make_soft(value), tr.make_energy(value)):
-        with pytest.raises(InvalidParameterError):
-            truncator.check(10)
+    for truncator in (tr.HardThreshold, tr.SoftThreshold, tr.EnergyTruncation):
+        with pytest.raises(InvalidParameterError, match=r"must be a (finite )?number"):
+            truncator(value).check(10)
 
 
 def test_non_numeric_sparsity_is_an_invalid_parameter():
     with pytest.raises(InvalidParameterError):
-        tr.make_sparsity("abc").check(10)
+        tr.SparsityTruncation("abc").check(10)
 
 
 def test_unknown_form_is_rejected_with_the_valid_forms():
     with pytest.raises(InvalidParameterError, match="relative, absolute"):
-        tr.make_hard(0.1, form="scaled")
+        tr.HardThreshold(0.1, form="scaled")
 
 
 def test_registry_builds_every_truncation_with_its_lambda():
@@ -565,12 +565,12 @@ def test_absolute_forms_threshold_z_itself(z, fraction):
     # GPower's form: H_lambda(z), S_lambda(z) on z as it is, whatever its length
     lam = fraction * float(np.abs(z).max())
     col = z[:, None]
-    hard = tr.make_hard(lam, form="absolute")(col)
+    hard = tr.HardThreshold(lam, form="absolute")(col)
     np.testing.assert_array_equal(hard, np.where(np.abs(col) > lam, col, 0.0))
-    soft = tr.make_soft(lam, form="absolute")(col)
+    soft = tr.SoftThreshold(lam, form="absolute")(col)
     np.testing.assert_array_equal(soft, np.sign(col) * np.maximum(np.abs(col) - lam, 0.0))
     # the same lambda on a longer z keeps at least as many entries
-    assert np.count_nonzero(tr.make_hard(lam, form="absolute")(4.0 * col)) >= np.count_nonzero(hard)
+    assert np.count_nonzero(tr.HardThreshold(lam, form="absolute")(4.0 * col)) >= np.count_nonzero(hard)
 
 
 # -- the contract check itself catches broken truncators ------------------------------------------
@@ -625,4 +625,4 @@ def test_truncator_contract_requires_check_to_raise_invalid_parameter_error():
     with pytest.raises(ContractViolation, match="InvalidParameterError"):
         check_truncator_contract(BadCheck(lambda z: z), np.ones((3, 1)))
     with pytest.raises(InvalidParameterError):
-        check_truncator_contract(tr.make_sparsity(5), np.ones((3, 1)))
+        check_truncator_contract(tr.SparsityTruncation(5), np.ones((3, 1)))

@@ -1,0 +1,23 @@
+"""spcakit's own plugin: the two generic drivers and the generic metrics.
+
+Registered first, through the same hooks as every other plugin, so that the
+registry is the one place parts and metrics are found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from spcakit.drivers import BlockDriver, DeflationDriver
+from spcakit.hookspecs import hookimpl
+from spcakit.metrics import CORE_METRICS
+
+
+@hookimpl
+def spcakit_register_parts(register: Callable[..., None]) -> None:
+    register([BlockDriver, DeflationDriver])
+
+
+@hookimpl
+def spcakit_register_metrics(register: Callable[..., None]) -> None:
+    register(list(CORE_METRICS))

@@ -20,13 +20,13 @@ from spcakit.errors import (
 from spcakit.hookspecs import hookimpl
 from spcakit.plugins import get_plugin_manager, get_registry
 from spcakit.metrics import Metric
-from spcakit.problem import Covariance, Problem, make_problem
+from spcakit.problem import Covariance, Problem, as_problem, make_problem
 from spcakit.protocols import Deflator, Driver, Initializer, Stopper, Truncator, Updater, part
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import Carry, Result
 
 __all__ = [
-    "Carry", "Covariance", "Deflator", "Driver", "DuplicateNameError", "Initializer", "InvalidDataError",
+    "Carry", "Covariance", "as_problem", "Deflator", "Driver", "DuplicateNameError", "Initializer", "InvalidDataError",
     "InvalidParameterError", "Metric", "MethodSpec", "PartRef", "Problem", "Result", "SpcakitError", "SpecError",
     "Stopper", "Truncator", "UnknownNameError", "Updater", "ZeroLoadingError", "compose", "configure", "datasets",
     "fit", "get_plugin_manager", "get_registry", "hookimpl", "make_problem", "metrics", "part", "validators",

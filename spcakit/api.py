@@ -14,7 +14,7 @@ from spcakit.drivers import Parts, StepCallback
 from spcakit.errors import InvalidParameterError, UnknownNameError
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, make_problem
+from spcakit.problem import Problem, as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import Result
@@ -53,11 +53,9 @@ def compose(
     """
     registry = registry or get_registry()
     if driver is None:  # the first driver (by name) with a default composition that deflates as asked
-        candidates = [info.name for info in registry.parts("driver")
-                      if info.cls.deflates == (deflator is not None) and registry.default_composition(info.name)]
-        if not candidates:
+        driver = registry.default_driver(deflates=deflator is not None)
+        if driver is None:
             raise InvalidParameterError("no registered driver has a default composition; name the driver and every part")
-        driver = candidates[0]
     deflates = registry.part("driver", driver).cls.deflates
     if deflator is not None and not deflates:
         raise InvalidParameterError(
@@ -265,7 +263,7 @@ def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) ->
 
 def fit(
     data: Any,
-    method: str | MethodSpec = "spcart",
+    method: str | MethodSpec | None = None,
     r: int = 2,
     *,
     truncator: str | None = None,
@@ -290,7 +288,8 @@ def fit(
         plain array as a covariance matrix.
     method
         A registered method name (``spcakit methods``) or a spec from
-        :func:`compose`.
+        :func:`compose`; by default the block driver's default composition
+        (with the built-in plugins, SPCArt).
     r
         Number of loadings.
     truncator, lam
@@ -313,13 +312,17 @@ def fit(
         objective history and time.
     """
     registry = registry or get_registry()
+    if method is None:
+        method = registry.default_method()
+        if method is None:
+            raise UnknownNameError("no method named and no plugin declares a default composition; name a method")
     spec = registry.method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, params=params, registry=registry)
     check_driver(spec, registry)
     seed = check_seed(seed)
-    problem = make_problem(data, covariance=covariance, center=center, feature_names=feature_names)
+    problem = as_problem(data, covariance=covariance, center=center, feature_names=feature_names)
     r = check_r(r, problem)
     parts = build_parts(spec, registry, problem)
     driver = registry.build("driver", spec.driver)

@@ -259,12 +259,12 @@ def run(
 
 @app.command()
 def compose(
-    driver: Annotated[str | None, typer.Option("--driver", help="block or deflation (default: deflation if --deflator is given)")] = None,
+    driver: Annotated[str | None, typer.Option("--driver", help="driver part (default: one that deflates if --deflator is given)")] = None,
     initializer: Annotated[str | None, typer.Option("--initializer", help="initializer part")] = None,
     updater: Annotated[str | None, typer.Option("--updater", help="updater part")] = None,
-    truncator: Annotated[str, typer.Option("--truncator", "-t", help="truncation part")] = "hard",
+    truncator: Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (default: the driver's default composition's)")] = None,
     deflator: DeflOpt = None,
-    stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: relative change < 0.01 or 200 iterations)")] = None,
+    stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: the driver's default composition's)")] = None,
     data: DataOpt = "builtin:pitprops",
     covariance: CovOpt = False,
     r: ROpt = 2,

@@ -1,7 +1,7 @@
 r"""The input of every method: a covariance operator, its variables' names, and
 (when given) the centred data matrix it came from.
 
-:func:`make_problem` checks what users pass and says precisely what is wrong:
+:func:`as_problem` checks what users pass and says precisely what is wrong:
 NaN or infinite entries, an empty matrix, constant columns, a covariance that
 is not square, not symmetric, or not positive semi-definite.
 """
@@ -202,7 +202,7 @@ def data_problem(
     return Problem(GramCovariance(a, scale), names, a, source)
 
 
-def make_problem(
+def as_problem(
     data: object,
     *,
     covariance: bool = False,
@@ -232,3 +232,7 @@ def make_problem(
     if covariance:
         return covariance_problem(data, feature_names, source)  # type: ignore[arg-type]
     return data_problem(data, feature_names, center=center, source=source)  # type: ignore[arg-type]
+
+
+#: The former name of :func:`as_problem`, kept so that existing code keeps working.
+make_problem = as_problem

@@ -215,6 +215,18 @@ class Registry:
                 return self.method(name)
         return None
 
+    def default_driver(self, deflates: bool = False) -> str | None:
+        """The first driver (by name) that deflates as asked and has a default composition."""
+        for info in self.parts("driver"):
+            if info.cls.deflates == deflates and self.default_composition(info.name) is not None:
+                return info.name
+        return None
+
+    def default_method(self) -> MethodSpec | None:
+        """The method ``spcakit.fit`` runs when none is named: the default composition of the default driver."""
+        driver = self.default_driver()
+        return None if driver is None else self.default_composition(driver)
+
     def metrics(self) -> list[Metric]:
         """Registered metrics in registration order (the order of the text table)."""
         return [info.metric for info in self._metrics.values()]

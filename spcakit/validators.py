@@ -60,6 +60,13 @@ def to_float(value: Any) -> Any:
     return value
 
 
+def to_int_or_tuple(value: Any) -> Any:
+    """An integer, or a list of them (one per component) to a tuple of ``int``; anything else unchanged."""
+    if isinstance(value, (list, tuple)):
+        return tuple(to_int(v) for v in value)
+    return to_int(value)
+
+
 def to_tuple(value: Any) -> Any:
     """Lists (from TOML) to tuples, so that frozen parts stay hashable; anything else unchanged."""
     if isinstance(value, list):
@@ -134,6 +141,26 @@ def integer(low: int | None = None, high: int | None = None, *, hint: str = "") 
 positive_int = integer(1)
 
 
+def _is_int(value: Any, low: int) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
+
+
+def int_or_list(low: int = 1, *, hint: str = "") -> Validator:
+    """An integer ``>= low``, or a non-empty tuple of them (one per component, e.g. ``k = [3, 5, 8]``)."""
+
+    def validate(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+        if _is_int(value, low) or (isinstance(value, tuple) and value and all(_is_int(v, low) for v in value)):
+            return
+        shown = list(value) if isinstance(value, tuple) else value
+        what = "a positive integer" if low == 1 else f"an integer >= {low}"
+        raise InvalidParameterError(
+            f"{_where(instance, attribute)} must be {what} or a non-empty list of {what.split(' ', 1)[1]}s "
+            f"(one per component){'; ' + hint if hint else ''}; got {shown!r}"
+        )
+
+    return validate
+
+
 def boolean(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     """``true`` or ``false`` (not 0/1 or a string)."""
     if not isinstance(value, (bool, np.bool_)):
@@ -206,6 +233,6 @@ def refuse_zeroed_columns(x: np.ndarray, z: np.ndarray, what: str, hint: str) ->
 
 
 __all__ = [
-    "boolean", "check_cardinality", "index_list", "integer", "number", "one_of", "optional", "positive",
-    "positive_int", "refuse_zeroed_columns", "to_float", "to_int", "to_tuple",
+    "boolean", "check_cardinality", "index_list", "int_or_list", "integer", "number", "one_of", "optional", "positive",
+    "positive_int", "refuse_zeroed_columns", "to_float", "to_int", "to_int_or_tuple", "to_tuple",
 ]  # fmt: skip

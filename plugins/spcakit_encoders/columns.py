@@ -54,7 +54,7 @@ from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Initializer, part
 from spcakit.state import Carry
-from spcakit.validators import to_int
+from spcakit.validators import int_or_list, optional, to_int_or_tuple
 from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, FeaturesFound, SquareRoot, features_found
 from spcakit_encoders.encoder import PAPER
 from spcakit_encoders.linalg import data_matrix, independent_columns, leverage_scores, top_right_singular
@@ -188,36 +188,10 @@ def dual_set_columns(x: np.ndarray, k: int, r: int, rng: np.random.Generator | N
     return sorted(independent_columns(x, [*picked, *order], r, part))
 
 
-def _as_sparsity(value: Any) -> Any:
-    """A list (from TOML or the command line) to a tuple, and integral numbers to ``int`` (never raises)."""
-    if isinstance(value, (list, tuple)):
-        return tuple(to_int(v) for v in value)
-    return to_int(value)
-
-
-def _positive_integer(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _check_sparsity(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
-    """``None``, a positive integer ``r``, or a non-empty tuple of them ``(r_1, ..., r_k)``."""
-    name = type(instance).__part__.name
-    if value is None or _positive_integer(value):
-        return
-    if isinstance(value, tuple):
-        if not value or not all(_positive_integer(v) for v in value):
-            raise InvalidParameterError(
-                f"{name}: sparsity must be a positive integer or a non-empty list of positive integers "
-                f"(r_1, ..., r_k, one per feature); got {list(value)!r}"
-            )
-        return
-    raise InvalidParameterError(
-        f"{name}: sparsity must be a positive integer r (nonzeros per feature), or a list r_1, ..., r_k for "
-        f"the iterative encoder; got {value!r}"
-    )
-
-
-_sparsity_field = attrs.field(default=None, converter=_as_sparsity, validator=_check_sparsity)
+_sparsity_field = attrs.field(
+    default=None, converter=to_int_or_tuple,
+    validator=optional(int_or_list(1, hint="r, the nonzeros per feature, or r_1, ..., r_k for the iterative encoder")),
+)
 
 
 class _ColumnSelection(Initializer):

@@ -33,7 +33,7 @@ import attrs
 from spcakit.api import fit
 from spcakit.datasets import load_source
 from spcakit.errors import SpcakitError
-from spcakit.problem import Covariance, make_problem
+from spcakit.problem import Covariance, as_problem
 from spcakit.reproduce import FIT_KEYS
 from spcakit.specs import ExperimentSpec, load_experiment_spec, specs_root
 
@@ -151,7 +151,7 @@ def run(spec: ExperimentSpec, sparsities: Sequence[int] | None = None) -> list[d
     Each row runs as ``spcakit reproduce`` runs it (:func:`spcakit.reproduce.run_row`'s
     split of the parameters); the record keeps the full loading pattern.
     """
-    data = make_problem(load_data(spec.data))  # checked once, shared by every row
+    data = as_problem(load_data(spec.data))  # checked once, shared by every row
     records = []
     for row in spec.rows:
         match = LABEL.match(row.label)

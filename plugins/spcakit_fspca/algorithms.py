@@ -52,7 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from spcakit.errors import InvalidParameterError
-from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, densify, lanczos_top
+from spcakit.operators import CovarianceOperator, densify
 
 PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurIPS 2020)"
 
@@ -60,8 +60,6 @@ PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurI
 EXHAUSTIVE_SUPPORT_LIMIT = 2_000_000
 #: Largest d for which :func:`exhaustive_search` forms the covariance.
 EXHAUSTIVE_D_LIMIT = 500
-#: Above this d an explicit covariance's leading eigenpairs come from Lanczos (see :func:`leading_eigenpairs`).
-LANCZOS_D_LIMIT = 2000
 #: Supports scored per batch by the exhaustive search (bounded memory: batch * k^2 floats).
 _BATCH = 16_384
 #: Scores equal after rounding to this many decimals (relative to the largest) are ties.
@@ -149,32 +147,14 @@ def nonzero_rows(w: np.ndarray) -> np.ndarray:
 
 # -- access to the covariance --------------------------------------------------------
 def covariance_columns(op: CovarianceOperator, index: np.ndarray) -> np.ndarray:
-    r"""The columns :math:`A_{:,I}` (``d x |I|``).
-
-    A slice of an explicit covariance, :math:`X^\top X_{:,I}/s` (:math:`O(nd|I|)`)
-    for data, and :math:`|I|` products with any other operator.
-    """
-    index = np.asarray(index, dtype=int)
-    if isinstance(op, DenseCovariance):
-        return op.matrix[:, index]
-    if isinstance(op, GramCovariance):
-        return op.data.T @ op.data[:, index] / op.scale
-    selector = np.zeros((op.p, index.size))
-    selector[index, np.arange(index.size)] = 1.0
-    return op.matmat(selector)
+    r"""The columns :math:`A_{:,I}` (``d x |I|``): a slice of an explicit covariance, :math:`X^\top X_{:,I}/s`
+    (:math:`O(nd|I|)`) for data, :math:`|I|` products with any other operator (the operator decides)."""
+    return op.columns(np.asarray(index, dtype=int))
 
 
 def principal_submatrix(op: CovarianceOperator, index: np.ndarray) -> np.ndarray:
     r"""The principal submatrix :math:`A_{II}` (symmetrised), :math:`O(k^2)` explicit, :math:`O(nk^2)` from data."""
-    index = np.asarray(index, dtype=int)
-    if isinstance(op, DenseCovariance):
-        sub = op.matrix[np.ix_(index, index)]
-    elif isinstance(op, GramCovariance):
-        cols = op.data[:, index]
-        sub = cols.T @ cols / op.scale
-    else:
-        sub = covariance_columns(op, index)[index]
-    return (sub + sub.T) / 2
+    return op.submatrix(np.asarray(index, dtype=int))
 
 
 def covariance_times(op: CovarianceOperator, w: np.ndarray) -> np.ndarray:
@@ -182,11 +162,7 @@ def covariance_times(op: CovarianceOperator, w: np.ndarray) -> np.ndarray:
     rows = nonzero_rows(w)
     if rows.size == op.p:
         return op.matmat(w)
-    if isinstance(op, DenseCovariance):
-        return op.matrix[:, rows] @ w[rows]
-    if isinstance(op, GramCovariance):
-        return op.data.T @ (op.data[:, rows] @ w[rows]) / op.scale
-    return op.matmat(w)
+    return op.matmat_rows(w, rows)
 
 
 def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
@@ -226,17 +202,12 @@ def refine(op: CovarianceOperator, support: np.ndarray, m: int) -> tuple[np.ndar
 
 # -- Algorithm 1 -------------------------------------------------------------------
 def leading_eigenpairs(op: CovarianceOperator, m: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""The ``m`` leading eigenpairs of :math:`A`, by the cheapest sufficient solver.
+    r"""The ``m`` leading eigenpairs of :math:`A`, by the operator's own (cheapest sufficient) solver.
 
-    For an explicit covariance with :math:`d >` :data:`LANCZOS_D_LIMIT` and
-    :math:`m \le d/20`, Lanczos (ARPACK ``eigsh``, :math:`O(d^2 m)` per
-    restart, from a fixed start vector so that runs repeat exactly) instead of
-    the operator's dense solver (:math:`O(d^3)`: 50 s against 1.6 s at
-    :math:`d = 5000`, :math:`m = 10`); otherwise ``op.top_eigenpairs``.
+    An explicit covariance with :math:`d > 2000` and :math:`m \le d/20` uses
+    Lanczos (:func:`spcakit.operators.leading_eigenpairs`), data use their small
+    Gram matrix; see :meth:`spcakit.operators.CovarianceOperator.top_eigenpairs`.
     """
-    d = op.p
-    if isinstance(op, DenseCovariance) and d > LANCZOS_D_LIMIT and 20 * m <= d:
-        return lanczos_top(op.matrix, m)
     return op.top_eigenpairs(m)
 
 

@@ -24,6 +24,7 @@ truncated column to unit length (Algorithm 1, line 7).
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import attrs
 import numpy as np
@@ -92,6 +93,7 @@ def _unit_threshold_hint(p: int) -> str:
     return f"use lambda < 1/sqrt(p) = {1 / math.sqrt(p):.4g}"
 
 
+@attrs.frozen
 class _Thresholding(Truncator):
     r"""Shared behaviour of hard (T-ℓ0) and soft (T-ℓ1) thresholding at ``threshold`` (λ).
 
@@ -101,9 +103,9 @@ class _Thresholding(Truncator):
     In the absolute form λ must be given (any :math:`\lambda \ge 0`).
     """
 
-    threshold: float | None
-    form: str
-    kind = ""
+    threshold: float | None = attrs.field(default=None, converter=to_float, validator=optional(number()))
+    form: str = attrs.field(default="relative", validator=one_of(*FORMS))
+    kind: ClassVar[str] = ""
 
     def _value(self, p: int) -> float:
         if self.threshold is None:
@@ -129,7 +131,7 @@ class _Thresholding(Truncator):
             raise InvalidParameterError(f"{self.kind} threshold lambda={lam:g} must be >= 0")
 
     def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        return (hard_threshold if self.kind == "hard" else soft_threshold)(z, lam)
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         lam = self._value(z.shape[0])
@@ -143,32 +145,18 @@ class _Thresholding(Truncator):
         return refuse_zeroed_columns(x, z, f"{self.kind} thresholding", hint)
 
 
-_threshold_field = attrs.field(default=None, converter=to_float, validator=optional(number()))
-_form_field = attrs.field(default="relative", validator=one_of(*FORMS))
-
-
 @part("hard", paper=PAPER, lam="threshold")
 class HardThreshold(_Thresholding):
     """T-l0 hard thresholding H_lambda, lambda in [0,1) (default 1/sqrt(p)); form relative|absolute"""
 
-    threshold: float | None = _threshold_field
-    form: str = _form_field
     kind = "hard"
-
-    def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
-        return hard_threshold(z, lam)
 
 
 @part("soft", paper=PAPER, lam="threshold")
 class SoftThreshold(_Thresholding):
     """T-l1 soft thresholding S_lambda, lambda in [0,1) (default 1/sqrt(p)); form relative|absolute"""
 
-    threshold: float | None = _threshold_field
-    form: str = _form_field
     kind = "soft"
-
-    def _threshold(self, z: np.ndarray, lam: float | np.ndarray) -> np.ndarray:
-        return soft_threshold(z, lam)
 
 
 @part("l0-penalty", paper=PAPER, lam="penalty")

@@ -16,8 +16,9 @@ Examples
 --------
 >>> import numpy as np
 >>> from spcakit.testing import check_truncator_contract
->>> from spcakit_spcart.truncations import HardThreshold
->>> x = check_truncator_contract(HardThreshold(0.3), np.array([[0.9], [0.1], [0.4]]))
+>>> import spcakit
+>>> hard = spcakit.get_registry().build("truncator", {"name": "hard", "threshold": 0.3})
+>>> x = check_truncator_contract(hard, np.array([[0.9], [0.1], [0.4]]))
 >>> x.ravel().tolist()
 [0.9, 0.0, 0.4]
 """

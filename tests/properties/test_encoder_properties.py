@@ -62,9 +62,13 @@ def column_space_loss(x: np.ndarray, columns, k: int) -> float:
 
 
 def pinv_loss(x: np.ndarray, h: np.ndarray) -> float:
-    """Definition 1 literally: ||X - XH(XH)^+ X||_F^2."""
+    """Definition 1 literally: ||X - XH(XH)^+ X||_F^2.
+
+    Singular values of XH below 1e-10 of the largest are rounding (centred data have exact rank n - 1,
+    stored with ~1e-16 noise), so the pseudo-inverse drops them instead of amplifying them.
+    """
     b = x @ h
-    return float(np.sum((x - b @ np.linalg.pinv(b) @ x) ** 2))
+    return float(np.sum((x - b @ np.linalg.pinv(b, rcond=1e-10) @ x) ** 2))
 
 
 def centred_rank(x: np.ndarray) -> int:

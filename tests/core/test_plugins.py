@@ -30,7 +30,7 @@ from spcakit.cli import app
 from spcakit.datasets import pitprops
 from spcakit.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGIN = "test-plugin"
 TEST_PART = "test-keep-top1"
 FIRM_INSTALL = 'pip install -e ".[test]" -e ./plugins/spcakit-firm'

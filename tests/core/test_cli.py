@@ -24,7 +24,7 @@ from spcakit.cli import app
 from spcakit.datasets import PITPROPS_NAMES, pitprops
 from spcakit.protocols import ROLES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 METHOD_NAMES = sorted(tomllib.loads(p.read_text())["name"] for p in (REPO / "specs" / "methods").glob("*.toml"))
 METRIC_KEYS = {"nz", "pattern", "sp", "std", "worst_sp", "cpev", "ev", "nor"}
 RESULT_KEYS = {"method", "spec", "r", "p", "feature_names", "loadings", "metrics", "iterations", "stopping_reason", "seconds"}

@@ -185,8 +185,8 @@ def configure(
     if deflator is not None:
         if spec.deflator is None:
             raise InvalidParameterError(
-                f"method {spec.name!r} runs the {spec.driver!r} driver, which does not deflate; "
-                "--deflator applies to deflation methods (e.g. rsvd-gp, tpower)"
+                f"method {spec.name!r} runs the {spec.driver!r} driver, which does not deflate; --deflator applies "
+                f"to methods whose driver deflates: {', '.join(m.spec.name for m in registry.methods() if m.spec.deflator)}"
             )
         registry.part("deflator", deflator)
         spec = attrs.evolve(spec, deflator=PartRef(deflator))

@@ -1,4 +1,4 @@
-"""The two hooks a spcakit plugin may implement.
+"""The three hooks a spcakit plugin may implement: parts, methods and metrics.
 
 A plugin is any module or object with functions marked
 ``@spcakit.hookimpl``; packages announce theirs through the ``spcakit``

@@ -4,8 +4,8 @@ Pages are found by globbing at collection time, so a page added later is checked
 is one test, named ``docs/PAGE.md:LINE``:
 
 * a ```` ```python ```` block holding ``>>>`` prompts is one doctest (the stdlib ``doctest`` parser on
-  the block's text, default option flags; a page may use ``# doctest:`` directives). The blocks of
-  a page share one namespace, in page order;
+  the block's text, default option flags; a page may use ``# doctest:`` directives). Blocks run in
+  page order, each in its own copy of the namespace (a block imports the names it uses);
 * in a ```` ```console ```` block, each ``$ spcakit ...`` line is run in-process through typer's
   ``CliRunner`` and its output (stdout and stderr, as a terminal shows them) is compared with the
   lines that follow it up to the next ``$ `` line. Before comparing, trailing spaces and leading or

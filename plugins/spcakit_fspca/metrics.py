@@ -37,8 +37,8 @@ def fspca_objective(x: np.ndarray, covariance: CovarianceOperator) -> float:
 def low_rank_trace(covariance: CovarianceOperator, m: int) -> float:
     r""":math:`\operatorname{tr}(A_m)`, the sum of the ``m`` largest eigenvalues (the PCA optimum of (3.1) without sparsity).
 
-    Through :func:`spcakit.metrics.top_eigenvalues` (Lanczos for an explicit
-    covariance with more than :data:`spcakit.metrics.DENSE_SPECTRUM_LIMIT` variables).
+    Through :func:`spcakit.metrics.top_eigenvalues`: the operator's own solver (Lanczos for an
+    explicit covariance with more than :data:`spcakit.operators.LANCZOS_LIMIT` variables).
     """
     return float(np.sum(top_eigenvalues(covariance, m)))
 

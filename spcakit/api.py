@@ -17,10 +17,10 @@ from spcakit.plugins import get_registry
 from spcakit.problem import Problem, as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
-from spcakit.state import Result
+from spcakit.state import CapReached, Result
 
 #: Roles whose parts a method spec lists, in order.
-PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper")
+PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")
 
 def compose(
     *,
@@ -30,6 +30,7 @@ def compose(
     truncator: str | PartRef | Mapping[str, Any] | None = None,
     deflator: str | PartRef | Mapping[str, Any] | None = None,
     stopper: str | PartRef | Mapping[str, Any] | None = None,
+    refiner: str | PartRef | Mapping[str, Any] | None = None,
     name: str = "composed",
     registry: Registry | None = None,
 ) -> MethodSpec:
@@ -62,11 +63,14 @@ def compose(
             f"the {driver} driver never deflates, so it takes no deflator; drop the deflator or choose a driver "
             f"that deflates: {', '.join('--driver ' + i.name for i in registry.parts('driver') if i.cls.deflates) or '(none)'}"
         )
-    given = {"initializer": initializer, "updater": updater, "truncator": truncator, "deflator": deflator, "stopper": stopper}
+    given = {"initializer": initializer, "updater": updater, "truncator": truncator, "deflator": deflator, "stopper": stopper,
+             "refiner": refiner}
     default = registry.default_composition(driver)
     refs: dict[str, PartRef | None] = {}
     for role, ref in given.items():
-        if ref is None and default is not None:
+        if role == "refiner" and ref in ("", "none"):
+            refs[role] = None
+        elif ref is None and default is not None:
             refs[role] = getattr(default, role)
         else:
             refs[role] = None if ref is None else PartRef.parse(ref, role)
@@ -165,10 +169,15 @@ def configure(
     truncator: str | None = None,
     lam: float | None = None,
     deflator: str | None = None,
+    stopper: str | PartRef | Mapping[str, Any] | None = None,
+    refiner: str | PartRef | Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
     registry: Registry | None = None,
 ) -> MethodSpec:
-    """Return ``spec`` with a truncator, its λ, a deflator and part parameters replaced."""
+    """Return ``spec`` with a truncator, its λ, a deflator, the stopper, the refiner and part parameters replaced.
+
+    ``refiner="none"`` removes the method's refiner.
+    """
     registry = registry or get_registry()
     spec = attrs.evolve(spec, **{role: _normalize_refs(getattr(spec, role)) for role in PART_ROLES if getattr(spec, role) is not None})
     if truncator is not None:
@@ -190,6 +199,15 @@ def configure(
             )
         registry.part("deflator", deflator)
         spec = attrs.evolve(spec, deflator=PartRef(deflator))
+    if stopper is not None:
+        ref = _normalize_refs(PartRef.parse(stopper, "stopper"))
+        registry.part("stopper", ref.name)
+        spec = attrs.evolve(spec, stopper=ref)
+    if refiner is not None:
+        ref = None if refiner in ("", "none") else _normalize_refs(PartRef.parse(refiner, "refiner"))
+        if ref is not None:
+            registry.part("refiner", ref.name)
+        spec = attrs.evolve(spec, refiner=ref)
     for key, value in (params or {}).items():
         spec = set_param(spec, key, value, registry)
     return spec
@@ -269,6 +287,8 @@ def fit(
     truncator: str | None = None,
     lam: float | None = None,
     deflator: str | None = None,
+    stopper: str | PartRef | Mapping[str, Any] | None = None,
+    refiner: str | PartRef | Mapping[str, Any] | None = None,
     seed: int | None = None,
     covariance: bool = False,
     center: bool = True,
@@ -299,6 +319,12 @@ def fit(
         (default 0.15).
     deflator
         Replace the deflation of a deflation-driver method.
+    stopper
+        Replace the stopping rule (a name or a part table, e.g.
+        ``{"name": "max-iterations", "n": 50}``).
+    refiner
+        Refine the finished loadings with this part (``"none"``: skip the
+        method's refiner).
     seed
         Seed of the random generator given to the parts.
     **params
@@ -319,7 +345,8 @@ def fit(
     spec = registry.method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
-    spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, params=params, registry=registry)
+    spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
+                     params=params, registry=registry)
     check_driver(spec, registry)
     seed = check_seed(seed)
     problem = as_problem(data, covariance=covariance, center=center, feature_names=feature_names)
@@ -329,10 +356,16 @@ def fit(
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     outcome = driver(problem, r, parts, rng, on_step)
+    loadings = outcome.loadings if parts.refiner is None else parts.refiner(problem, outcome.loadings)
     seconds = time.perf_counter() - start
-    loadings = fix_signs(outcome.loadings)
+    loadings = fix_signs(loadings)
     reasons = outcome.stopping_reasons
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
+    warnings = tuple(
+        f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
+        "converged; raise the stopper's iteration cap or loosen its tolerance"
+        for i, s in enumerate(reasons) if isinstance(s, CapReached)
+    )
     metrics = compute_metrics(problem, loadings, registry.metrics())
     return Result(
         method=spec.name,
@@ -344,4 +377,5 @@ def fit(
         stopping_reason=reason,
         objective_history=tuple(v for v in outcome.objective_history if math.isfinite(v)),
         seconds=seconds,
+        warnings=warnings,
     )

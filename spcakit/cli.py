@@ -99,6 +99,7 @@ def render_text(result: Result, source: str) -> str:
         f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
         f"{result.seconds:.3g} s",
         f"stopped: {result.stopping_reason}",
+        *(f"warning: {w}" for w in result.warnings),
         "",
     ]
     for j, comp in enumerate(result.components(digits=4), start=1):
@@ -181,6 +182,7 @@ def _run_and_report(
     as_json: bool,
     out: Path | None,
     no_center: bool,
+    refiner: str | None = None,
 ) -> None:
     try:
         _check_out(out)
@@ -198,6 +200,7 @@ def _run_and_report(
                 truncator=truncator,
                 lam=lam_value,
                 deflator=deflator,
+                refiner=refiner,
                 seed=seed,
                 center=not no_center,
                 feature_names=None if is_cov else dataset.feature_names,
@@ -224,6 +227,7 @@ ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
 TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
 LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
 DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
+RefinerOpt = Annotated[str | None, typer.Option("--refiner", help="refine the finished loadings with this part ('none': skip the method's)")]
 ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="part parameter KEY=VALUE or ROLE.KEY=VALUE (repeatable)")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", help="seed of the random generator")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
@@ -240,6 +244,7 @@ def run(
     truncator: TruncOpt = None,
     lam: LamOpt = None,
     deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
     param: ParamOpt = None,
     seed: SeedOpt = None,
     as_json: JsonOpt = False,
@@ -253,7 +258,7 @@ def run(
         _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
     _run_and_report(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
-        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner,
     )  # fmt: skip
 
 
@@ -265,6 +270,7 @@ def compose(
     truncator: Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (default: the driver's default composition's)")] = None,
     deflator: DeflOpt = None,
     stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: the driver's default composition's)")] = None,
+    refiner: RefinerOpt = None,
     data: DataOpt = "builtin:pitprops",
     covariance: CovOpt = False,
     r: ROpt = 2,
@@ -281,7 +287,7 @@ def compose(
     try:
         spec = compose_spec(
             driver=driver, initializer=initializer, updater=updater, truncator=truncator,
-            deflator=deflator, stopper=stopper,
+            deflator=deflator, stopper=stopper, refiner=refiner,
         )  # fmt: skip
     except SpcakitError as exc:
         _fail(str(exc))
@@ -307,6 +313,8 @@ def methods(as_json: JsonOpt = False) -> None:
         parts = f"{s.driver}: {s.initializer.name} -> {s.updater.name} -> {s.truncator.name}"
         if s.deflator is not None:
             parts += f", deflate {s.deflator.name}"
+        if s.refiner is not None:
+            parts += f", refine {s.refiner.name}"
         typer.echo(f"{s.name:<{width}}  {s.summary}\n{'':<{width}}  [{parts}]  ({info.plugin})")
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from spcakit.errors import ZeroLoadingError
 from spcakit.problem import Problem
-from spcakit.protocols import Deflator, Driver, Initializer, Stopper, StepCallback, Truncator, Updater, part
+from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
 from spcakit.state import Carry, IterState, Outcome
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "normalize_columns", "prepare", "run_block"]
@@ -36,6 +36,7 @@ class Parts:
     truncator: Truncator
     stopper: Stopper
     deflator: Deflator | None = None
+    refiner: Refiner | None = None
 
 
 def normalize_columns(x: np.ndarray) -> np.ndarray:

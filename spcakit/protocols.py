@@ -9,7 +9,8 @@ A method alternates two steps on a ``p x r`` iterate :math:`X`:
 
 starting from the **Initializer**'s :math:`X_0` and until a **Stopper** says
 so. A **Deflator** removes a found component from the problem between the
-rounds of a deflating **Driver**.
+rounds of a deflating **Driver**. A **Refiner** may improve the finished
+loadings once, after the driver.
 
 A part is one attrs class that describes itself: it derives from the base
 class of its role, its fields are its parameters (checked by
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from spcakit.state import Carry, IterState, Outcome
 
 #: The roles a part can play, in the order a method spec lists them.
-ROLES = ("driver", "initializer", "updater", "truncator", "deflator", "stopper")
+ROLES = ("driver", "initializer", "updater", "truncator", "deflator", "stopper", "refiner")
 
 #: ``on_step(component, n_components, iteration)`` is called after every step.
 StepCallback = Callable[[int, int, int], None]
@@ -192,8 +193,23 @@ class Stopper(Part):
         raise NotImplementedError
 
 
+class Refiner(Part):
+    """Improve finished loadings: ``refiner(problem, loadings) -> loadings``.
+
+    A refiner runs once, after the driver, on the ``p x r`` unit loadings
+    of the problem as the user gave it. It keeps each loading's number of
+    nonzeros and never lowers the explained variance of their span (CPEV);
+    it returns unit columns.
+    """
+
+    role = "refiner"
+
+    def __call__(self, problem: Problem, loadings: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
 BASES: dict[str, type[Part]] = {
-    cls.role: cls for cls in (Driver, Initializer, Updater, Truncator, Deflator, Stopper)
+    cls.role: cls for cls in (Driver, Initializer, Updater, Truncator, Deflator, Stopper, Refiner)
 }
 
 P = TypeVar("P", bound=type)

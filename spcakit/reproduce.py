@@ -21,7 +21,13 @@ from spcakit.problem import Covariance
 from spcakit.specs import ExperimentRow, ExperimentSpec, load_experiment_spec, specs_root
 from spcakit.state import Result
 
-FIT_KEYS = ("truncator", "lam", "deflator", "seed")
+FIT_KEYS = ("truncator", "lam", "deflator", "stopper", "refiner", "seed")
+
+
+def fit_arguments(spec: ExperimentSpec, row: ExperimentRow) -> dict[str, Any]:
+    """The keywords of :func:`spcakit.fit` for one row: the experiment's ``overrides`` for the row's
+    method (e.g. the paper's stopping rule), then the row's own ``params``."""
+    return {**spec.overrides.get(row.method, {}), **row.params}
 
 
 def support_ranges(column: np.ndarray) -> str:
@@ -151,9 +157,7 @@ def list_experiments() -> list[str]:
 
 
 def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
-    kwargs = {k: row.params[k] for k in FIT_KEYS if k in row.params}
-    extra = {k: v for k, v in row.params.items() if k not in FIT_KEYS}
-    result = fit(data, row.method, r=spec.r, **kwargs, **extra)
+    result = fit(data, row.method, r=spec.r, **fit_arguments(spec, row))
     columns = spec.columns or tuple(row.paper)
     unknown = [c for c in columns if c not in COLUMNS]
     if unknown:

@@ -40,8 +40,8 @@ import attrs
 from spcakit.errors import SpecError
 
 SPEC_VERSION = 1
-_SPEC_KEYS = {"name", "summary", "paper", "driver", "initializer", "updater", "truncator", "deflator", "stopper", "version",
-              "extends", "compose_default"}
+_SPEC_KEYS = {"name", "summary", "paper", "driver", "initializer", "updater", "truncator", "deflator", "stopper", "refiner",
+              "version", "extends", "compose_default"}
 
 
 def _freeze_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -93,6 +93,7 @@ class MethodSpec:
     truncator: PartRef
     stopper: PartRef
     deflator: PartRef | None = None
+    refiner: PartRef | None = None
     summary: str = ""
     paper: str = ""
 
@@ -119,6 +120,7 @@ class MethodSpec:
         if missing:
             raise SpecError(f"{where}: missing required key(s): {', '.join(missing)}")
         deflator = data.get("deflator")
+        refiner = data.get("refiner")
         return cls(
             name=str(data["name"]),
             driver=str(data["driver"]),
@@ -127,6 +129,7 @@ class MethodSpec:
             truncator=PartRef.parse(data["truncator"], f"{where}: truncator"),
             stopper=PartRef.parse(data["stopper"], f"{where}: stopper"),
             deflator=None if deflator in (None, "", "none") else PartRef.parse(deflator, f"{where}: deflator"),
+            refiner=None if refiner in (None, "", "none") else PartRef.parse(refiner, f"{where}: refiner"),
             summary=str(data.get("summary", "")),
             paper=str(data.get("paper", "")),
         )
@@ -142,6 +145,7 @@ class MethodSpec:
             "truncator": self.truncator.to_dict(),
             "deflator": None if self.deflator is None else self.deflator.to_dict(),
             "stopper": self.stopper.to_dict(),
+            "refiner": None if self.refiner is None else self.refiner.to_dict(),
         }
 
 
@@ -194,6 +198,9 @@ class ExperimentSpec:
     columns: tuple[str, ...] = ()
     rows: tuple[ExperimentRow, ...] = ()
     notes: str = ""
+    #: ``fit`` keywords per method name, applied to every row of that method (a row's params win):
+    #: how the paper ran a method when that differs from spcakit's default (e.g. its stopping rule).
+    overrides: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
 
 def load_experiment_spec(path: str | Path) -> ExperimentSpec:
@@ -227,7 +234,11 @@ def load_experiment_spec(path: str | Path) -> ExperimentSpec:
                 must_match=must,
             )
         )
+    overrides = data.get("overrides", {})
+    if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
+        raise SpecError(f"{where}: overrides is a table of method names, each a table of fit keywords; got {overrides!r}")
     return ExperimentSpec(
+        overrides={str(k): dict(v) for k, v in overrides.items()},
         name=str(data["name"]),
         title=str(data["title"]),
         paper=str(data.get("paper", "")),

@@ -61,6 +61,17 @@ def constraint_submatrix(carry: Carry, support: np.ndarray) -> np.ndarray:
     return eye - qs @ qs.T
 
 
+class CapReached(str):
+    """A stopping reason that says the iterations hit a cap before their convergence test passed.
+
+    A stopper returns it (instead of a plain ``str``) so that :func:`spcakit.fit`
+    can warn that the result is not converged; it prints like any reason.
+    """
+
+    def __repr__(self) -> str:
+        return f"CapReached({str(self)!r})"
+
+
 @attrs.frozen(kw_only=True)
 class IterState:
     """One iteration of the block loop.
@@ -127,6 +138,9 @@ class Result:
         The updater's objective at every step.
     seconds
         Wall-clock time of the driver, initialisation included.
+    warnings
+        What the user should know about the result, e.g. a component that
+        stopped at its iteration cap before converging.
     """
 
     method: str
@@ -138,6 +152,7 @@ class Result:
     stopping_reason: str
     objective_history: tuple[float, ...] = ()
     seconds: float = 0.0
+    warnings: tuple[str, ...] = ()
 
     @property
     def r(self) -> int:
@@ -178,4 +193,5 @@ class Result:
             "stopping_reason": self.stopping_reason,
             "objective_history": list(self.objective_history),
             "seconds": self.seconds,
+            "warnings": list(self.warnings),
         }

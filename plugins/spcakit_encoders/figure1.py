@@ -34,7 +34,7 @@ from spcakit.api import fit
 from spcakit.datasets import load_source
 from spcakit.errors import SpcakitError
 from spcakit.problem import Covariance, as_problem
-from spcakit.reproduce import FIT_KEYS
+from spcakit.reproduce import fit_arguments
 from spcakit.specs import ExperimentSpec, load_experiment_spec, specs_root
 
 K = 2
@@ -160,9 +160,7 @@ def run(spec: ExperimentSpec, sparsities: Sequence[int] | None = None) -> list[d
         r = int(match["r"])
         if sparsities is not None and r not in sparsities:
             continue
-        kwargs = {key: row.params[key] for key in FIT_KEYS if key in row.params}
-        extra = {key: value for key, value in row.params.items() if key not in FIT_KEYS}
-        result = fit(data, row.method, r=spec.r, **kwargs, **extra)
+        result = fit(data, row.method, r=spec.r, **fit_arguments(spec, row))
         records.append({
             "method": match["method"],
             "r": r,

@@ -46,7 +46,7 @@ from spcakit.drivers import Parts, StepCallback, prepare, run_block
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Driver, Initializer, Stopper, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome
+from spcakit.state import CapReached, Carry, IterState, Outcome
 from spcakit.validators import (
     check_cardinality, number, one_of, optional, positive_int, refuse_zeroed_columns, to_float, to_int,
 )
@@ -293,7 +293,7 @@ class SupportFixedPoint(Stopper):
         if state.iteration >= 1 and state.relative_change <= self.tol:
             return f"fixed point: W_t = W_t-1 (the support did not change) after {state.iteration} iteration(s)"
         if state.iteration >= self.max_iter:
-            return f"reached the iteration cap ({self.max_iter}) before a fixed point"
+            return CapReached(f"reached the iteration cap ({self.max_iter}) before a fixed point")
         return None
 
 
@@ -335,7 +335,7 @@ class MultistartDriver(Driver):
         assert best is not None
         value, index, state, reason = best
         if starts > 1:
-            reason = f"{reason}; best of {starts} starts (start {index + 1}, objective {value:.6g})"
+            reason = type(reason)(f"{reason}; best of {starts} starts (start {index + 1}, objective {value:.6g})")
         return Outcome(
             loadings=state.loadings,
             iterations=total,

@@ -11,14 +11,17 @@ from collections.abc import Callable
 
 from spcakit.hookspecs import hookimpl
 from spcakit.specs import specs_root
-from spcakit_spcart import deflators, initializers, stoppers, truncations, updaters
+from spcakit_spcart import deflators, initializers, refiners, stoppers, truncations, updaters
 
 PAPER = truncations.PAPER
 
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register(truncations.TRUNCATORS + updaters.UPDATERS + initializers.INITIALIZERS + stoppers.STOPPERS + deflators.DEFLATORS)
+    register(
+        truncations.TRUNCATORS + updaters.UPDATERS + initializers.INITIALIZERS + stoppers.STOPPERS + deflators.DEFLATORS
+        + refiners.REFINERS
+    )
 
 
 @hookimpl

@@ -14,7 +14,7 @@ import attrs
 
 from spcakit.errors import InvalidParameterError
 from spcakit.protocols import Stopper, part
-from spcakit.state import IterState
+from spcakit.state import CapReached, IterState
 from spcakit.validators import integer, positive, to_float, to_int
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
@@ -75,7 +75,12 @@ def _check_stoppers(instance: object, attribute: object, value: object) -> None:
 
 @part("any-of")
 class AnyOf(Stopper):
-    """stop when any listed stopper does; its reason is reported"""
+    """stop when any listed stopper does; its reason is reported
+
+    When ``max-iterations`` stops the run while the list also holds a
+    convergence test, the reason is a :class:`~spcakit.state.CapReached`:
+    the result is not converged, and :func:`spcakit.fit` warns about it.
+    """
 
     stoppers: tuple[Stopper, ...] = attrs.field(default=(), converter=_stopper_list, validator=_check_stoppers)
 
@@ -83,6 +88,8 @@ class AnyOf(Stopper):
         for stopper in self.stoppers:
             reason = stopper(state)
             if reason:
+                if isinstance(stopper, MaxIterations) and any(not isinstance(s, MaxIterations) for s in self.stoppers):
+                    return CapReached(reason)
                 return reason
         return None
 

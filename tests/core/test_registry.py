@@ -222,7 +222,10 @@ def test_extends_takes_the_parent_and_replaces_keys():
     assert tpower.truncator == PartRef("sparsity")
     assert (tpower.driver, tpower.initializer, tpower.updater, tpower.deflator, tpower.stopper, tpower.paper) == (
         rsvd.driver, rsvd.initializer, rsvd.updater, rsvd.deflator, rsvd.stopper, rsvd.paper)
-    assert rsvd.stopper == registry.method("spcart").stopper  # the SPCArt stopper is declared once
+    # the converged stopping rule is declared once, in rsvd-gp, and inherited through extends chains
+    for name in ("tpower", "rsvd-gpb", "gpower-l0-block", "gpower-l0", "gpower-l1", "gpower-l1-block"):
+        assert registry.method(name).stopper == rsvd.stopper
+    assert registry.method("rsvd-gpb").deflator is None  # deflator = "none" removes an inherited deflator
 
 
 def test_extends_refuses_cycles_and_unknown_parents():

@@ -1,0 +1,71 @@
+r"""Small dense linear algebra shared by the parts: the generalized problem on a support.
+
+Mackey's generalized deflation and the refiners both solve, on a support
+:math:`S`, the pencil problem
+
+.. math::
+
+    \max_y\; y^\top A_{SS}\, y \quad\text{s.t.}\quad y^\top B_{SS}\, y = 1,
+
+with :math:`B = I - QQ^\top` the projection off the directions already
+explained (:math:`B = I` when nothing is). :func:`added_variance_problem`
+forms :math:`A_{SS} = (BCB)_{SS}` and :math:`B_{SS}` from the covariance's
+columns on :math:`S` without any :math:`p\times p` matrix.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Eigenvalues of B_SS at or below this are its null space (directions already explained).
+RANGE_TOL = 1e-10
+
+
+def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""Largest generalized eigenpair of the pencil :math:`(A_{SS}, B_{SS})`.
+
+    With :math:`B_{SS} = V\Lambda V^\top` and :math:`W = V_+\Lambda_+^{-1/2}`
+    on the eigenvalues above :data:`RANGE_TOL` (the range of :math:`B_{SS}`),
+    the value is the top eigenvalue of :math:`W^\top A_{SS} W` and the vector
+    :math:`y = Wu` for its eigenvector :math:`u`, so :math:`y^\top B_{SS} y = 1`.
+
+    Returns
+    -------
+    value, y
+        ``(0, 0)`` when :math:`B_{SS} = 0` (the support is already explained).
+    """
+    values, vectors = np.linalg.eigh((b_ss + b_ss.T) / 2)
+    keep = values > RANGE_TOL
+    if not np.any(keep):
+        return 0.0, np.zeros(a_ss.shape[0])
+    w = vectors[:, keep] / np.sqrt(values[keep])
+    m = w.T @ a_ss @ w
+    ev, ey = np.linalg.eigh((m + m.T) / 2)
+    return float(ev[-1]), w @ ey[:, -1]
+
+
+def added_variance_problem(
+    columns: np.ndarray, support: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, basis_c_basis: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The pencil :math:`((BCB)_{SS}, B_{SS})` for :math:`B = I - QQ^\top`.
+
+    Parameters
+    ----------
+    columns
+        :math:`C_{:,S}` (``p x |S|``).
+    support
+        :math:`S`, variable indices.
+    basis, c_basis, basis_c_basis
+        :math:`Q` (``p x t``, orthonormal), :math:`CQ` and :math:`Q^\top CQ`.
+
+    For :math:`x` supported on :math:`S`, :math:`x^\top BCBx` is the variance
+    :math:`x` adds to :math:`\operatorname{span}(Q)` times :math:`x^\top Bx`,
+    so the pencil's top eigenvector maximises the added variance
+    :math:`x^\top BCBx / x^\top Bx` over the support (Mackey, §3).
+    """
+    c_ss = columns[support]
+    q_s = basis[support]
+    cq_s = c_basis[support]
+    a_ss = c_ss - cq_s @ q_s.T - q_s @ cq_s.T + q_s @ basis_c_basis @ q_s.T
+    b_ss = np.eye(len(support)) - q_s @ q_s.T
+    return (a_ss + a_ss.T) / 2, b_ss

@@ -105,7 +105,7 @@ def render_text(result: Result, source: str) -> str:
     for j, comp in enumerate(result.components(digits=4), start=1):
         lines.append(f"Component {j} ({len(comp)} nonzero)")
         width = max((len(name) for name, _ in comp), default=0)
-        lines.extend(f"  {name:<{width}}  {weight:+.4f}" for name, weight in comp)
+        lines.extend(f"  {name:<{width}}  {round(weight, 4) + 0.0:+.4f}" for name, weight in comp)  # never -0.0
     m = result.metrics
     lines += ["", "Metrics"]
     registered = {metric.name: metric for metric in get_registry().metrics()}

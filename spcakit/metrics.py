@@ -260,7 +260,7 @@ def format_number(digits: int = 4) -> Callable[[Any], str]:
             return " ".join(fmt(v) for v in value)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             return str(int(value))
-        return f"{float(value):.{digits}f}"
+        return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0: never print -0.0
 
     return fmt
 

@@ -631,3 +631,20 @@ def test_reproduce_unknown_experiment() -> None:
     assert result.stdout == ""
     assert "Error: unknown experiment 'nosuch'" in result.stderr
     assert "spcart-table4" in result.stderr
+
+
+# -- what a reader sees is the same on every machine --------------------------------------------------
+def test_text_output_orders_printed_ties_by_variable_and_never_prints_negative_zero():
+    from spcakit.cli import render_text
+    from spcakit.state import Result
+
+    third = 1 / np.sqrt(3)
+    # equal weights that differ in the last bits (as another BLAS computes them), in reverse variable order
+    col = np.array([third * (1 - 2e-16), 0.0, third, third * (1 + 2e-16), -1e-9])
+    col = col / np.linalg.norm(col)
+    result = Result(method="m", spec={}, loadings=col[:, None], feature_names=("a", "b", "c", "d", "e"),
+                    metrics={"nor": -0.0, "cpev": -1e-17}, iterations=1, stopping_reason="done")
+    text = render_text(result, "here")
+    rows = [line.split() for line in text.splitlines() if line.startswith("  ") and len(line.split()) == 2]
+    assert [name for name, _ in rows[:4]] == ["a", "c", "d", "e"]  # rounded ties keep the variable order
+    assert "-0.0" not in text  # neither a weight (-1e-9) nor a metric (-0.0, -1e-17) prints as -0.0000

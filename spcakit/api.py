@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit import ties
 from spcakit.drivers import Parts, StepCallback
 from spcakit.errors import InvalidParameterError, UnknownNameError
 from spcakit.metrics import compute_metrics
@@ -235,8 +236,12 @@ def check_r(r: Any, problem: Problem) -> int:
 
 
 def fix_signs(x: np.ndarray) -> np.ndarray:
-    """Flip each column so that its largest-magnitude entry is positive (and no entry is -0.0)."""
-    idx = np.argmax(np.abs(x), axis=0)
+    """Flip each column so that its largest-magnitude entry is positive (and no entry is -0.0).
+
+    Magnitudes equal within the tie tolerance (:mod:`spcakit.ties`) go to the smaller variable index,
+    so that rounding noise never flips a loading's sign.
+    """
+    idx = ties.argmax_columns(np.abs(x))
     signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
     return x * signs + 0.0

@@ -30,7 +30,10 @@ Every selector returns ``r`` *linearly independent* columns: a column in the
 span of those already chosen (a duplicated variable) is skipped and the next
 candidate taken, which never increases :math:`\|X - X_{C,k}\|_F` (Lemma 4), so
 the guarantees above are kept. Candidates beyond a selector's own choice come
-in decreasing leverage, then decreasing column norm.
+in decreasing leverage, then decreasing column norm. Every ranking (the
+largest leverage, the dual-set step's best index, the pivots) follows the tie
+rule of :mod:`spcakit.ties`: values within :math:`10^{-10}` of the largest
+are tied, and the smaller index wins.
 
 The initializer returns :math:`X_0 = \Omega\,\mathbf 1/\sqrt r` in every
 column: the indicator of the chosen variables. The ``encoder`` updater reads
@@ -48,8 +51,8 @@ from typing import Any
 
 import attrs
 import numpy as np
-import scipy.linalg
 
+from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Initializer, part
@@ -61,9 +64,33 @@ from spcakit_encoders.linalg import data_matrix, independent_columns, leverage_s
 
 
 def _fallback_order(x: np.ndarray, leverage: np.ndarray) -> np.ndarray:
-    """All columns by decreasing leverage, then decreasing norm, then index."""
+    """All columns by decreasing leverage, then decreasing norm, then index (ties by :mod:`spcakit.ties`)."""
     norms = np.einsum("ij,ij->j", x, x)
-    return np.lexsort((np.arange(x.shape[1]), -norms, -np.round(leverage, 12)))
+    return ties.order(leverage, norms)
+
+
+def pivoted_columns(vt: np.ndarray, r: int) -> list[int]:
+    r"""The first ``r`` pivots of the QR factorisation with column pivoting of ``vt`` (``k x d``, Golub).
+
+    Each step takes the column of largest remaining norm (its part outside
+    the span of the columns already taken), ties going to the smaller index
+    by :mod:`spcakit.ties`, so the choice does not depend on rounding noise
+    or on the order of the variables. Gram-Schmidt, twice per step:
+    :math:`O(rkd)`.
+    """
+    rest = np.array(vt, dtype=float, copy=True)
+    chosen: list[int] = []
+    for _ in range(min(r, rest.shape[0], rest.shape[1])):
+        norms = np.einsum("ij,ij->j", rest, rest)
+        norms[chosen] = 0.0
+        j = ties.argmax(norms)
+        if norms[j] <= 0.0:
+            break
+        q = rest[:, j] / np.sqrt(norms[j])
+        for _ in range(2):  # twice is enough (Kahan-Parlett)
+            rest = rest - np.outer(q, q @ rest)
+        chosen.append(j)
+    return chosen
 
 
 def top_leverage_columns(x: np.ndarray, k: int, r: int, rng: np.random.Generator | None = None,
@@ -122,7 +149,8 @@ def dual_set_sparsification(v: np.ndarray, residual_energy: np.ndarray, r: int) 
         \Phi(L, A) = \sum_i \frac{1}{\lambda_i(A) - L},
 
     take the index :math:`j` maximising :math:`\mathcal L(v_j) - \mathcal U(a_j)`
-    (the theory guarantees one with :math:`\mathcal U \le \mathcal L`), the
+    (the theory guarantees one with :math:`\mathcal U \le \mathcal L`; ties by
+    :mod:`spcakit.ties`: the smaller index), the
     weight :math:`t` with :math:`1/t = (\mathcal L + \mathcal U)/2`, and set
     :math:`A_{\tau+1} = A_\tau + t\,v_jv_j^\top`. :math:`O(rdk + rk^3)`.
 
@@ -149,7 +177,7 @@ def dual_set_sparsification(v: np.ndarray, residual_energy: np.ndarray, r: int) 
         potential = float(np.sum(1.0 / gap_shifted) - np.sum(1.0 / (values - low)))
         lower = second / potential - first
         score = lower - upper
-        j = int(np.argmax(score))
+        j = ties.argmax(score)
         if not (score[j] >= -1e-12 * max(1.0, abs(lower[j])) and lower[j] > 0):
             break
         t = 2.0 / (lower[j] + upper[j])
@@ -169,7 +197,7 @@ def dual_set_columns(x: np.ndarray, k: int, r: int, rng: np.random.Generator | N
     decreasing leverage (more columns never increase :math:`\|X - X_{C,k}\|_F`).
     For :math:`r \le k` the theorem says nothing; the ``r`` columns are then
     the first pivots of the QR factorisation with column pivoting of
-    :math:`V_k^\top` (Golub), which picks rows of :math:`V_k` with a
+    :math:`V_k^\top` (Golub; :func:`pivoted_columns`), which picks rows of :math:`V_k` with a
     well-conditioned block :math:`V_k^\top\Omega`, the quantity BDM's bound
     :math:`\|X - X_{C,k}\|_F^2 \le \|E\|_F^2 + \|E\Omega\|_F^2\|(V_k^\top\Omega)^+\|_2^2`
     depends on. Deterministic; ``rng`` is not used.
@@ -181,8 +209,7 @@ def dual_set_columns(x: np.ndarray, k: int, r: int, rng: np.random.Generator | N
     if kk == 0:
         return sorted(independent_columns(x, order, r, part))
     if r <= kk:
-        _, _, pivots = scipy.linalg.qr(v.T, mode="economic", pivoting=True)
-        return sorted(independent_columns(x, [*pivots[:r], *order], r, part))
+        return sorted(independent_columns(x, [*pivoted_columns(v.T, r), *order], r, part))
     energy = np.einsum("ij,ij->j", x, x) - (v**2) @ squared
     picked = dual_set_sparsification(v, np.clip(energy, 0.0, None), r)
     return sorted(independent_columns(x, [*picked, *order], r, part))

@@ -51,6 +51,7 @@ import attrs
 import numpy as np
 import scipy.linalg
 
+from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import CovarianceOperator, densify
 
@@ -62,8 +63,7 @@ EXHAUSTIVE_SUPPORT_LIMIT = 2_000_000
 EXHAUSTIVE_D_LIMIT = 500
 #: Supports scored per batch by the exhaustive search (bounded memory: batch * k^2 floats).
 _BATCH = 16_384
-#: Scores equal after rounding to this many decimals (relative to the largest) are ties.
-TIE_DECIMALS = 12
+
 
 
 def _eq_arrays(a: np.ndarray, b: np.ndarray) -> bool:
@@ -97,26 +97,19 @@ class SubspaceEstimate:
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``scores``, ascending; ties go to the smaller index.
 
-    Algorithm 1, line 2: "prefer smaller indices if tied". Scores that agree
-    to :data:`TIE_DECIMALS` decimals relative to the largest magnitude are
-    tied, so values that are equal in exact arithmetic but differ by rounding
-    (``diag(A_m)`` of a matrix with equal variances) still go to the smaller
-    index. :math:`O(d)`: one ``numpy.partition`` and two scans.
+    Algorithm 1, line 2: "prefer smaller indices if tied", by the tie rule of
+    :mod:`spcakit.ties`: scores within :data:`spcakit.ties.RTOL` of the
+    largest magnitude are tied, so values equal in exact arithmetic but
+    different by rounding (``diag(A_m)`` of a matrix with equal variances)
+    still go to the smaller index, whatever the scale of :math:`A`.
+    :math:`O(d)` (one ``numpy.partition``) unless there is a tie at the
+    boundary.
     """
     scores = np.asarray(scores, dtype=float)
     d = scores.shape[0]
     if not 0 <= k <= d:
         raise ValueError(f"k must be in [0, {d}]; got {k}")
-    if k == d:
-        return np.arange(d)
-    if k == 0:
-        return np.zeros(0, dtype=int)
-    scale = float(np.max(np.abs(scores)))
-    keyed = np.round(scores / scale, TIE_DECIMALS) if scale > 0 else np.zeros(d)
-    threshold = np.partition(keyed, d - k)[d - k]  # the k-th largest key
-    above = np.flatnonzero(keyed > threshold)
-    tied = np.flatnonzero(keyed == threshold)
-    return np.sort(np.concatenate([above, tied[: k - above.size]]))
+    return np.sort(ties.top_k(scores, k))
 
 
 def row_scores(z: np.ndarray) -> np.ndarray:
@@ -168,7 +161,8 @@ def covariance_times(op: CovarianceOperator, w: np.ndarray) -> np.ndarray:
 def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``m`` largest eigenvalues (descending) and eigenvectors of a small symmetric matrix.
 
-    Signs are fixed (each vector's largest-magnitude entry positive), so the
+    Signs are fixed (each vector's largest-magnitude entry positive; of
+    entries tied in magnitude by :mod:`spcakit.ties`, the first), so the
     same matrix always gives the same vectors - Algorithm 2 stops when
     :math:`W_t = W_{t-1}`.
     """
@@ -182,7 +176,7 @@ def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.nda
             values, vectors = np.linalg.eigh(matrix)
             values, vectors = values[k - m:], vectors[:, k - m:]
         values, vectors = values[::-1], vectors[:, ::-1]
-    pivots = np.argmax(np.abs(vectors), axis=0)
+    pivots = ties.argmax_columns(np.abs(vectors))
     signs = np.sign(vectors[pivots, np.arange(vectors.shape[1])])
     signs[signs == 0] = 1.0
     return values, vectors * signs
@@ -325,8 +319,9 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
 
     The value is monotone in the support, so size exactly ``k`` suffices.
     Supports are enumerated in lexicographic order and scored in batches
-    (``numpy.linalg.eigvalsh`` on stacks of ``k x k`` matrices); among values
-    within :math:`10^{-12}` (relative) of the best, the first support is kept.
+    (``numpy.linalg.eigvalsh`` on stacks of ``k x k`` matrices); of values
+    tied with the best (:mod:`spcakit.ties`: within :data:`~spcakit.ties.RTOL`,
+    relative), the first support is kept.
     Refuses more than :data:`EXHAUSTIVE_SUPPORT_LIMIT` supports or
     :math:`d >` :data:`EXHAUSTIVE_D_LIMIT`.
     """
@@ -350,10 +345,8 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
         idx = chunk.reshape(-1, k)
         subs = a[idx[:, :, None], idx[:, None, :]]
         values = np.linalg.eigvalsh(subs)[:, k - m:].sum(axis=1)
-        j = int(np.argmax(values))
-        top = float(values[j])
-        if best_value is None or top > best_value + 1e-12 * max(1.0, abs(best_value)):
-            first = int(np.flatnonzero(values >= top - 1e-12 * max(1.0, abs(top)))[0])
+        first = ties.argmax(values)  # the first support of the batch among those tied with its best
+        if best_value is None or ties.improves(float(values[first]), best_value):
             best_value, best_support = float(values[first]), idx[first].copy()
     w, value = refine(op, best_support, m)
     return SubspaceEstimate(loadings=w, support=best_support, objective=value)

@@ -12,6 +12,13 @@ r"""Parts of Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace*
   is recorded, and never decreases after the first step (Thm. 5.5).
 * ``exhaustive-support`` (updater, ``k``): the global optimum by enumeration
   (small ``d``).
+
+The ridge :math:`\varepsilon` of ``go`` and ``ipu`` is read relative to the
+mean eigenvalue :math:`\operatorname{tr}(A)/d` by default
+(``epsilon_form = "relative"``), so that scaling :math:`A` changes nothing;
+``epsilon_form = "absolute"`` is the paper's :math:`A + \varepsilon I`, which
+the reproductions of §6 pin (:mod:`spcakit_fspca.experiments`). The two
+forms agree on a correlation matrix.
 * ``subspace-start`` (initializer, ``start``, ``restarts``, ``w0``): the
   :math:`m` leading eigenvectors (``low-rank``: IPU's first step from them is
   Go on :math:`(A_\varepsilon)_m`), a random orthonormal subspace
@@ -42,6 +49,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit import ties
 from spcakit.drivers import Parts, StepCallback, prepare, run_block
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.problem import Problem
@@ -69,7 +77,8 @@ class RowSparseTruncation(Truncator):
     r"""l2,0: keep the k rows of largest norm (ties: smaller index); all loadings share one support
 
     :math:`X = \arg\min_{\|X\|_{2,0} \le k}\|Z - X\|_F`: row :math:`i` is kept
-    when :math:`\|z_i\|_2` is among the ``k`` largest (ties: smaller index),
+    when :math:`\|z_i\|_2` is among the ``k`` largest (ties, by
+    :mod:`spcakit.ties`: the smaller index),
     so all loadings share one support - feature selection (FSPCA, §3). The
     driver then normalises each column; the columns are unit but, unlike the
     FSPCA solvers' output, not orthogonal in general. ``k`` must be an
@@ -97,6 +106,27 @@ class RowSparseTruncation(Truncator):
 
 
 # -- updaters ----------------------------------------------------------------------
+#: How ``epsilon`` is read: ``relative`` to the mean eigenvalue, or ``absolute`` (the paper's form).
+EPSILON_FORMS = ("relative", "absolute")
+
+
+def _epsilon_form_field() -> Any:
+    return attrs.field(default="relative", validator=one_of(*EPSILON_FORMS))
+
+
+def ridge(problem: Problem, epsilon: float, form: str) -> float:
+    r"""The ridge :math:`\varepsilon` added to :math:`A`: ``epsilon`` itself (``absolute``), or
+    ``epsilon`` times the mean eigenvalue :math:`\operatorname{tr}(A)/d` (``relative``).
+
+    In the relative form a scaling :math:`A \to cA` scales the ridge too, so the
+    supports and loadings do not change; on a correlation matrix
+    (:math:`\operatorname{tr}(A)/d = 1`) both forms add the same ridge.
+    """
+    if form == "absolute" or epsilon == 0.0:
+        return float(epsilon)
+    return float(epsilon) * problem.covariance.trace() / problem.p
+
+
 @part("go", paper=PAPER)
 class GoUpdater(Updater):
     r"""Go (Alg. 1): rows = top-k of diag((A + eps I)_m), W = m leading eigenvectors of A_II; one step
@@ -106,23 +136,32 @@ class GoUpdater(Updater):
     step and ignores the current iterate. Exact when
     :math:`\operatorname{rank}(A) \le m` and :math:`\varepsilon = 0`
     (Thm. 4.2), and for :math:`A + \sigma I` with :math:`\varepsilon = -\sigma`
-    (Remark 4.4), so ``epsilon`` may be any finite number. Objective:
-    :math:`\operatorname{tr}(W^\top A W)`. No state.
+    (Remark 4.4, with ``epsilon_form = "absolute"``: :math:`\sigma` is in the
+    units of :math:`A`), so ``epsilon`` may be any finite number.
+    ``epsilon_form`` reads it relative to the mean eigenvalue
+    :math:`\operatorname{tr}(A)/d` (default; scale-invariant) or as the paper's
+    absolute ridge (:func:`ridge`). Objective:
+    :math:`\operatorname{tr}(W^\top A W)`. The state is the ridge, computed
+    once by ``init``.
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
     epsilon: float = attrs.field(default=0.0, converter=to_float, validator=number(hint="A + epsilon I, Remark 5.10"))
+    epsilon_form: str = _epsilon_form_field()
 
-    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> float:
+        return ridge(problem, self.epsilon, self.epsilon_form)
+
+    def propose(self, problem: Problem, x: np.ndarray, state: float) -> tuple[np.ndarray, float, float]:
         m = x.shape[1]
         k = row_sparsity(self.k, problem.p, m, "go")
-        estimate = alg.go(problem.covariance, m, k, self.epsilon)
+        estimate = alg.go(problem.covariance, m, k, state)
         return estimate.loadings, estimate.objective, state
 
 
 @part("ipu", paper=PAPER)
 class IPUUpdater(Updater):
-    r"""IPU step (Alg. 2): rows = top-k of diag(P_t) in O(dkm), W = eig_m(A_II); A + eps I (eps = 0.1)
+    r"""IPU step (Alg. 2): rows = top-k of diag(P_t) in O(dkm), W = eig_m(A_II); A + eps I (eps = 0.1, relative)
 
     One iteration of Algorithm 2 on :math:`A_\varepsilon = A + \varepsilon I`:
     :math:`I` = top-``k`` of :math:`\operatorname{diag}(P_t)`,
@@ -132,7 +171,16 @@ class IPUUpdater(Updater):
     The objective reported for the step is that of the proposal,
     :math:`\operatorname{tr}(W_{t+1}^\top A W_{t+1})`; from the second step on
     it never decreases (Thm. 5.5), which needs :math:`\varepsilon \ge 0`.
-    No state: the step depends only on the current :math:`W_t`.
+
+    The ridge only keeps :math:`W_t^\top A_\varepsilon W_t` invertible
+    (Claim 5.9), but it moves the supports the steps select, so its size must
+    follow the scale of :math:`A`: by default (``epsilon_form = "relative"``)
+    it is ``epsilon`` times the mean eigenvalue :math:`\operatorname{tr}(A)/d`,
+    so that :math:`cA` gives the same result as :math:`A`; the paper's
+    :math:`A + 0.1I` is ``epsilon_form = "absolute"`` (the same on a
+    correlation matrix, where :math:`\operatorname{tr}(A)/d = 1`). The state
+    is the ridge, computed once by ``init``; a step depends only on the
+    current :math:`W_t`.
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
@@ -141,10 +189,14 @@ class IPUUpdater(Updater):
         validator=number(0, hint="A + epsilon I must stay positive semi-definite for the ascent of Thm. 5.5; "
                                  "the paper uses 0.1"),
     )  # fmt: skip
+    epsilon_form: str = _epsilon_form_field()
 
-    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> float:
+        return ridge(problem, self.epsilon, self.epsilon_form)
+
+    def propose(self, problem: Problem, x: np.ndarray, state: float) -> tuple[np.ndarray, float, float]:
         k = row_sparsity(self.k, problem.p, x.shape[1], "ipu")
-        estimate = alg.ipu_step(problem.covariance, x, k, self.epsilon)
+        estimate = alg.ipu_step(problem.covariance, x, k, state)
         return estimate.loadings, estimate.objective, state
 
 
@@ -308,8 +360,8 @@ class MultistartDriver(Driver):
     prepared once and every start receives it. Each run draws its start from
     the same generator, one after the other, so the result depends only on
     the seed. The kept run is the one whose updater objective after its last
-    step is largest (ties, within :math:`10^{-12}` relative, keep the earlier
-    run; a run without a finite objective counts as :math:`-\infty`).
+    step is largest (ties, within :data:`spcakit.ties.RTOL` relative, keep the
+    earlier run; a run without a finite objective counts as :math:`-\infty`).
     ``iterations`` counts the steps of all runs; the objective history is
     the kept run's. It never deflates.
     """
@@ -329,8 +381,7 @@ class MultistartDriver(Driver):
             total += state.iteration
             history = state.objective_history
             value = history[-1] if history and math.isfinite(history[-1]) else -math.inf
-            margin = 1e-12 * max(1.0, abs(best[0])) if best is not None and math.isfinite(best[0]) else 0.0
-            if best is None or value > best[0] + margin:
+            if best is None or ties.improves(value, best[0]):
                 best = (value, index, state, reason)
         assert best is not None
         value, index, state, reason = best

@@ -3,13 +3,20 @@ r"""Initializers: the starting loadings :math:`X_0` (``p x r``).
 * ``pca`` - the ``r`` leading eigenvectors of :math:`C` (SPCArt Alg. 1 line 3,
   rSVD-GPB Alg. 3 line 3), by the cheapest sufficient eigensolver;
 * ``max-diagonal`` - unit vectors on the variables of largest variance
-  :math:`\arg\max_k C_{kk}` (rSVD-GP Alg. 2 line 4; ties go to the smaller index);
+  :math:`\arg\max_k C_{kk}` (rSVD-GP Alg. 2 line 4);
 * ``max-norm-column`` - unit vectors on the data columns of largest norm
   :math:`\arg\max_k \|A_k\|_2` (GPower's published start, Journée et al.). For
   centred data :math:`\|A_k\|^2 = (n-1) C_{kk}`, so it selects the same
   variables as ``max-diagonal``; it reads the data when the problem has it;
 * ``random`` - an orthonormalised standard Gaussian ``p x r`` matrix drawn
   from the explicit generator.
+
+``max-diagonal`` and ``max-norm-column`` rank the variables by the tie rule of
+:mod:`spcakit.ties`: scores within :math:`10^{-10}` of the largest are tied
+(the variances of a correlation matrix, all 1 up to rounding, are one tie),
+and ties go to the earlier variable in ``tie_order`` when one is given, else
+to the smaller index. So standardised data start at variable 1 however the
+standardisation was computed, and a scaling of the data changes nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Initializer, part
@@ -33,15 +41,14 @@ def _unit_vectors(p: int, indices: np.ndarray) -> np.ndarray:
 
 
 def _top_indices(scores: np.ndarray, r: int, tie_order: tuple[int, ...] | None = None) -> np.ndarray:
-    """Indices of the ``r`` largest scores; ties (within 1e-12 relative) go to the smaller index,
-    or to the earlier variable in ``tie_order`` when one is given."""
+    """Indices of the ``r`` largest scores, best first, by :mod:`spcakit.ties`: tied scores go to the
+    earlier variable in ``tie_order`` when one is given (variables it does not list come after those
+    it lists), then to the smaller index."""
     if tie_order is None:
-        return np.argsort(-scores, kind="stable")[:r]
+        return ties.top_k(scores, r)
     rank = np.full(scores.shape[0], len(tie_order), dtype=float)
     rank[list(tie_order)] = np.arange(len(tie_order))
-    scale = max(float(np.abs(scores).max()), 1e-300)
-    rounded = np.round(scores / scale, 12)
-    return np.lexsort((np.arange(scores.shape[0]), rank, -rounded))[:r]
+    return ties.order(scores, -rank)[:r]
 
 
 _tie_order_field = attrs.field(default=None, converter=to_tuple, validator=optional(index_list))
@@ -66,9 +73,11 @@ class PCAInitializer(Initializer):
 class MaxDiagonalInitializer(Initializer):
     """unit vectors on the largest variances argmax C_kk (Alg. 2)
 
-    ``tie_order`` (0-based variable indices, highest priority first) breaks
-    ties between equal variances - as in a correlation matrix, where every
-    variance is 1 and the start is decided by tie-breaking alone.
+    Variances equal within :data:`spcakit.ties.RTOL` of the largest are tied
+    (:mod:`spcakit.ties`) and go to the smaller index, or to the earlier
+    variable in ``tie_order`` (0-based variable indices, highest priority
+    first) - as in a correlation matrix, where every variance is 1 up to
+    rounding and the start is decided by tie-breaking alone.
     """
 
     tie_order: tuple[int, ...] | None = _tie_order_field

@@ -22,13 +22,17 @@ nothing :math:`p\times p`.
 
 A loading keeps its support (its entries on :math:`S_t` may change, its zeros stay zero). If the
 re-fitted loadings explain less variance than the input (possible in principle, since each step is
-greedy), the input is returned unchanged, so CPEV never decreases.
+greedy), the input is returned unchanged, so CPEV never decreases. "Less" is decided by the tie rule
+of :mod:`spcakit.ties` at the tolerance :data:`KEEP_RTOL`: when the input is already the re-fit (a
+converged loading on a full support), the two CPEVs differ only by rounding, and the re-fit is kept
+whatever that rounding is, so the choice does not depend on the order or the scale of the variables.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from spcakit import ties
 from spcakit.linalg import added_variance_problem, generalized_top
 from spcakit.metrics import cpev
 from spcakit.problem import Problem
@@ -37,6 +41,8 @@ from spcakit.protocols import Refiner, part
 PAPER = "Journee, Nesterov, Richtarik, Sepulchre - Generalized Power Method for Sparse Principal Component Analysis (JMLR 2010)"
 #: A direction whose part outside the earlier loadings' span is below this (relative) adds nothing.
 NEGLIGIBLE = 1e-10
+#: The input is kept only when its CPEV exceeds the re-fit's by more than this (relative): rounding ties.
+KEEP_RTOL = 1e-12
 
 
 @part("support-refit", paper=PAPER)
@@ -63,7 +69,7 @@ class SupportRefit(Refiner):
             if norm > NEGLIGIBLE:
                 q /= norm
                 basis, c_basis = np.column_stack([basis, q]), np.column_stack([c_basis, op.matmat(q)])
-        if cpev(refitted, op) < cpev(loadings, op):
+        if ties.improves(cpev(loadings, op), cpev(refitted, op), rtol=KEEP_RTOL):
             return np.array(loadings, dtype=float, copy=True)
         return refitted
 

@@ -19,6 +19,12 @@ Thresholds act in one of two forms. The **relative** form (SPCArt, rSVD-GP,
 truncates :math:`z` itself. Sparsity and energy truncations are
 scale-invariant, so both forms agree for them. The drivers normalise each
 truncated column to unit length (Algorithm 1, line 7).
+
+Sparsity and energy truncations rank the entries of a column by magnitude
+with the tie rule of :mod:`spcakit.ties`: magnitudes equal within
+:math:`10^{-10}` of the column's largest are tied, and the smaller indices are
+kept. Thresholds (hard, soft, ℓ0-penalty) compare each entry with λ alone and
+rank nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
+from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.protocols import Truncator, part
 from spcakit.validators import (
@@ -51,21 +58,32 @@ def soft_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
 
 
 def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
-    """:math:`P_\\lambda`: zero the ``n_zeros`` smallest-magnitude entries of each column (O(p) per column)."""
+    """:math:`P_\\lambda`: zero the ``n_zeros`` smallest-magnitude entries of each column.
+
+    Each column keeps its ``p - n_zeros`` entries of largest magnitude by the
+    tie rule of :mod:`spcakit.ties`: magnitudes within :data:`~spcakit.ties.RTOL`
+    of the column's largest are tied, and of tied entries at the boundary the
+    smaller indices are kept. :math:`O(p)` per column (one partition); only a
+    column with a tie at the boundary is sorted.
+    """
     if n_zeros <= 0:
         return z.copy()
     matrix = z.reshape(z.shape[0], -1)
-    smallest = np.argpartition(np.abs(matrix), n_zeros - 1, axis=0)[:n_zeros]
-    out = matrix.copy()
-    np.put_along_axis(out, smallest, 0.0, axis=0)
-    return out.reshape(z.shape)
+    keep = ties.top_k_mask(np.abs(matrix), matrix.shape[0] - n_zeros)
+    return np.where(keep, matrix, 0.0).reshape(z.shape)
 
 
 def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
-    """:math:`E_\\lambda`: zero the smallest entries whose energy share is at most ``energy``."""
+    """:math:`E_\\lambda`: zero the smallest entries whose energy share is at most ``energy``.
+
+    Entries are removed from the smallest magnitude up, in the reverse of the
+    order of :mod:`spcakit.ties` (tied magnitudes: the larger index goes
+    first), so the kept entries are always the largest ones, ties going to the
+    smaller indices as for :func:`truncate_by_sparsity`.
+    """
     matrix = z.reshape(z.shape[0], -1)
     squares = matrix**2
-    order = np.argsort(squares, axis=0, kind="stable")
+    order = ties.order_columns(np.abs(matrix))[::-1]  # ascending magnitude; of tied ones, the larger index first
     sorted_sq = np.take_along_axis(squares, order, axis=0)
     totals = sorted_sq.sum(axis=0)
     shares = np.cumsum(sorted_sq, axis=0) / np.where(totals > 0, totals, 1.0)

@@ -40,6 +40,7 @@ import math
 import attrs
 import numpy as np
 
+from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Initializer, Updater, part
@@ -190,7 +191,7 @@ class SubspacePowerUpdater(Updater):
             return vectors[:, -1]
         alpha = np.ones(size) / np.sqrt(size)
         # start on the largest diagonal entry's axis plus a little of every axis: never orthogonal to the top eigenvector
-        alpha = alpha + np.eye(size)[int(np.argmax(np.diag(small)))]
+        alpha = alpha + np.eye(size)[ties.argmax(np.diag(small))]  # ties: the first axis (spcakit.ties)
         alpha /= np.linalg.norm(alpha)
         for _ in range(self.max_iter):
             nxt = small @ alpha

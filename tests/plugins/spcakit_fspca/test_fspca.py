@@ -61,8 +61,8 @@ def test_the_plugin_registers_three_methods_and_its_parts():
                        ("updater", "exhaustive-support"), ("initializer", "subspace-start"),
                        ("stopper", "support-fixed-point"), ("driver", "multistart")]:  # fmt: skip
         assert registry.part(role, name).plugin == "fspca"
-    assert registry.part("updater", "ipu").parameters() == {"k": None, "epsilon": 0.1}
-    assert registry.part("updater", "go").parameters() == {"k": None, "epsilon": 0.0}
+    assert registry.part("updater", "ipu").parameters() == {"k": None, "epsilon": 0.1, "epsilon_form": "relative"}
+    assert registry.part("updater", "go").parameters() == {"k": None, "epsilon": 0.0, "epsilon_form": "relative"}
     assert registry.part("initializer", "subspace-start").parameters() == {"start": None, "restarts": None, "w0": None}
     assert registry.part("stopper", "support-fixed-point").parameters() == {"max_iter": 100, "tol": 1e-12}
     assert registry.part("driver", "multistart").cls.deflates is False
@@ -326,7 +326,7 @@ def test_cli_runs_the_three_methods_with_params(tmp_path: Path):
         assert doc["metrics"]["pattern"] == [5, 5]
         assert 0 < doc["metrics"]["normalized_explained_variance"] <= 1 + 1e-12
     assert go["metrics"]["objective"] <= ipu["metrics"]["objective"] + 1e-12 <= best["metrics"]["objective"] + 2e-12
-    assert ipu["spec"]["updater"] == {"name": "ipu", "k": 5, "epsilon": 0.1}
+    assert ipu["spec"]["updater"] == {"name": "ipu", "k": 5, "epsilon": 0.1, "epsilon_form": "relative"}
     assert ipu["spec"]["driver"] == "multistart"
     restarted = run_json("run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", "restarts=5", "--seed", "3")
     assert restarted["spec"]["initializer"]["restarts"] == 5

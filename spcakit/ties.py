@@ -1,0 +1,199 @@
+r"""One tie policy for every decision a part makes by ranking variables.
+
+Initializers pick the variables of largest variance, truncations keep the
+entries of largest magnitude, feature selectors keep the rows of largest
+score, exhaustive searches keep the best support. Scores that are equal in
+exact arithmetic are rarely equal in floating point: the variances of
+standardised data are :math:`1 \pm 10^{-16}`, and which of them is "largest"
+would depend on how the standardisation was computed, on the BLAS, on the
+order of the variables. Every part therefore ranks through this module, which
+treats nearly equal scores as tied and breaks ties by one documented rule.
+
+The rule
+--------
+Let :math:`s_1, \dots, s_p` be the scores of one decision (one vector, or one
+column of a matrix) and
+
+.. math::
+
+    \tau = \mathrm{rtol}\cdot\max_i |s_i|, \qquad \mathrm{rtol} = 10^{-10}
+    \;(:data:`RTOL`).
+
+* **Ties.** Sorted in decreasing order, two neighbouring scores whose
+  difference is at most :math:`\tau` are tied; ties chain, so a run of
+  neighbours with gaps :math:`\le \tau` is one *tie group*. Scores equal in
+  exact arithmetic but computed differently (rounding noise is
+  :math:`\sim 10^{-16}` relative) are therefore tied, and the tolerance scales
+  with the scores: multiplying every score by :math:`c > 0` changes no
+  decision.
+* **Order.** Groups come in decreasing order of their scores; within a group
+  the **smaller variable index comes first**. :func:`order` is that order;
+  :func:`top_k` keeps its first ``k`` (the ``k`` largest scores, a tie at the
+  boundary going to the smaller indices); :func:`argmax` is its first element.
+  With several keys (:func:`order` ``(primary, secondary, ...)``), ties of the
+  primary key are ordered by the secondary key (with its own tolerance), and
+  so on, the index coming last.
+* **Comparisons.** A candidate *improves* on an incumbent
+  (:func:`improves`) only when it exceeds it by more than
+  :math:`\mathrm{rtol}\cdot\max(|a|, |b|)`; otherwise the incumbent (the
+  earlier support, the earlier start) is kept.
+
+Consequences: a correlation matrix, whose diagonal is all ones up to
+rounding, starts ``max-diagonal`` at variable 1 (then 2, 3, ... for more
+loadings), however it was computed; data with distinct scores are ranked as
+by an exact sort, so a permutation of the variables permutes every decision
+(ties excepted: with an exact symmetric tie the smaller index wins, and a
+permutation may change which variable that is).
+
+Cost. :func:`order` sorts, :math:`O(p\log p)`. :func:`top_k`,
+:func:`top_k_mask` and :func:`argmax` are :math:`O(p)` (one
+``numpy.partition``) when the ``k``-th and ``(k+1)``-th largest scores are
+more than :math:`\tau` apart, which is the case unless there is a tie at the
+boundary; only then do they sort (the affected columns only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["RTOL", "argmax", "argmax_columns", "improves", "order", "order_columns", "tolerance", "top_k", "top_k_mask"]
+
+#: Scores within this fraction of the largest magnitude involved are tied.
+RTOL = 1e-10
+
+
+def tolerance(scores: np.ndarray, rtol: float = RTOL, axis: int | None = None) -> np.ndarray | float:
+    r"""The tie tolerance :math:`\tau = \mathrm{rtol}\cdot\max|s|` (per column with ``axis=0``)."""
+    magnitude = np.max(np.abs(scores), axis=axis, initial=0.0)
+    return rtol * magnitude if axis is not None else float(rtol * magnitude)
+
+
+def _ranked_groups(keys: tuple[np.ndarray, ...], rtol: float) -> np.ndarray:
+    """Tie-group ids (0 = best) of each entry under the lexicographic, tie-aware comparison of ``keys``."""
+    p = keys[0].shape[0]
+    groups = np.zeros(p, dtype=np.int64)
+    for key in keys:
+        key = np.asarray(key, dtype=float)
+        band = tolerance(key, rtol)
+        perm = np.lexsort((-key, groups))  # by coarser group, then key descending (stable: index)
+        ks, gs = key[perm], groups[perm]
+        new = (gs[1:] != gs[:-1]) | ((ks[:-1] - ks[1:]) > band)
+        ids = np.concatenate([[0], np.cumsum(new)])
+        groups = np.empty(p, dtype=np.int64)
+        groups[perm] = ids
+    return groups
+
+
+def order(scores: np.ndarray, *more: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """All indices, by decreasing score; tied scores (see the module) by increasing index.
+
+    ``more`` are further keys, each ranking (decreasingly, with its own
+    tolerance) the entries its predecessors tie; the index decides last.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 1:
+        raise ValueError(f"order ranks a vector; got shape {scores.shape} (use order_columns for a matrix)")
+    if scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    groups = _ranked_groups((scores, *more), rtol)
+    return np.lexsort((np.arange(scores.shape[0]), groups))
+
+
+def order_columns(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """:func:`order` of every column: a ``p x r`` array of row indices, column by column."""
+    m = np.asarray(matrix, dtype=float)
+    p = m.shape[0]
+    if p == 0:
+        return np.zeros(m.shape, dtype=np.int64)
+    band = tolerance(m, rtol, axis=0)
+    perm = np.argsort(-m, axis=0, kind="stable")
+    ranked = np.take_along_axis(m, perm, axis=0)
+    new = (ranked[:-1] - ranked[1:]) > band
+    groups = np.concatenate([np.zeros((1,) + m.shape[1:], dtype=np.int64), np.cumsum(new, axis=0)], axis=0)
+    # within a group, by index: sort the key (group, index) - an integer below p * p
+    final = np.argsort(groups * p + perm, axis=0, kind="stable")
+    return np.take_along_axis(perm, final, axis=0)
+
+
+def top_k_mask(matrix: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
+    """Boolean mask of the ``k`` entries each column of ``matrix`` keeps: the first ``k`` of its :func:`order`.
+
+    :math:`O(p)` per column (``numpy.partition``) unless the column has a
+    tie at its ``k``-th largest score; such columns are sorted.
+    """
+    m = np.asarray(matrix, dtype=float)
+    p = m.shape[0]
+    if not 0 <= k <= p:
+        raise ValueError(f"k must be in [0, {p}]; got {k}")
+    if k == 0:
+        return np.zeros(m.shape, dtype=bool)
+    if k == p:
+        return np.ones(m.shape, dtype=bool)
+    part = np.partition(m, (p - k - 1, p - k), axis=0)
+    kth, after = part[p - k], part[p - k - 1]
+    mask = m >= kth
+    tied = (kth - after) <= tolerance(m, rtol, axis=0)
+    if np.any(tied):
+        cols = np.flatnonzero(tied.reshape(-1))
+        flat = m.reshape(p, -1)
+        ranks = order_columns(flat[:, cols], rtol)
+        fix = np.zeros((p, cols.size), dtype=bool)
+        np.put_along_axis(fix, ranks[:k], True, axis=0)
+        out = mask.reshape(p, -1)
+        out[:, cols] = fix
+        mask = out.reshape(m.shape)
+    return mask
+
+
+def top_k(scores: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
+    """The indices of the ``k`` largest scores, best first: the first ``k`` of :func:`order`.
+
+    :math:`O(p + k\\log k)` unless there is a tie at the ``k``-th largest score.
+    """
+    s = np.asarray(scores, dtype=float)
+    if s.ndim != 1:
+        raise ValueError(f"top_k ranks a vector; got shape {s.shape} (use top_k_mask for columns)")
+    p = s.shape[0]
+    if not 0 <= k <= p:
+        raise ValueError(f"k must be in [0, {p}]; got {k}")
+    if k == 0:
+        return np.zeros(0, dtype=np.int64)
+    band = tolerance(s, rtol)
+    if k < p:
+        part = np.partition(s, (p - k - 1, p - k))
+        if part[p - k] - part[p - k - 1] > band:  # no tie across the boundary: rank the k kept ones only
+            kept = np.flatnonzero(s >= part[p - k])
+            return kept[_order_with_band(s[kept], band)]
+    return order(s, rtol=rtol)[:k]
+
+
+def _order_with_band(s: np.ndarray, band: float) -> np.ndarray:
+    perm = np.argsort(-s, kind="stable")
+    ranked = s[perm]
+    groups = np.concatenate([[0], np.cumsum((ranked[:-1] - ranked[1:]) > band)])
+    return perm[np.argsort(groups * s.shape[0] + perm, kind="stable")]
+
+
+def argmax(scores: np.ndarray, rtol: float = RTOL) -> int:
+    """The index of the largest score; among scores tied with it, the smallest index. :math:`O(p)` without a tie."""
+    return int(top_k(scores, 1, rtol)[0])
+
+
+def argmax_columns(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """:func:`argmax` of every column of a ``p x r`` matrix."""
+    mask = top_k_mask(matrix, 1, rtol)
+    return np.argmax(mask, axis=0)
+
+
+def improves(candidate: float, incumbent: float, rtol: float = RTOL) -> bool:
+    r"""Whether ``candidate`` beats ``incumbent`` by more than the tie tolerance :math:`\mathrm{rtol}\max(|a|, |b|)`.
+
+    A best-of search keeps its incumbent (the earlier support, the earlier
+    start) on a tie. An incumbent of :math:`-\infty` (none yet) is beaten by
+    any finite candidate.
+    """
+    if not np.isfinite(incumbent):
+        return bool(candidate > incumbent)
+    if not np.isfinite(candidate):
+        return False
+    return bool(candidate - incumbent > rtol * max(abs(candidate), abs(incumbent)))

@@ -21,6 +21,18 @@ import numpy as np
 RANGE_TOL = 1e-10
 
 
+def range_basis(b_ss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The whitening :math:`W = V_+\Lambda_+^{-1/2}` of :math:`B_{SS}` on its range, and its null space.
+
+    :math:`B_{SS} = V\Lambda V^\top`; eigenvalues above :data:`RANGE_TOL` span
+    the range (so :math:`W^\top B_{SS} W = I`), the others the null space
+    :math:`N` (orthonormal columns).
+    """
+    values, vectors = np.linalg.eigh((b_ss + b_ss.T) / 2)
+    keep = values > RANGE_TOL
+    return vectors[:, keep] / np.sqrt(values[keep]), vectors[:, ~keep]
+
+
 def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarray]:
     r"""Largest generalized eigenpair of the pencil :math:`(A_{SS}, B_{SS})`.
 
@@ -34,11 +46,9 @@ def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarr
     value, y
         ``(0, 0)`` when :math:`B_{SS} = 0` (the support is already explained).
     """
-    values, vectors = np.linalg.eigh((b_ss + b_ss.T) / 2)
-    keep = values > RANGE_TOL
-    if not np.any(keep):
+    w, _ = range_basis(b_ss)
+    if w.shape[1] == 0:
         return 0.0, np.zeros(a_ss.shape[0])
-    w = vectors[:, keep] / np.sqrt(values[keep])
     m = w.T @ a_ss @ w
     ev, ey = np.linalg.eigh((m + m.T) / 2)
     return float(ev[-1]), w @ ey[:, -1]

@@ -40,6 +40,7 @@ import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit.linalg import RANGE_TOL, generalized_top, range_basis
 from spcakit.protocols import Updater, part
 from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
 from spcakit.validators import boolean, check_cardinality, one_of, to_int
@@ -50,8 +51,6 @@ PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 EXHAUSTIVE_LIMIT = 200_000
 #: Largest p for which ``greedy`` runs the backward elimination (it forms A; its cost grows like p^4).
 BACKWARD_LIMIT = 100
-#: B_SS's eigenvalues at or below this are its null space (directions already explained).
-RANGE_TOL = 1e-10
 #: Ratios A_ii/B_ii within this distance of the largest (relative to it) tie for greedy's start.
 TIE_RTOL = 1e-10
 #: Eigenvalues this close to the largest (relative to the largest magnitude) count as equal in the secular equations.
@@ -66,39 +65,6 @@ PAIR_ENTRIES = 1 << 14
 START_RULES = ("best-pair", "each-tied", "max-ratio")
 #: Largest p for which ``exhaustive`` forms the full covariance.
 EXHAUSTIVE_P_LIMIT = 2000
-
-
-def _range_basis(b_ss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""The whitening :math:`W = V_+\Lambda_+^{-1/2}` of :math:`B_{SS}` on its range, and its null space.
-
-    :math:`B_{SS} = V\Lambda V^\top`; eigenvalues above :data:`RANGE_TOL` span
-    the range (so :math:`W^\top B_{SS} W = I`), the others the null space
-    :math:`N` (orthonormal columns).
-    """
-    values, vectors = np.linalg.eigh((b_ss + b_ss.T) / 2)
-    keep = values > RANGE_TOL
-    return vectors[:, keep] / np.sqrt(values[keep]), vectors[:, ~keep]
-
-
-def generalized_top(a_ss: np.ndarray, b_ss: np.ndarray) -> tuple[float, np.ndarray]:
-    r"""Largest generalized eigenpair of the pencil :math:`(A_{SS}, B_{SS})`.
-
-    With :math:`B_{SS} = V\Lambda V^\top` and :math:`W = V_+\Lambda_+^{-1/2}`
-    on the eigenvalues above :math:`10^{-10}` (the range of :math:`B_{SS}`),
-    the value is the top eigenvalue of :math:`W^\top A_{SS} W` and the vector
-    :math:`y = Wu` for its eigenvector :math:`u`, so :math:`y^\top B_{SS} y = 1`.
-
-    Returns
-    -------
-    value, y
-        ``(0, 0)`` when :math:`B_{SS} = 0` (the support is already explained).
-    """
-    w, _ = _range_basis(b_ss)
-    if w.shape[1] == 0:
-        return 0.0, np.zeros(a_ss.shape[0])
-    m = w.T @ a_ss @ w
-    ev, ey = np.linalg.eigh((m + m.T) / 2)
-    return float(ev[-1]), w @ ey[:, -1]
 
 
 def _unit(p: int, index: int) -> np.ndarray:
@@ -187,7 +153,7 @@ def _reduce(a_ss: np.ndarray, b_ss: np.ndarray | None) -> _Reduced:
     if b_ss is None:
         whiten, null, matrix = np.eye(m), np.zeros((m, 0)), a_ss
     else:
-        whiten, null = _range_basis(b_ss)
+        whiten, null = range_basis(b_ss)
         matrix = whiten.T @ a_ss @ whiten
     values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
     return _Reduced(whiten, null, values, vectors if b_ss is None else whiten @ vectors)

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +20,7 @@ from spcakit.api import compose as compose_spec
 from spcakit.api import fit
 from spcakit.datasets import load_source
 from spcakit.errors import InvalidParameterError, SpcakitError
+from spcakit.output import check_output, write_output
 from spcakit.plugins import get_registry, get_session
 from spcakit.problem import Covariance
 from spcakit.protocols import ROLES
@@ -122,30 +121,10 @@ def render_text(result: Result, source: str) -> str:
     return "\n".join(lines)
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, so a failure leaves nothing half-written."""
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _check_out(out: Path | None) -> None:
+def _check_out(out: Path | None, data: str) -> None:
     if out is None:
         return
-    if out.exists() and out.is_dir():
-        raise BadInput(f"--out {out} is a directory; give a file path")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise BadInput(f"--out {out}: the folder {parent} does not exist")
+    check_output(out, [Path(data)] if Path(data).exists() else [])
 
 
 class _Progress:
@@ -185,7 +164,7 @@ def _run_and_report(
     refiner: str | None = None,
 ) -> None:
     try:
-        _check_out(out)
+        _check_out(out, data)
         lam_value = parse_lam(lam)
         param_values = parse_params(params)
         dataset = load_source(data)
@@ -216,7 +195,13 @@ def _run_and_report(
     document["data"] = dataset.source
     text = json.dumps(document, indent=2)
     if out is not None:
-        write_atomically(out, text + "\n")
+        try:
+            write_output(out, text + "\n")
+        except OSError as exc:  # the result must not be lost: print it, then say what went wrong
+            typer.echo(text)
+            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the result is printed above instead "
+                  "(the previous content of the file, if any, is untouched)")
+            return
     typer.echo(text if as_json else render_text(result, dataset.source))
 
 

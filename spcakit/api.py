@@ -12,7 +12,7 @@ import numpy as np
 
 from spcakit import ties
 from spcakit.drivers import Parts, StepCallback
-from spcakit.errors import InvalidParameterError, UnknownNameError
+from spcakit.errors import InvalidParameterError, PartFailure, SpcakitError, UnknownNameError
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, as_problem
@@ -235,6 +235,22 @@ def check_r(r: Any, problem: Problem) -> int:
     return r
 
 
+def _part_failure(exc: Exception, registry: Registry) -> Exception:
+    """The innermost registered part on the traceback of ``exc``, as a :class:`PartFailure` (``exc`` when none)."""
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        meta = getattr(type(owner), "__part__", None)
+        if meta is not None:
+            found = meta
+        tb = tb.tb_next
+    if found is None:
+        return exc
+    plugin = registry.part(found.role, found.name).plugin if found.name in registry.part_names(found.role) else "?"
+    return PartFailure(found.role, found.name, plugin, exc)
+
+
 def fix_signs(x: np.ndarray) -> np.ndarray:
     """Flip each column so that its largest-magnitude entry is positive (and no entry is -0.0).
 
@@ -360,8 +376,13 @@ def fit(
     driver = registry.build("driver", spec.driver)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    outcome = driver(problem, r, parts, rng, on_step)
-    loadings = outcome.loadings if parts.refiner is None else parts.refiner(problem, outcome.loadings)
+    try:
+        outcome = driver(problem, r, parts, rng, on_step)
+        loadings = outcome.loadings if parts.refiner is None else parts.refiner(problem, outcome.loadings)
+    except (SpcakitError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # a part's bug: name the part and its plugin, keep the original as the cause
+        raise _part_failure(exc, registry) from exc
     seconds = time.perf_counter() - start
     loadings = fix_signs(loadings)
     reasons = outcome.stopping_reasons

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import urllib.parse
+import zipfile
 from pathlib import Path
 
 import attrs
@@ -212,8 +213,15 @@ def load_source(source: str) -> Dataset:
         if suffix == ".npz":
             matrix, names, is_cov = _load_npz(path)
             return Dataset(matrix, names, is_cov, str(path))
+    except EOFError:
+        raise InvalidDataError(f"{path}: the file is empty or cut short; it is not a complete {suffix} file") from None
+    except zipfile.BadZipFile:
+        raise InvalidDataError(f"{path}: not a valid .npz archive (a damaged or truncated zip file)") from None
     except (OSError, ValueError) as exc:
-        raise InvalidDataError(f"{path}: cannot read it as {suffix} ({exc})") from None
+        message = str(exc)
+        if "allow_pickle" in message or "pickle" in message:  # never repeat numpy's unsafe advice
+            message = "it holds Python objects, not numbers; save a numeric array"
+        raise InvalidDataError(f"{path}: cannot read it as {suffix} ({message})") from None
     if suffix == ".csv":
         try:
             matrix, names = _load_csv(path)

@@ -37,3 +37,17 @@ class ZeroLoadingError(SpcakitError, ArithmeticError):
 
 class SpecError(SpcakitError, ValueError):
     """A TOML method or experiment spec is malformed."""
+
+
+class PartFailure(RuntimeError):
+    """A part raised an unexpected exception (a bug, not bad input): names the part and its plugin.
+
+    The original exception is chained as ``__cause__``.
+    """
+
+    def __init__(self, role: str, name: str, plugin: str, error: BaseException) -> None:
+        self.role, self.name, self.plugin = role, name, plugin
+        super().__init__(
+            f"the {role} {name!r} (plugin {plugin!r}) failed: {type(error).__name__}: {error}; "
+            f"this is a bug in that part - please report it to the authors of plugin {plugin!r}"
+        )

@@ -77,7 +77,9 @@ class PluginSession:
         )
         try:
             self._call_hooks(name)
-        except Exception as exc:  # a plugin's bug must not break the others
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # a plugin's bug (even sys.exit) must not break the others
             self.registry.unregister_plugin(name)
             self.manager.unregister(name=name)
             return self._fail(name, version, package, f"{type(exc).__name__}: {exc}")
@@ -144,7 +146,9 @@ class PluginSession:
             package = dist.metadata["Name"] if dist is not None else ""
             try:
                 plugin = ep.load()
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # an import that raises, even SystemExit, fails that plugin only
                 self._fail(ep.name, version, package, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
                 continue
             self.add(plugin, ep.name, version=version, package=package)

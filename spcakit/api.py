@@ -11,8 +11,8 @@ import attrs
 import numpy as np
 
 from spcakit import ties
-from spcakit.drivers import Parts, StepCallback
-from spcakit.errors import InvalidParameterError, PartFailure, SpcakitError, UnknownNameError
+from spcakit.drivers import Parts, StepCallback, checked_matrix
+from spcakit.errors import BadPartResult, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, as_problem
@@ -378,9 +378,16 @@ def fit(
     start = time.perf_counter()
     try:
         outcome = driver(problem, r, parts, rng, on_step)
-        loadings = outcome.loadings if parts.refiner is None else parts.refiner(problem, outcome.loadings)
+        loadings = outcome.loadings
+        if parts.refiner is not None:
+            loadings = checked_matrix(parts.refiner, parts.refiner(problem, loadings), loadings.shape, "the refined loadings")
+            if not np.all(np.isfinite(loadings)):
+                raise BadPartResult(parts.refiner, "the refined loadings have NaN or infinite values")
     except (SpcakitError, KeyboardInterrupt):
         raise
+    except BadPartResult as exc:
+        plugin = registry.part(exc.role, exc.name).plugin if exc.name in registry.part_names(exc.role) else "?"
+        raise PartFailure(exc.role, exc.name, plugin, exc) from exc
     except Exception as exc:  # a part's bug: name the part and its plugin, keep the original as the cause
         raise _part_failure(exc, registry) from exc
     seconds = time.perf_counter() - start

@@ -19,12 +19,12 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.errors import ZeroLoadingError
+from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
 from spcakit.state import Carry, IterState, Outcome
 
-__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "normalize_columns", "prepare", "run_block"]
+__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "normalize_columns", "prepare", "run_block"]
 
 
 @attrs.frozen(kw_only=True)
@@ -47,9 +47,24 @@ def normalize_columns(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
+def checked_matrix(part: object, value: object, shape: tuple[int, int], what: str) -> np.ndarray:
+    """``value`` as a float array of ``shape``, or :class:`BadPartResult` naming ``part``."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise BadPartResult(part, f"{what} is not a numeric array (got {type(value).__name__})") from None
+    if arr.shape != shape:
+        raise BadPartResult(part, f"{what} has shape {arr.shape}; expected {shape}")
+    return arr
+
+
 def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     """One update + truncation step: a pure function of the state."""
-    z, objective, updater_state = parts.updater.propose(problem, state.x, state.updater_state)
+    proposal = parts.updater.propose(problem, state.x, state.updater_state)
+    if not (isinstance(proposal, tuple) and len(proposal) == 3):
+        raise BadPartResult(parts.updater, "propose must return (z, objective, state)")
+    z, objective, updater_state = proposal
+    z = checked_matrix(parts.updater, z, state.x.shape, "the proposal z")
     if not np.all(np.isfinite(z)):
         raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
     empty = np.nonzero(~np.any(z != 0, axis=0))[0]
@@ -58,7 +73,9 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
             f"the update direction of loading {int(empty[0]) + 1} is zero: the (deflated) covariance has no "
             "variance left in that direction, so r is larger than the rank of the data"
         )
-    x = parts.truncator(z)
+    x = checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z")
+    if not np.all(np.isfinite(x)):
+        raise BadPartResult(parts.truncator, "the truncation returned NaN or infinite values")
     loadings = normalize_columns(x)
     change = float(np.linalg.norm(loadings - state.loadings) / np.sqrt(loadings.shape[1]))
     return attrs.evolve(
@@ -83,7 +100,9 @@ def run_block(
     n_components: int = 1,
 ) -> tuple[IterState, str]:
     """Iterate :func:`block_step` from the initializer until the stopper stops."""
-    x0 = np.asarray(parts.initializer(problem, r, rng, carry), dtype=float)
+    x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0")
+    if not np.all(np.isfinite(x0)):
+        raise BadPartResult(parts.initializer, "the start X0 has NaN or infinite values")
     state = IterState(
         iteration=0,
         x=x0,
@@ -95,6 +114,8 @@ def run_block(
         if on_step is not None:
             on_step(component, n_components, state.iteration)
         reason = parts.stopper(state)
+        if reason is not None and not isinstance(reason, str):
+            raise BadPartResult(parts.stopper, f"a stopper returns a reason (str) or None; got {reason!r}")
         if reason:
             return state, reason
 
@@ -149,7 +170,11 @@ class DeflationDriver(Driver):
             history += state.objective_history
             iterations += state.iteration
             if k + 1 < r:
-                current, carry = parts.deflator(current, x, np.column_stack(columns), carry)
+                deflated = parts.deflator(current, x, np.column_stack(columns), carry)
+                if not (isinstance(deflated, tuple) and len(deflated) == 2 and isinstance(deflated[0], Problem)
+                        and isinstance(deflated[1], Carry)):
+                    raise BadPartResult(parts.deflator, "a deflator returns (problem, carry)")
+                current, carry = deflated
         return Outcome(
             loadings=np.column_stack(columns),
             iterations=iterations,

@@ -51,3 +51,16 @@ class PartFailure(RuntimeError):
             f"the {role} {name!r} (plugin {plugin!r}) failed: {type(error).__name__}: {error}; "
             f"this is a bug in that part - please report it to the authors of plugin {plugin!r}"
         )
+
+
+class BadPartResult(RuntimeError):
+    """A part returned something the drivers cannot use (wrong shape or type, NaN): a bug in that part.
+
+    :func:`spcakit.fit` turns it into a :class:`PartFailure` naming the plugin.
+    """
+
+    def __init__(self, part: object, message: str) -> None:
+        meta = getattr(type(part), "__part__", None)
+        self.role = meta.role if meta is not None else "part"
+        self.name = meta.name if meta is not None else type(part).__name__
+        super().__init__(message)

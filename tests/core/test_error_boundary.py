@@ -106,3 +106,78 @@ def test_a_plugin_that_exits_is_contained_and_named():
     record = session.add(_ExitingPlugin(), "exiting")
     assert record.error is not None and "SystemExit" in record.error
     assert session.failures() == [record]
+
+
+# -- part results are checked at the boundary -----------------------------------------------------------
+@spcakit.part("test-shrinking-truncator")
+class Shrinking(spcakit.Truncator):
+    """returns one row too few"""
+
+    def __call__(self, z):
+        return z[:-1]
+
+
+@spcakit.part("test-nan-truncator")
+class NaNTruncator(spcakit.Truncator):
+    """returns NaN"""
+
+    def __call__(self, z):
+        return np.full_like(z, np.nan)
+
+
+@spcakit.part("test-answer-stopper")
+class Answer(spcakit.Stopper):
+    """returns 42 instead of a reason"""
+
+    def __call__(self, state):
+        return 42
+
+
+@spcakit.part("test-nan-start")
+class NaNStart(spcakit.Initializer):
+    """starts from NaN"""
+
+    def __call__(self, problem, r, rng, carry):
+        return np.full((problem.p, r), np.nan)
+
+
+@spcakit.part("test-bare-deflator")
+class Bare(spcakit.Deflator):
+    """returns the problem without the carry"""
+
+    def __call__(self, problem, x, previous, carry):
+        return problem
+
+
+class _GarbagePlugin:
+    @spcakit.hookimpl
+    def spcakit_register_parts(self, register):
+        register([Shrinking, NaNTruncator, Answer, NaNStart, Bare])
+
+
+@pytest.fixture
+def garbage():
+    session = spcakit.plugins.get_session()
+    session.add(_GarbagePlugin(), "garbage-test")
+    try:
+        yield
+    finally:
+        session.remove("garbage-test")
+
+
+@pytest.mark.parametrize(("method", "options", "message"), [
+    ("spcart", {"truncator": "test-shrinking-truncator"}, "truncator 'test-shrinking-truncator'.*shape"),
+    ("spcart", {"truncator": "test-nan-truncator"}, "truncator 'test-nan-truncator'.*NaN"),
+    ("spcart", {"stopper": "test-answer-stopper"}, "stopper 'test-answer-stopper'.*got 42"),
+    ("tpower", {"deflator": "test-bare-deflator", "truncator.k": 3}, "deflator 'test-bare-deflator'.*\\(problem, carry\\)"),
+])  # fmt: skip
+def test_garbage_from_a_part_is_named_with_its_plugin(garbage, method, options, message):
+    with pytest.raises(PartFailure, match=message) as info:
+        spcakit.fit("builtin:pitprops", method, r=2, **options)
+    assert "plugin 'garbage-test'" in str(info.value)
+
+
+def test_a_nan_start_is_named(garbage):
+    spec = spcakit.compose(driver="block", initializer="test-nan-start")
+    with pytest.raises(PartFailure, match="initializer 'test-nan-start'.*NaN"):
+        spcakit.fit("builtin:pitprops", spec, r=2)

@@ -68,6 +68,12 @@ def pitprops() -> Dataset:
     return Dataset(c, PITPROPS_NAMES, True, "builtin:pitprops")
 
 
+#: Largest h3_noise of builtin:zou: beyond it the covariance is dominated by rounding.
+MAX_H3_NOISE = 1e12
+#: Largest data set a built-in generator makes (bytes of float64): the estimate is checked before allocating.
+MAX_GENERATED_BYTES = 2 * 1024**3
+
+
 def zou_covariance(h3_noise: float = 1.0) -> Dataset:
     """The exact covariance of Zou et al.'s three-factor synthetic model (p = 10).
 
@@ -75,8 +81,11 @@ def zou_covariance(h3_noise: float = 1.0) -> Dataset:
     as published). The SPCArt paper's Table 3 numbers come out exactly with
     ``h3_noise=0`` (see ``docs/reproductions.md``).
     """
-    if not (h3_noise >= 0 and np.isfinite(h3_noise)):
-        raise InvalidDataError(f"builtin:zou: h3_noise is a variance and must be >= 0; got {h3_noise}")
+    if not (0 <= h3_noise <= MAX_H3_NOISE):
+        raise InvalidDataError(
+            f"builtin:zou: h3_noise is a variance: a number in [0, {MAX_H3_NOISE:g}] (the factors' variances are "
+            f"about 300); got {h3_noise}"
+        )
     var_h1, var_h2 = 290.0, 300.0
     # factor covariance of (h1, h2, h3), h3 = -0.3 h1 + 0.925 h2 + eps
     cov_h = np.array(
@@ -96,6 +105,12 @@ def random_gaussian(n: int = 100, p: int = 50, seed: int = 0) -> Dataset:
     """Standard Gaussian data, ``n`` samples of ``p`` variables."""
     if n < 2 or p < 1 or seed < 0:
         raise InvalidDataError(f"builtin:random needs n >= 2, p >= 1 and seed >= 0; got n={n}, p={p}, seed={seed}")
+    size = 8 * n * p
+    if size > MAX_GENERATED_BYTES:
+        raise InvalidDataError(
+            f"builtin:random?n={n}&p={p} would take {size / 1024**3:.3g} GiB; the built-in generator makes at most "
+            f"{MAX_GENERATED_BYTES / 1024**3:g} GiB (n * p <= {MAX_GENERATED_BYTES // 8:,})"
+        )
     x = np.random.default_rng(seed).standard_normal((n, p))
     return Dataset(x, None, False, f"builtin:random?n={n}&p={p}&seed={seed}")
 
@@ -125,9 +140,10 @@ def _parse_builtin(spec: str) -> Dataset:
         if unknown:
             raise InvalidDataError(f"builtin:zou takes only h3_noise; unknown: {', '.join(sorted(unknown))}")
         try:
-            return zou_covariance(**{k: float(v) for k, v in params.items()})
+            values = {k: float(v) for k, v in params.items()}
         except ValueError:
-            raise InvalidDataError(f"builtin:zou: h3_noise must be a number; got {params}") from None
+            raise InvalidDataError(f"builtin:zou: h3_noise must be a number; got {params['h3_noise']!r}") from None
+        return zou_covariance(**values)
     if name != "random":
         if params:
             raise InvalidDataError(f"builtin:{name} takes no parameters; got {sorted(params)}")

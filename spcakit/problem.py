@@ -191,13 +191,25 @@ def data_problem(
             )
         a = a - a.mean(axis=0)
     names = _check_names(feature_names, p)
-    norms = np.sqrt(np.einsum("ij,ij->j", a, a))
-    constant = np.nonzero(norms <= 1e-12 * max(1.0, float(np.abs(matrix).max())) * np.sqrt(n))[0]
+    # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
+    # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
+    # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
+    largest = np.abs(a).max(axis=0)
+    safe = np.where(largest > 0, largest, 1.0)
+    norms = largest * np.sqrt(np.einsum("ij,ij->j", a / safe, a / safe))
+    magnitude = np.abs(np.asarray(matrix, dtype=float)).max(axis=0)
+    constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)
     if n >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)
-        gram = a.T @ a / scale
+        with np.errstate(over="ignore", invalid="ignore"):
+            gram = a.T @ a / scale
+        if not np.all(np.isfinite(gram)):
+            raise InvalidDataError(
+                f"the data's values (up to {float(largest.max()):.3g} after centring) are too large for a covariance "
+                "in double precision (its entries overflow); rescale the data, e.g. divide by a power of 10"
+            )
         return Problem(DenseCovariance((gram + gram.T) / 2), names, a, source)
     return Problem(GramCovariance(a, scale), names, a, source)
 

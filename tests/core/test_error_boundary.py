@@ -181,3 +181,35 @@ def test_a_nan_start_is_named(garbage):
     spec = spcakit.compose(driver="block", initializer="test-nan-start")
     with pytest.raises(PartFailure, match="initializer 'test-nan-start'.*NaN"):
         spcakit.fit("builtin:pitprops", spec, r=2)
+
+
+# -- inputs: sizes, built-in parameters, constant columns at any scale ----------------------------------
+@pytest.mark.parametrize(("source", "message"), [
+    ("builtin:random?n=1000000000", "would take 373 GiB"),
+    ("builtin:zou?h3_noise=-1", "a number in \\[0, 1e\\+12\\]"),
+    ("builtin:zou?h3_noise=1e308", "a number in \\[0, 1e\\+12\\]"),
+    ("builtin:zou?h3_noise=abc", "must be a number; got 'abc'"),
+])  # fmt: skip
+def test_built_in_generators_check_their_parameters_before_allocating(source, message):
+    with pytest.raises(spcakit.InvalidDataError, match=message):
+        spcakit.fit(source)
+
+
+def test_constant_columns_are_detected_relative_to_each_column():
+    x = np.random.default_rng(0).standard_normal((40, 5))
+    small = spcakit.fit(x * 1e-13, "spcart", r=2)  # valid data at a small scale are not "constant"
+    np.testing.assert_allclose(small.loadings, spcakit.fit(x, "spcart", r=2).loadings, atol=1e-10)
+    big = x.copy()
+    big[:, 0] *= 1e150  # one huge column does not make the others look constant
+    assert spcakit.fit(big, "spcart", r=1).metrics["nz"] >= 1
+    for value in (3.7, 0.0, 1e200):
+        z = x.copy()
+        z[:, 2] = value
+        with pytest.raises(spcakit.InvalidDataError, match="constant"):
+            spcakit.fit(z, "spcart", r=2)
+
+
+def test_data_whose_covariance_overflows_is_bad_input_not_a_crash():
+    x = np.random.default_rng(0).standard_normal((40, 5)) * 1e160
+    with pytest.raises(spcakit.InvalidDataError, match="too large for a covariance"):
+        spcakit.fit(x, "spcart", r=2)

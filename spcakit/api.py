@@ -236,19 +236,23 @@ def check_r(r: Any, problem: Problem) -> int:
 
 
 def _part_failure(exc: Exception, registry: Registry) -> Exception:
-    """The innermost registered part on the traceback of ``exc``, as a :class:`PartFailure` (``exc`` when none)."""
-    found = None
-    tb = exc.__traceback__
-    while tb is not None:
-        owner = tb.tb_frame.f_locals.get("self")
-        meta = getattr(type(owner), "__part__", None)
-        if meta is not None:
-            found = meta
-        tb = tb.tb_next
-    if found is None:
-        return exc
-    plugin = registry.part(found.role, found.name).plugin if found.name in registry.part_names(found.role) else "?"
-    return PartFailure(found.role, found.name, plugin, exc)
+    """``exc`` as a :class:`PartFailure` naming the part and its plugin (``exc`` itself when no part is known).
+
+    The part is the one a :class:`BadPartResult` names, else the innermost registered part on the traceback.
+    """
+    if isinstance(exc, BadPartResult):
+        role, name = exc.role, exc.name
+    else:
+        found = None
+        tb = exc.__traceback__
+        while tb is not None:
+            found = getattr(type(tb.tb_frame.f_locals.get("self")), "__part__", found)
+            tb = tb.tb_next
+        if found is None:
+            return exc
+        role, name = found.role, found.name
+    plugin = registry.part(role, name).plugin if name in registry.part_names(role) else "?"
+    return PartFailure(role, name, plugin, exc)
 
 
 def fix_signs(x: np.ndarray) -> np.ndarray:
@@ -380,14 +384,10 @@ def fit(
         outcome = driver(problem, r, parts, rng, on_step)
         loadings = outcome.loadings
         if parts.refiner is not None:
-            loadings = checked_matrix(parts.refiner, parts.refiner(problem, loadings), loadings.shape, "the refined loadings")
-            if not np.all(np.isfinite(loadings)):
-                raise BadPartResult(parts.refiner, "the refined loadings have NaN or infinite values")
+            loadings = checked_matrix(parts.refiner, parts.refiner(problem, loadings), loadings.shape,
+                                      "the refined loadings", finite=True)
     except (SpcakitError, KeyboardInterrupt):
         raise
-    except BadPartResult as exc:
-        plugin = registry.part(exc.role, exc.name).plugin if exc.name in registry.part_names(exc.role) else "?"
-        raise PartFailure(exc.role, exc.name, plugin, exc) from exc
     except Exception as exc:  # a part's bug: name the part and its plugin, keep the original as the cause
         raise _part_failure(exc, registry) from exc
     seconds = time.perf_counter() - start

@@ -47,14 +47,16 @@ def normalize_columns(x: np.ndarray) -> np.ndarray:
     return x / norms
 
 
-def checked_matrix(part: object, value: object, shape: tuple[int, int], what: str) -> np.ndarray:
-    """``value`` as a float array of ``shape``, or :class:`BadPartResult` naming ``part``."""
+def checked_matrix(part: object, value: object, shape: tuple[int, int], what: str, *, finite: bool = False) -> np.ndarray:
+    """``value`` as a float array of ``shape`` (and finite, if asked), or :class:`BadPartResult` naming ``part``."""
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise BadPartResult(part, f"{what} is not a numeric array (got {type(value).__name__})") from None
     if arr.shape != shape:
         raise BadPartResult(part, f"{what} has shape {arr.shape}; expected {shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise BadPartResult(part, f"{what} has NaN or infinite values")
     return arr
 
 
@@ -73,9 +75,7 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
             f"the update direction of loading {int(empty[0]) + 1} is zero: the (deflated) covariance has no "
             "variance left in that direction, so r is larger than the rank of the data"
         )
-    x = checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z")
-    if not np.all(np.isfinite(x)):
-        raise BadPartResult(parts.truncator, "the truncation returned NaN or infinite values")
+    x = checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z", finite=True)
     loadings = normalize_columns(x)
     change = float(np.linalg.norm(loadings - state.loadings) / np.sqrt(loadings.shape[1]))
     return attrs.evolve(
@@ -100,9 +100,8 @@ def run_block(
     n_components: int = 1,
 ) -> tuple[IterState, str]:
     """Iterate :func:`block_step` from the initializer until the stopper stops."""
-    x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0")
-    if not np.all(np.isfinite(x0)):
-        raise BadPartResult(parts.initializer, "the start X0 has NaN or infinite values")
+    x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0",
+                        finite=True)
     state = IterState(
         iteration=0,
         x=x0,

@@ -40,6 +40,7 @@ import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
+from spcakit import ties
 from spcakit.linalg import RANGE_TOL, generalized_top, range_basis
 from spcakit.protocols import Updater, part
 from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
@@ -52,7 +53,7 @@ EXHAUSTIVE_LIMIT = 200_000
 #: Largest p for which ``greedy`` runs the backward elimination (it forms A; its cost grows like p^4).
 BACKWARD_LIMIT = 100
 #: Ratios A_ii/B_ii within this distance of the largest (relative to it) tie for greedy's start.
-TIE_RTOL = 1e-10
+TIE_RTOL = ties.RTOL
 #: Eigenvalues this close to the largest (relative to the largest magnitude) count as equal in the secular equations.
 POLE_RTOL = 1e-13
 #: Greedy iterates only candidates whose value can come within this (relative) of the best one.

@@ -11,19 +11,24 @@ r"""Built-in data sets and data sources.
 * ``builtin:zou?h3_noise=0`` - the same without the noise in :math:`h_3`.
 * ``builtin:random?n=..&p=..&seed=..`` - standard Gaussian data.
 
-A source string is one of those or a path to ``.npy``, ``.npz`` or ``.csv``.
+A source string is one of those or a path to a file: ``.npy`` or ``.npz``
+(read by :mod:`spcakit.numpy_files`), ``.csv`` or ``.tsv`` (read by
+:mod:`spcakit.csv_files`). Every failure - a damaged or truncated file, text
+that is not UTF-8, a folder, missing permissions - is an
+:class:`~spcakit.errors.InvalidDataError` that names the file and says what
+would be valid.
 """
 
 from __future__ import annotations
 
-import csv
+import os
 import urllib.parse
-import zipfile
 from pathlib import Path
 
 import attrs
 import numpy as np
 
+from spcakit import csv_files, numpy_files
 from spcakit.errors import InvalidDataError
 
 PITPROPS_NAMES = (
@@ -158,90 +163,66 @@ def _parse_builtin(spec: str) -> Dataset:
     return random_gaussian(**values)
 
 
-_NAME_KEYS = ("feature_names", "names", "genes", "accession", "columns")
-_MATRIX_KEYS = ("X", "x", "data", "cov", "covariance", "C")
+#: What a data source may be, for messages.
 
 
-def _load_npz(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None, bool]:
-    with np.load(path, allow_pickle=False) as archive:
-        keys = list(archive.keys())
-        matrix_key = next((k for k in _MATRIX_KEYS if k in keys), None)
-        if matrix_key is None:
-            two_d = [k for k in keys if archive[k].ndim == 2]
-            if len(two_d) != 1:
-                raise InvalidDataError(
-                    f"{path}: cannot tell which array is the data; name it one of {', '.join(_MATRIX_KEYS)} "
-                    f"(arrays found: {', '.join(keys)})"
-                )
-            matrix_key = two_d[0]
-        matrix = archive[matrix_key]
-        names = None
-        for key in _NAME_KEYS:
-            if key in keys and archive[key].ndim == 1 and archive[key].shape[0] == matrix.shape[1]:
-                names = tuple(str(v) for v in archive[key])
-                break
-    return matrix, names, matrix_key in ("cov", "covariance", "C")
+#: What a data source may be, for messages.
+VALID_SOURCES = (
+    "a .npy, .npz, .csv or .tsv file, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
+)
 
 
-def _load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None]:
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            rows = [row for row in csv.reader(fh) if row]
-    except UnicodeDecodeError as exc:
-        raise InvalidDataError(f"{path}: cannot read it as a UTF-8 CSV file ({exc.reason} at byte {exc.start}); save it as UTF-8") from None
-    if not rows:
-        raise InvalidDataError(f"{path}: the CSV file is empty")
-    header = [h.strip() for h in rows[0]]
-    body = rows[1:]
-    if not body:
-        raise InvalidDataError(f"{path}: the CSV file has a header but no data rows")
-    # a first column of row labels (empty header cell) is dropped
-    label_column = header[0] == "" and len(header) > 1
-    if label_column:
-        header = header[1:]
-        body = [row[1:] for row in body]
-    for i, row in enumerate(body, start=2):
-        if len(row) != len(header):
-            raise InvalidDataError(f"{path}: line {i} has {len(row)} fields but the header has {len(header)}")
-    try:
-        matrix = np.array([[float(v) for v in row] for row in body])
-    except ValueError as exc:
-        raise InvalidDataError(f"{path}: every field after the header must be a number ({exc})") from None
-    return matrix, tuple(header)
+# -- sources ----------------------------------------------------------------------------------------------
+_OTHER_FORMATS = {
+    ".gz": "decompress it first", ".bz2": "decompress it first", ".xz": "decompress it first",
+    ".zip": "decompress it first", ".xlsx": "save it as CSV from the spreadsheet ('CSV UTF-8')",
+    ".xls": "save it as CSV from the spreadsheet ('CSV UTF-8')", ".ods": "save it as CSV from the spreadsheet",
+    ".txt": "if it is a table with a header line and comma, semicolon or tab separators, rename it to .csv",
+    ".dat": "if it is a table with a header line and comma, semicolon or tab separators, rename it to .csv",
+}  # fmt: skip
 
 
-def load_source(source: str) -> Dataset:
-    """Load a source string: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv`` path."""
+def _os_reason(exc: OSError) -> str:
+    if isinstance(exc, PermissionError):
+        return "permission denied; check the file's and its folders' permissions"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a folder"
+    return exc.strerror or str(exc)
+
+
+def _load_file(path: Path) -> Dataset:
+    if path.is_dir():
+        raise InvalidDataError(f"data source {str(path)!r} is a folder; give {VALID_SOURCES}")
+    if not path.exists():
+        raise InvalidDataError(f"data source {str(path)!r} is neither a file nor a built-in; give {VALID_SOURCES}")
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        return Dataset(numpy_files.load_npy(path), None, False, str(path))
+    if suffix == ".npz":
+        matrix, names, is_cov = numpy_files.load_npz(path)
+        return Dataset(matrix, names, is_cov, str(path))
+    if suffix in (".csv", ".tsv"):
+        table, columns = csv_files.load_csv(path)
+        return Dataset(table, columns, False, str(path))
+    advice = f" ({_OTHER_FORMATS[suffix]})" if suffix in _OTHER_FORMATS else ""
+    raise InvalidDataError(f"{path}: unsupported file type {suffix or '(none)'!r}{advice}; use .npy, .npz, .csv or .tsv")
+
+
+def load_source(source: str | os.PathLike[str]) -> Dataset:
+    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv`` path."""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise InvalidDataError(f"a data source is a path or a builtin: name; got {type(source).__name__}")
+    if not source.strip():
+        what = "empty" if not source else "only whitespace"
+        raise InvalidDataError(f"the data source is {what}; give {VALID_SOURCES}")
     if source.startswith("builtin:"):
         return _parse_builtin(source[len("builtin:"):])
+    if "\0" in source:
+        raise InvalidDataError(f"data source {source!r} contains a NUL character; give {VALID_SOURCES}")
     path = Path(source)
-    if path.is_dir():
-        raise InvalidDataError(f"data source {source!r} is a folder; give a .npy, .npz or .csv file")
-    if not path.exists():
-        raise InvalidDataError(
-            f"data source {source!r} is neither a file nor a built-in; use a .npy/.npz/.csv path or "
-            "builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
-        )
-    suffix = path.suffix.lower()
     try:
-        if suffix == ".npy":
-            return Dataset(np.load(path, allow_pickle=False), None, False, str(path))
-        if suffix == ".npz":
-            matrix, names, is_cov = _load_npz(path)
-            return Dataset(matrix, names, is_cov, str(path))
-    except EOFError:
-        raise InvalidDataError(f"{path}: the file is empty or cut short; it is not a complete {suffix} file") from None
-    except zipfile.BadZipFile:
-        raise InvalidDataError(f"{path}: not a valid .npz archive (a damaged or truncated zip file)") from None
-    except (OSError, ValueError) as exc:
-        message = str(exc)
-        if "allow_pickle" in message or "pickle" in message:  # never repeat numpy's unsafe advice
-            message = "it holds Python objects, not numbers; save a numeric array"
-        raise InvalidDataError(f"{path}: cannot read it as {suffix} ({message})") from None
-    if suffix == ".csv":
-        try:
-            matrix, names = _load_csv(path)
-        except OSError as exc:
-            raise InvalidDataError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        return Dataset(matrix, names, False, str(path))
-    raise InvalidDataError(f"{path}: unsupported file type {suffix!r}; use .npy, .npz or .csv")
+        return _load_file(path)
+    except OSError as exc:
+        raise InvalidDataError(f"{path}: cannot read it ({_os_reason(exc)})") from None

@@ -64,3 +64,16 @@ class BadPartResult(RuntimeError):
         self.role = meta.role if meta is not None else "part"
         self.name = meta.name if meta is not None else type(part).__name__
         super().__init__(message)
+
+
+# -- helpers the messages share --------------------------------------------------------------------------
+#: Bad cells, lines or columns a message names before "and N more".
+SHOWN = 5
+
+
+def format_size(nbytes: int) -> str:
+    """``nbytes`` in words: ``"373 GiB"``, ``"12 KiB"``, ``"80 bytes"``."""
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if nbytes >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes} bytes"

@@ -224,20 +224,16 @@ def read_start(w0: Any) -> np.ndarray:
 
     A vector is one column.
     """
-    if isinstance(w0, (str, Path)):
-        from spcakit.datasets import load_source
+    from spcakit.datasets import load_source
+    from spcakit.problem import numeric_array
 
-        try:
-            matrix = np.asarray(load_source(str(w0)).matrix, dtype=float)
-        except InvalidDataError as exc:
-            raise InvalidParameterError(f"subspace-start: cannot read w0 from {str(w0)!r}: {exc}") from None
-    else:
-        try:
-            matrix = np.asarray(w0, dtype=float)
-        except (TypeError, ValueError):
-            raise InvalidParameterError(
-                f"subspace-start: w0 must be a d x m matrix (a list of rows, an array, or a .npy/.csv path); got {w0!r}"
-            ) from None
+    try:
+        source = load_source(str(w0)).matrix if isinstance(w0, (str, Path)) else w0
+        matrix, _ = numeric_array(source, "w0")
+    except InvalidDataError as exc:
+        raise InvalidParameterError(
+            f"subspace-start: w0 must be a d x m matrix (a list of rows, an array, or a .npy/.csv path): {exc}"
+        ) from None
     if matrix.ndim == 1:
         matrix = matrix[:, None]
     if matrix.ndim != 2 or not np.all(np.isfinite(matrix)):

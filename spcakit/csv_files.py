@@ -1,0 +1,464 @@
+"""Reading CSV and TSV tables: fast when they are clean, precise when they are not.
+
+``.csv`` or ``.tsv`` - a text table whose first line names the columns.
+The separator (comma, semicolon or tab) is read from the first lines;
+decimals are written with a point. A first line of numbers only is
+refused (a missing header would otherwise turn the first sample into
+names). A first column is taken as row labels and dropped when its header
+cell is empty, when the header has one cell fewer than the rows (R's
+``write.table``), or when every one of its values is text (sample names,
+dates). Lines holding nothing but separators and spaces are skipped.
+Empty, missing (``NA``, ``NaN``) or non-numeric cells, and lines with the
+wrong number of fields, are reported by line number and column name.
+pandas' parser reads big files when pandas is installed (the ``pandas``
+extra), NumPy's ``loadtxt`` small or very wide ones and every file
+without pandas (see :data:`PANDAS_MIN_ROWS`); whenever either finds
+anything amiss, Python's ``csv`` module reads the file again cell by cell
+to say where, so both engines give the same numbers and the same messages.
+
+Every failure is an :class:`~spcakit.errors.InvalidDataError` naming the file.
+"""
+
+from __future__ import annotations
+
+import array
+import csv
+import io
+import math
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import IO, Any
+
+import attrs
+import numpy as np
+
+from spcakit.errors import SHOWN, InvalidDataError
+
+# -- CSV: the layout, read from the first lines ---------------------------------------------------------
+#: Separators a CSV file may use; its first lines decide which.
+CSV_SEPARATORS = (",", ";", "\t")
+_SEPARATOR_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+#: Non-blank lines after the header that decide the separator and whether the first column holds labels.
+_SNIFF_LINES = 20
+#: Cells that spreadsheets and statistics packages write for a missing value.
+_MISSING_MARKERS = frozenset({"na", "nan", "n/a", "#n/a", "null", "none", "missing", ".", "-", "?"})
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_label(cell: str) -> bool:
+    """Text that can only be a row label: not empty, not a missing-value marker, not a number (even with a decimal comma)."""
+    text = cell.strip()
+    return bool(text) and text.lower() not in _MISSING_MARKERS and not _is_number(text) and not _is_number(
+        text.replace(",", ".", 1)
+    )
+
+
+def _is_blank(row: list[str]) -> bool:
+    """A line with nothing but separators and spaces (spreadsheets write them for empty rows)."""
+    return all(not cell.strip() for cell in row)
+
+
+def _split(line: str, separator: str) -> list[str]:
+    return next(csv.reader([line], delimiter=separator), [])
+
+
+@attrs.frozen
+class CsvLayout:
+    """How a CSV file is laid out, as read from its first lines.
+
+    Attributes
+    ----------
+    separator
+        ``","``, ``";"`` or ``"\\t"``.
+    header
+        The header line's cells, stripped of spaces.
+    labels
+        Where a first column of row labels comes from: ``"none"``;
+        ``"header"`` (its header cell is empty); ``"short"`` (the header has
+        one cell fewer than the rows, as R's ``write.table`` writes); or
+        ``"text"`` (its values are text in the first lines - confirmed on the
+        whole file, else the column is data).
+    header_lines
+        Physical lines up to and including the header.
+    data_offset
+        Byte offset of the line after the header.
+    rows_estimate
+        The number of data lines, estimated from the file's size and the
+        first data lines' mean length (it chooses the engine).
+    """
+
+    separator: str
+    header: tuple[str, ...]
+    labels: str
+    header_lines: int
+    data_offset: int
+    rows_estimate: int = 0
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The data columns' names."""
+        return self.header[1:] if self.labels in ("header", "text") else self.header
+
+    @property
+    def fields(self) -> int:
+        """Fields in every data line."""
+        return len(self.header) + (self.labels == "short")
+
+    @property
+    def has_labels(self) -> bool:
+        return self.labels != "none"
+
+    @property
+    def separated(self) -> str:
+        return f"{_SEPARATOR_NAMES[self.separator]}-separated"
+
+
+def _not_utf8(path: Path, line: int, raw: bytes, exc: UnicodeDecodeError) -> InvalidDataError:
+    return InvalidDataError(
+        f"{path}: line {line} is not UTF-8 text (byte 0x{raw[exc.start]:02x} at position {exc.start + 1} of the line); "
+        "save the file as UTF-8 ('CSV UTF-8' in a spreadsheet, or e.g. iconv -f latin1 -t utf-8)"
+    )
+
+
+def _csv_error(path: Path, line: int, exc: csv.Error) -> InvalidDataError:
+    if "field limit" in str(exc):
+        return InvalidDataError(
+            f"{path}: line {line}: a field is longer than {csv.field_size_limit():,} characters, which no number is; "
+            "look for a quote (\") that opens a field and is never closed: it joins all the lines after it"
+        )
+    return InvalidDataError(f"{path}: line {line} cannot be read as CSV ({exc}); check its quotes (\")")
+
+
+def _sniff_separator(header: str, sample: list[str], suffix: str) -> str:
+    """The separator that splits the header into the most columns and the sample lines alike.
+
+    Each candidate is scored by the share of sample lines with as many fields
+    as the header (or one more: a row label without a header cell), then by
+    the header's width; a tie goes to the suffix's separator (tab for
+    ``.tsv``, comma otherwise).
+    """
+    preferred = "\t" if suffix == ".tsv" else ","
+    best, best_score = preferred, (-1.0, 0)
+    for separator in (preferred, *(s for s in CSV_SEPARATORS if s != preferred)):
+        try:
+            width = len(_split(header, separator))
+            widths = [len(_split(line, separator)) for line in sample]
+        except csv.Error:
+            continue
+        if width < 2:
+            continue
+        fit = sum(w in (width, width + 1) for w in widths) / len(widths) if widths else 1.0
+        if (fit, width) > best_score:
+            best, best_score = separator, (fit, width)
+    return best
+
+
+def _example_header(separator: str, p: int) -> str:
+    names = [f"x{j + 1}" for j in range(min(p, 3))]
+    return ("<TAB>" if separator == "\t" else separator).join(names) + ("..." if p > 3 else "")
+
+
+def csv_layout(path: Path) -> CsvLayout:
+    """Read the header and the first lines of a CSV file: separator, names, label column.
+
+    Refuses an empty file, a file without data lines, a first line of numbers
+    only (a missing header), header cells left empty and an unclosed quote in
+    the header.
+    """
+    with open(path, "rb") as fh:
+        if fh.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            raise InvalidDataError(
+                f"{path}: the file is UTF-16 text (a spreadsheet's 'Unicode text' export); save it as 'CSV UTF-8'"
+            )
+        fh.seek(0)
+        header_text, line = None, 0
+        while header_text is None:
+            raw = fh.readline()
+            if not raw:
+                raise InvalidDataError(f"{path}: the CSV file is empty; its first line must name the columns")
+            line += 1
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, line, raw, exc) from None
+            if text.strip(" \t\r\n,;"):
+                header_text = text
+        data_offset = fh.tell()
+        sample: list[str] = []
+        sampled_bytes = 0
+        while len(sample) < _SNIFF_LINES:
+            raw = fh.readline()
+            if not raw:
+                break
+            sampled_bytes += len(raw)
+            text = raw.decode("utf-8", "replace")
+            if text.strip(" \t\r\n,;"):
+                sample.append(text)
+        size = os.fstat(fh.fileno()).st_size
+    if "\r" in header_text.rstrip("\r\n"):
+        raise InvalidDataError(
+            f"{path}: the lines end with a lone carriage return (\\r, as old Mac files do); save the file with "
+            "\\n or \\r\\n line ends"
+        )
+    if header_text.count('"') % 2:
+        raise InvalidDataError(
+            f"{path}: line {line} (the header) has a quote (\") that is not closed on that line; close or remove it"
+        )
+    separator = _sniff_separator(header_text, sample, path.suffix.lower())
+    try:
+        header = tuple(cell.strip() for cell in _split(header_text, separator))
+    except csv.Error as exc:
+        raise _csv_error(path, line, exc) from None
+    if not sample:
+        raise InvalidDataError(f"{path}: the CSV file has a header but no data rows")
+    rows = []
+    for text in sample:
+        try:
+            rows.append(_split(text, separator))
+        except csv.Error:
+            continue
+    width = len(header)
+    if rows and all(len(row) == width + 1 and not row[-1].strip() for row in rows):
+        raise InvalidDataError(
+            f"{path}: the data lines end with a separator ({separator!r}) that the header line lacks; "
+            "remove the separators at the ends of the lines"
+        )
+    if width > 1 and header[0] == "":
+        labels = "header"
+    elif rows and all(len(row) == width + 1 for row in rows):
+        labels = "short"
+    elif width > 1 and rows and all(len(row) == width and _is_label(row[0]) for row in rows):
+        labels = "text"
+    else:
+        labels = "none"
+    rows_estimate = round((size - data_offset) * len(sample) / max(sampled_bytes, 1))
+    layout = CsvLayout(separator, header, labels, line, data_offset, rows_estimate)
+    names = layout.names
+    if all(_is_number(name) for name in names):
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        raise InvalidDataError(
+            f"{path}: the first line ({shown}) holds only numbers, so the header line is missing: the first line of a "
+            f"CSV file must name the columns. Add a header line with one name per column at the top (e.g. "
+            f"{_example_header(separator, len(names))}); if these numbers are meant as names, make them non-numeric "
+            "(e.g. prefix a letter)"
+        )
+    offset = len(header) - len(names) + 1
+    empty = [j + offset for j, name in enumerate(names) if not name]
+    if empty:
+        trailing = " (a separator at the end of the line?)" if empty[-1] == len(header) else ""
+        raise InvalidDataError(
+            f"{path}: the header (line {line}) has no name for column(s) {', '.join(map(str, empty[:SHOWN]))}"
+            f"{trailing}; give every column a name"
+        )
+    return layout
+
+
+# -- CSV: the fast readers and the careful one ----------------------------------------------------------
+def _pandas() -> Any:
+    """pandas when it is installed (the ``pandas`` extra), else ``None``; imported only here."""
+    try:
+        import pandas
+    except Exception:  # not installed, or broken: the NumPy reader does the work
+        return None
+    return pandas
+
+
+def _all_labels(values: Any) -> bool:
+    return all(_is_label(str(v)) for v in values)
+
+
+def _read_with_pandas(pandas: Any, fh: IO[bytes], layout: CsvLayout) -> np.ndarray | None:
+    extra = {} if int(pandas.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}  # exact digits
+    frame = pandas.read_csv(
+        fh, sep=layout.separator, header=None, index_col=False, na_filter=False, skip_blank_lines=True,
+        encoding="utf-8", engine="c", quotechar='"', **extra,
+    )  # fmt: skip
+    if frame.shape[1] != layout.fields:
+        return None
+    values = frame.iloc[:, 1:] if layout.has_labels else frame
+    if not all(getattr(dtype, "kind", "O") in "iuf" for dtype in values.dtypes):
+        return None
+    if layout.labels == "text" and not _all_labels(frame.iloc[:, 0]):
+        return None
+    return values.to_numpy(dtype=float)  # type: ignore[no-any-return]
+
+
+def _read_with_numpy(fh: IO[bytes], layout: CsvLayout) -> np.ndarray | None:
+    numbers_among_labels: list[str] = []
+
+    def label(cell: str) -> float:
+        if not _is_label(cell):
+            numbers_among_labels.append(cell)
+        return 0.0
+
+    table = np.loadtxt(
+        io.TextIOWrapper(fh, encoding="utf-8", newline=""), delimiter=layout.separator, dtype=float, comments=None,
+        quotechar='"', ndmin=2, converters={0: label} if layout.has_labels else None,
+    )  # fmt: skip
+    if table.shape[1] != layout.fields or (layout.labels == "text" and numbers_among_labels):
+        return None
+    return table[:, 1:] if layout.has_labels else table
+
+
+#: Fewer data lines than this are read by NumPy even when pandas is installed: pandas' parser spends about
+#: 90 us per column besides its cells, NumPy's ``loadtxt`` about 0.3 us more per cell, so NumPy wins below
+#: about 300 lines whatever the width (0.64 of pandas' time at 200 x 20 000, measured by benchmarks/csv_read.py).
+PANDAS_MIN_ROWS = 256
+#: Below this many cells pandas is used only when it is already imported: importing it costs more (~0.5 s)
+#: than NumPy takes to read such a table (~0.3 us a cell).
+PANDAS_MIN_CELLS = 2_000_000
+
+
+def _csv_engine(layout: CsvLayout) -> str:
+    """``"pandas"`` or ``"numpy"``: the faster for this table, pandas only where it is installed."""
+    if layout.rows_estimate < PANDAS_MIN_ROWS:
+        return "numpy"
+    if layout.rows_estimate * layout.fields < PANDAS_MIN_CELLS and "pandas" not in sys.modules:
+        return "numpy"
+    return "pandas" if _pandas() is not None else "numpy"
+
+
+def _read_fast(path: Path, layout: CsvLayout) -> np.ndarray | None:
+    """The matrix when every cell is a finite number, read by pandas or NumPy; ``None`` when anything is amiss."""
+    engine = _csv_engine(layout)
+    try:
+        with open(path, "rb") as fh, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fh.seek(layout.data_offset)
+            if engine == "pandas":
+                table = _read_with_pandas(_pandas(), fh, layout)
+            else:
+                table = _read_with_numpy(fh, layout)
+    except MemoryError:
+        raise InvalidDataError(f"{path}: the table does not fit in memory") from None
+    except Exception:  # any complaint of the parser: the careful reader finds it and names the line
+        return None
+    if table is None or table.size == 0 or not np.isfinite(table).all():
+        return None
+    return table
+
+
+def _cell_problem(cell: str) -> str:
+    text = cell.strip()
+    if not text:
+        return "empty"
+    if text.lower() in _MISSING_MARKERS:
+        return f"{cell!r} (a missing value)"
+    if _is_number(text):
+        return f"{cell!r} (not finite)"
+    return repr(cell if len(cell) <= 40 else cell[:37] + "...")
+
+
+def _bad_cells_message(path: Path, layout: CsvLayout, cells: list[tuple[int, int, str]], count: int) -> str:
+    names = layout.names
+    shown = "; ".join(f"line {line}, column {names[j]!r}: {_cell_problem(cell)}" for line, j, cell in cells)
+    more = f"; and {count - len(cells)} more" if count > len(cells) else ""
+    hints = []
+    texts = [cell.strip() for _, _, cell in cells]
+    if any(not t or t.lower() in _MISSING_MARKERS or t.lower() in ("nan", "inf", "-inf") for t in texts):
+        hints.append("fill in or remove the lines with missing values (spcakit does not impute)")
+    if layout.separator != "," and any(t.replace(",", "", 1).lstrip("+-").isdigit() and "," in t for t in texts):
+        hints.append("decimal commas are not read: write 1.5, not 1,5")
+    if any(len(t.split()) > 1 and all(_is_number(part) for part in t.split()) for t in texts):
+        hints.append("spaces do not separate fields: use commas, semicolons or tabs")
+    if any("\n" in cell for _, _, cell in cells):
+        hints.append("a quote (\") that is never closed joins lines")
+    if layout.labels == "none" and len(names) > 1 and any(j == 0 and _is_label(t) for _, j, t in cells):
+        hints.append("a first column is read as row labels only when every one of its values is text")
+    return (
+        f"{path}: {count} cell{'s are not numbers' if count > 1 else ' is not a number'}: {shown}{more}; every cell below the "
+        f"header must be a finite number{' - ' if hints else ''}{'; '.join(hints)}"
+    )
+
+
+def _undecodable(path: Path, layout: CsvLayout) -> InvalidDataError:
+    with open(path, "rb") as fh:
+        fh.seek(layout.data_offset)
+        for line, raw in enumerate(fh, start=layout.header_lines + 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return _not_utf8(path, line, raw, exc)
+    return InvalidDataError(f"{path}: the file is not UTF-8 text; save it as UTF-8")
+
+
+def _read_checked(path: Path, layout: CsvLayout) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Read every cell with Python's ``csv`` and ``float``, naming the lines and columns of anything wrong.
+
+    Returns the matrix and its columns' names.
+    """
+    skip = 1 if layout.has_labels else 0
+    bad_lines: list[tuple[int, int]] = []
+    bad_cells: list[tuple[int, int, str]] = []
+    n_bad_lines = n_bad_cells = 0
+    labels_are_data = False
+    numbers = array.array("d")  # 8 bytes a value, not a Python float's 24
+    n_rows = 0
+    line = layout.header_lines
+    with open(path, "rb") as fh:
+        fh.seek(layout.data_offset)
+        reader = csv.reader(io.TextIOWrapper(fh, encoding="utf-8", newline=""), delimiter=layout.separator)
+        try:
+            for row in reader:
+                first, line = line + 1, layout.header_lines + reader.line_num
+                if _is_blank(row):
+                    continue
+                if len(row) != layout.fields:
+                    n_bad_lines += 1
+                    if len(bad_lines) < SHOWN:
+                        bad_lines.append((first, len(row)))
+                    continue
+                if layout.labels == "text" and not _is_label(row[0]):
+                    labels_are_data = True
+                values = []
+                for j, cell in enumerate(row[skip:]):
+                    try:
+                        value = float(cell)
+                    except ValueError:
+                        value = math.nan
+                    if not math.isfinite(value):
+                        n_bad_cells += 1
+                        if len(bad_cells) < SHOWN:
+                            bad_cells.append((first, j, cell))
+                    values.append(value)
+                if not (n_bad_lines or n_bad_cells):
+                    numbers.extend(values)
+                    n_rows += 1
+        except csv.Error as exc:
+            raise _csv_error(path, line + 1, exc) from None
+        except UnicodeDecodeError:
+            raise _undecodable(path, layout) from None
+    if labels_are_data:  # a number among the first column's values: it is data after all
+        return _read_checked(path, attrs.evolve(layout, labels="none"))
+    if n_bad_lines:
+        shown = ", ".join(f"line {line} has {fields}" for line, fields in bad_lines)
+        more = f", and {n_bad_lines - len(bad_lines)} more" if n_bad_lines > len(bad_lines) else ""
+        label = " (a row label and the values)" if layout.labels == "short" else ""
+        raise InvalidDataError(
+            f"{path}: {n_bad_lines} line{'s have' if n_bad_lines > 1 else ' has'} the wrong number of fields: {shown}"
+            f"{more}; the header has {len(layout.header)}, and every data line needs {layout.fields}{label} "
+            f"{layout.separated} fields"
+        )
+    if n_bad_cells:
+        raise InvalidDataError(_bad_cells_message(path, layout, bad_cells, n_bad_cells))
+    if not n_rows:
+        raise InvalidDataError(f"{path}: the CSV file has a header but no data rows")
+    return np.frombuffer(numbers, dtype=float).reshape(n_rows, len(layout.names)).copy(), layout.names
+
+
+def load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A CSV or TSV file's numbers and column names (see the module's description)."""
+    layout = csv_layout(path)
+    matrix = _read_fast(path, layout)
+    if matrix is None:
+        return _read_checked(path, layout)
+    return matrix, layout.names

@@ -7,21 +7,37 @@ rounded to the paper's number of decimals, prints the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
-from spcakit.api import fit
+from spcakit.api import PART_ROLES, check_driver, check_seed, configure, fit
 from spcakit.datasets import load_source
-from spcakit.errors import SpecError
+from spcakit.errors import SpcakitError, SpecError
+from spcakit.plugins import get_registry
 from spcakit.problem import Covariance
-from spcakit.specs import ExperimentRow, ExperimentSpec, load_experiment_spec, specs_root
+from spcakit.registry import Registry
+from spcakit.schema import Invalid, KeyPath, Str, did_you_mean, format_path, unknown_name
+from spcakit.specs import ExperimentRow, ExperimentSpec, MethodSpec, PartKind, PartRef, load_experiment_spec, specs_root
 from spcakit.state import Result
 
+#: Keywords of :func:`spcakit.fit` that a row's ``params`` (or ``overrides``) may set, in the order
+#: :func:`spcakit.api.configure` applies them; any other key is a part parameter (``k``, ``stopper.tol``).
 FIT_KEYS = ("truncator", "lam", "deflator", "stopper", "refiner", "seed")
+#: Keywords of :func:`spcakit.fit` that an experiment sets once for every row, or not at all.
+_NOT_ROW_KEYS = {
+    "r": "r is set once for the whole experiment (the top-level r)",
+    "covariance": "covariance is set once for the whole experiment (the top-level covariance)",
+    "data": "the data is set once for the whole experiment (the top-level data)",
+    "method": "the method is the row's own 'method' key",
+    "center": "an experiment's data is always centred",
+    "feature_names": "variable names come with the data",
+    "on_step": "a callback cannot be given in a spec",
+    "registry": "the registry cannot be given in a spec",
+}
 
 
 def fit_arguments(spec: ExperimentSpec, row: ExperimentRow) -> dict[str, Any]:
@@ -142,18 +158,172 @@ class ExperimentOutcome:
 
 
 def experiment_path(name: str) -> Path:
+    """The spec file of experiment ``name``: a path (ending in ``.toml`` or holding a folder separator)
+    as given, else ``specs/experiments/<name>.toml``. A path is read (and refused) by
+    :func:`~spcakit.specs.load_experiment_spec`; an unknown name is refused here, with the closest one as a hint."""
     path = Path(name)
-    if path.suffix == ".toml" and path.exists():
+    if path.suffix == ".toml" or "/" in name or (path.name != name):
         return path
     candidate = specs_root() / "experiments" / f"{name}.toml"
-    if not candidate.exists():
-        raise SpecError(f"unknown experiment {name!r}; available: {', '.join(list_experiments()) or '(none)'}")
+    if not name or not candidate.is_file():
+        raise SpecError(unknown_name("experiment", name, list_experiments()).replace("; valid:", "; available:"))
     return candidate
 
 
 def list_experiments() -> list[str]:
     folder = specs_root() / "experiments"
     return sorted(p.stem for p in folder.glob("*.toml"))
+
+
+# -- checking a spec against the registry --------------------------------------------------------------
+def _spec_error(spec: ExperimentSpec, path: KeyPath | list[KeyPath], message: str) -> SpecError:
+    where = spec.source or f"experiment {spec.name}"
+    paths = path if isinstance(path, list) else [path]
+    return SpecError(": ".join(s for s in (where, ", ".join(format_path(p) for p in paths), message) if s))
+
+
+def _method(spec: ExperimentSpec, name: str, path: KeyPath, registry: Registry) -> MethodSpec:
+    if name not in registry.method_names():
+        raise _spec_error(spec, path, unknown_name("method", name, registry.method_names()) + " (spcakit methods lists them)")
+    try:
+        return registry.method(name)
+    except SpcakitError as exc:
+        raise _spec_error(spec, path, f"method {name!r} cannot be read: {exc}") from None
+
+
+def _part_refs(ref: PartRef) -> list[PartRef]:
+    """``ref`` and the part references nested in its parameters."""
+    out = [ref]
+    for value in ref.params.values():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, PartRef):
+                out.extend(_part_refs(item))
+    return out
+
+
+def _parameter_names(method: MethodSpec, registry: Registry) -> list[str]:
+    """Every part parameter ``method`` takes, bare and as ``role.name``."""
+    bare, qualified = [], []
+    for role in PART_ROLES:
+        ref = getattr(method, role)
+        for sub in [] if ref is None else _part_refs(ref):
+            for name in registry.part(role, sub.name).parameters():
+                bare.append(name)
+                qualified.append(f"{role}.{name}")
+    return sorted(set(bare)) + sorted(set(qualified))
+
+
+#: The fit keywords that name a part, and whether "none" (no part) is allowed.
+_PART_KEYWORDS = {"truncator": False, "deflator": False, "stopper": False, "refiner": True}
+
+
+def _check_fit_keyword(spec: ExperimentSpec, key: str, value: Any, path: KeyPath, registry: Registry) -> None:
+    """A fit keyword that names a part: a name (``truncator``, ``deflator``) or a part (``stopper``, ``refiner``)
+    whose name is registered for that role."""
+    if key not in _PART_KEYWORDS:
+        return
+    kind = Str(empty=False) if key in ("truncator", "deflator") else PartKind(optional=_PART_KEYWORDS[key])
+    try:
+        kind(value, path)
+    except Invalid as exc:
+        raise _spec_error(spec, exc.path, exc.message) from None
+    name = value.get("name") if isinstance(value, Mapping) else value
+    names = registry.part_names(key)
+    if isinstance(name, str) and name not in names and not (_PART_KEYWORDS[key] and name in ("", "none")):
+        raise _spec_error(spec, (*path, "name") if isinstance(value, Mapping) else path,
+                          unknown_name(key, name, names) + " (spcakit parts lists them)")
+
+
+def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str, Any], paths: Mapping[str, KeyPath],
+                registry: Registry, p: int | None) -> None:
+    """Apply ``arguments`` (fit keywords) to ``method`` as :func:`spcakit.fit` does, one key at a time, and build
+    its parts; the first error is a :class:`SpecError` naming the key (or the keys) it comes from."""
+    try:
+        method = configure(method, registry=registry)  # nested part tables as PartRefs, so that roles compare equal
+    except SpcakitError as exc:
+        raise _spec_error(spec, paths.get("", ()), str(exc)) from None
+    touched: dict[str, list[str]] = {role: [] for role in PART_ROLES}
+    order = {k: i for i, k in enumerate(FIT_KEYS)}
+    for key in sorted(arguments, key=lambda k: order.get(k, len(order))):
+        value, path = arguments[key], paths[key]
+        if key in _NOT_ROW_KEYS:
+            raise _spec_error(spec, path, f"not a keyword a row can set: {_NOT_ROW_KEYS[key]}")
+        if key not in FIT_KEYS:
+            valid = _parameter_names(method, registry)
+            bare = key.rpartition(".")[2]
+            if key not in valid and bare not in valid:
+                guess = did_you_mean(key, [*FIT_KEYS, *valid])
+                hint = f" (did you mean {guess!r}?)" if guess else ""
+                raise _spec_error(spec, path, f"method {method.name!r} has no parameter {key!r}{hint}; valid: "
+                                              f"the fit keywords {', '.join(FIT_KEYS)} and the part parameters {', '.join(valid)}")
+        _check_fit_keyword(spec, key, value, path, registry)
+        try:
+            if key == "seed":
+                check_seed(value)
+                continue
+            changed = configure(method, **({key: value} if key in FIT_KEYS else {"params": {key: value}}),
+                                registry=registry)  # type: ignore[arg-type]
+        except SpcakitError as exc:
+            raise _spec_error(spec, path, str(exc)) from None
+        for role in PART_ROLES:
+            if getattr(changed, role) != getattr(method, role):
+                touched[role].append(key)
+        method = changed
+    try:
+        check_driver(method, registry)
+    except SpcakitError as exc:
+        raise _spec_error(spec, [paths[k] for k in touched["deflator"]] or paths.get("", ()), str(exc)) from None
+    for role in PART_ROLES:
+        ref = getattr(method, role)
+        if ref is None:
+            continue
+        try:
+            part = registry.build(role, ref)
+            if role == "truncator" and p is not None:
+                part.check(p)
+        except SpcakitError as exc:
+            blame = [paths[k] for k in touched[role]] or paths.get("", ())
+            context = "" if touched[role] else f"method {method.name!r}: "
+            raise _spec_error(spec, blame, f"{context}{exc}") from None
+
+
+def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: int | None = None) -> None:
+    """Check an experiment against the registry before any row runs.
+
+    Columns must be known (:data:`COLUMNS`), and each row's paper columns among them; every method
+    (of a row or of ``overrides``) must be registered, and ``overrides`` only for methods some row
+    runs; each row's keywords (its method's overrides, then its ``params``) must be ones
+    :func:`spcakit.fit` takes for that method, with values its parts accept (and, given the number
+    of variables ``p``, the truncator's check). A :class:`SpecError` names the file and the key's path
+    (``rows[3].params.k``, ``overrides.spcart.stopper``) with the closest valid name as a hint.
+    """
+    registry = registry or get_registry()
+    columns = list(COLUMNS)
+    for i, column in enumerate(spec.columns):
+        if column not in COLUMNS:
+            raise _spec_error(spec, ("columns", i), unknown_name("column", column, columns))
+    row_methods = [row.method for row in spec.rows]
+    for name in spec.overrides:
+        _method(spec, name, ("overrides", name), registry)
+        if name not in row_methods:
+            raise _spec_error(spec, ("overrides", name), f"no row runs method {name!r}; the rows run: "
+                                                         f"{', '.join(dict.fromkeys(row_methods))}")
+    for i, row in enumerate(spec.rows):
+        method = _method(spec, row.method, ("rows", i, "method"), registry)
+        for column in row.paper:
+            if column not in COLUMNS:
+                raise _spec_error(spec, ("rows", i, "paper", column), unknown_name("column", column, columns))
+            if spec.columns and column not in spec.columns:
+                guess = did_you_mean(column, spec.columns)
+                raise _spec_error(spec, ("rows", i, "paper", column), (
+                    f"{column!r} is not one of this experiment's columns" + (f" (did you mean {guess!r}?)" if guess else "")
+                    + f"; its columns: {', '.join(spec.columns)} (add {column!r} to 'columns' to compare it)"
+                ))
+        overrides = spec.overrides.get(row.method, {})
+        paths: dict[str, KeyPath] = {k: ("overrides", row.method, k) for k in overrides}
+        paths.update({k: ("rows", i, "params", k) for k in row.params})
+        paths[""] = ("rows", i)
+        _configured(spec, method, fit_arguments(spec, row), paths, registry, p)
 
 
 def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
@@ -169,9 +339,14 @@ def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
 
 
 def run_experiment(name: str, on_row: Callable[[RowOutcome], None] | None = None) -> ExperimentOutcome:
-    """Run every row of the experiment ``name`` (a spec name or a TOML path)."""
+    """Run every row of the experiment ``name`` (a spec name or a TOML path).
+
+    The spec is checked (:func:`check_experiment`) once its data is loaded, before the first row runs.
+    """
     spec = load_experiment_spec(experiment_path(name))
+    check_experiment(spec)
     dataset = load_source(spec.data)
+    check_experiment(spec, p=dataset.matrix.shape[1])
     data: Any = Covariance(dataset.matrix, dataset.feature_names) if (dataset.is_covariance or spec.covariance) else dataset.matrix
     outcomes = []
     for row in spec.rows:

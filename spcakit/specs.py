@@ -26,6 +26,14 @@ A spec may extend another registered method and replace some of its keys::
 
 ``compose_default = true`` marks a method whose parts :func:`spcakit.compose`
 takes as defaults for that method's driver (not inherited by ``extends``).
+
+Both kinds of spec are checked against a schema (:mod:`spcakit.schema`) when
+they are read: an unknown key (with the closest valid one as a hint), a value
+of the wrong type or out of range is a :class:`~spcakit.errors.SpecError`
+naming the file and the key's path, e.g. ``x.toml: rows[3]: unknown key(s)
+['parmas'] (did you mean 'params'?)`` or ``x.toml: r: must be a positive
+integer; got 2.7 (a float)``. A part's own parameters are checked by the part
+when it is built (and, for experiments, by :func:`spcakit.reproduce.check_experiment`).
 """
 
 from __future__ import annotations
@@ -38,10 +46,26 @@ from typing import Any
 import attrs
 
 from spcakit.errors import SpecError
+from spcakit.schema import (
+    Anything,
+    Bool,
+    Field,
+    Int,
+    Invalid,
+    KeyPath,
+    ListOf,
+    Number,
+    OneOf,
+    Str,
+    Table,
+    TableOf,
+    did_you_mean,
+    show,
+    type_name,
+    validate,
+)
 
 SPEC_VERSION = 1
-_SPEC_KEYS = {"name", "summary", "paper", "driver", "initializer", "updater", "truncator", "deflator", "stopper", "refiner",
-              "version", "extends", "compose_default"}
 
 
 def _freeze_params(params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -82,6 +106,72 @@ class PartRef:
         return attrs.evolve(self, params={**self.params, **changes})
 
 
+@attrs.frozen
+class PartKind:
+    """Schema kind of a part: a registered name, or a table ``{ name = ..., <parameter> = ... }``.
+
+    Tables (or arrays of tables) with a ``name`` among the parameters are parts too and are checked
+    the same way. ``optional``: ``"none"`` or ``""`` (and ``None`` from Python) mean no part.
+    """
+
+    optional: bool = False
+    expected: str = "a part name or a table { name = ..., <parameter> = ... }"
+
+    def __call__(self, value: Any, path: KeyPath) -> Any:
+        if self.optional and (value is None or (isinstance(value, str) and value in ("", "none"))):
+            return value
+        if isinstance(value, PartRef):
+            return value
+        if isinstance(value, str):
+            return Str(empty=False)(value, path)
+        if not isinstance(value, Mapping):
+            raise Invalid(path, f"must be {self.expected}; got {show(value)} ({type_name(value)})")
+        if "name" not in value:
+            raise Invalid(path, f"a part table needs a 'name' (the part's registered name); got the keys {sorted(map(str, value))}"
+                                + _name_hint(value))
+        Str(empty=False)(value["name"], (*path, "name"))
+        for key, param in value.items():
+            if key != "name":
+                _check_nested_parts(param, (*path, key))
+        return value
+
+
+def _name_hint(table: Mapping[str, Any]) -> str:
+    guess = next((k for k in table if did_you_mean(k, ["name"]) is not None), None)
+    return f" (did you mean 'name' for {guess!r}?)" if guess is not None else ""
+
+
+def _check_nested_parts(value: Any, path: KeyPath) -> None:
+    """Parameters that are parts: a table with ``name``, or an array in which some table has one (then all must)."""
+    if isinstance(value, Mapping) and "name" in value:
+        PartKind()(value, path)
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, PartRef) or (isinstance(v, Mapping) and "name" in v) for v in value):
+        for i, item in enumerate(value):
+            PartKind()(item, (*path, i))
+
+
+#: The keys of a method spec and what each may hold (required keys are checked once ``extends`` is resolved).
+METHOD_SCHEMA = Table(
+    {
+        "name": Field(Str(empty=False)),
+        "summary": Field(Str()),
+        "paper": Field(Str()),
+        "driver": Field(Str(empty=False)),
+        "initializer": Field(PartKind()),
+        "updater": Field(PartKind()),
+        "truncator": Field(PartKind()),
+        "deflator": Field(PartKind(optional=True)),
+        "stopper": Field(PartKind()),
+        "refiner": Field(PartKind(optional=True)),
+        "version": Field(Int()),
+        "extends": Field(Str(empty=False)),
+        "compose_default": Field(Bool()),
+    },
+    expected="a table of method keys",
+)
+_REQUIRED_METHOD_KEYS = ("name", "driver", "initializer", "updater", "truncator", "stopper")
+
+
 @attrs.frozen(kw_only=True)
 class MethodSpec:
     """A method: which driver runs which parts."""
@@ -99,26 +189,26 @@ class MethodSpec:
 
     @staticmethod
     def check_keys(data: Mapping[str, Any], where: str = "spec") -> None:
-        """Refuse unknown keys and other spec versions (before ``extends`` is resolved)."""
-        unknown = set(data) - _SPEC_KEYS
-        if unknown:
-            raise SpecError(
-                f"{where}: unknown key(s) {sorted(unknown)}; valid keys are {sorted(_SPEC_KEYS)}"
-            )
+        """Check a method table against :data:`METHOD_SCHEMA` (before ``extends`` is resolved).
+
+        Refuses unknown keys (with the closest valid key as a hint), values of the wrong type (each
+        part a name or a table with a string ``name``, ``compose_default`` a boolean, ``version`` an
+        integer) and other spec versions; the message names ``where`` and the key's path.
+        """
+        validate(METHOD_SCHEMA, data, where)
         version = data.get("version", SPEC_VERSION)
         if version != SPEC_VERSION:
-            raise SpecError(f"{where}: spec version {version!r} is not supported (this spcakit reads version {SPEC_VERSION})")
-        if not isinstance(data.get("compose_default", False), bool):
-            raise SpecError(f"{where}: compose_default must be true or false")
+            raise SpecError(f"{where}: version: spec version {version!r} is not supported (this spcakit reads version {SPEC_VERSION})")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], where: str = "spec") -> MethodSpec:
         cls.check_keys(data, where)
         if "extends" in data:
             raise SpecError(f"{where}: 'extends' is resolved by the registry; register the spec instead of building it")
-        missing = [k for k in ("name", "driver", "initializer", "updater", "truncator", "stopper") if k not in data]
+        missing = [k for k in _REQUIRED_METHOD_KEYS if k not in data]
         if missing:
-            raise SpecError(f"{where}: missing required key(s): {', '.join(missing)}")
+            raise SpecError(f"{where}: missing required key(s): {', '.join(missing)} (a method spec needs "
+                            f"{', '.join(_REQUIRED_METHOD_KEYS)}, unless it extends another method)")
         deflator = data.get("deflator")
         refiner = data.get("refiner")
         return cls(
@@ -149,14 +239,38 @@ class MethodSpec:
         }
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The table of a TOML file; every way of not getting one is a :class:`SpecError` naming the file.
+
+    Missing files, folders, unreadable files, text that is not UTF-8, invalid TOML and files with
+    no keys (empty, or only comments) are refused.
+    """
+    path = Path(path)
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        if path.is_dir():
+            raise SpecError(f"{path}: is a folder; give a TOML spec file (*.toml)")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise SpecError(f"spec file not found: {path}") from None
+    except PermissionError:
+        raise SpecError(f"{path}: cannot be read (permission denied)") from None
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError(
+            f"{path}: not UTF-8 text (byte {raw[exc.start:exc.start + 1]!r} on line {line}); TOML files are UTF-8: "
+            "save it as UTF-8"
+        ) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    if not data:
+        raise SpecError(f"{path}: the file has no keys (it is empty or only comments); a spec needs at least a 'name'")
+    return data
 
 
 def load_method_spec(path: str | Path) -> MethodSpec:
@@ -201,53 +315,92 @@ class ExperimentSpec:
     #: ``fit`` keywords per method name, applied to every row of that method (a row's params win):
     #: how the paper ran a method when that differs from spcakit's default (e.g. its stopping rule).
     overrides: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    #: the file it was read from (messages name it), or ``""``
+    source: str = attrs.field(default="", eq=False)
+
+
+def _row(value: Any, path: KeyPath) -> dict[str, Any]:
+    """A ``[[rows]]`` table; ``must_match`` lists only the row's own paper columns."""
+    row = _ROW_TABLE(value, path)
+    must = row["must_match"]
+    if isinstance(must, list):
+        for j, column in enumerate(must):
+            if column not in row["paper"]:
+                guess = did_you_mean(column, row["paper"])
+                raise Invalid(
+                    (*path, "must_match", j),
+                    f"{column!r} is not one of this row's paper columns ({', '.join(row['paper']) or 'none'})"
+                    + (f" (did you mean {guess!r}?)" if guess else "")
+                    + "; must_match is true, false, or a list of the row's paper columns",
+                )
+    return row
+
+
+_ROW_TABLE = Table(
+    {
+        "label": Field(Str(empty=False)),
+        "method": Field(Str(empty=False), required=True),
+        "params": Field(TableOf(Anything(), expected="a table of fit keywords and part parameters"), default={}),
+        "paper": Field(TableOf(OneOf((Str(), Number()), expected="a string (keeps the paper's digits) or a number"),
+                               expected="a table of the paper's values by column"), default={}),
+        "must_match": Field(OneOf((Bool(), ListOf(Str(), expected="an array of column names")),
+                                  expected="true, false, or an array of the row's paper columns"), default=False),
+    },
+    expected="a table ([[rows]])",
+)
+
+#: The keys of an experiment spec and what each may hold.
+EXPERIMENT_SCHEMA = Table(
+    {
+        "name": Field(Str(empty=False), required=True),
+        "title": Field(Str(), required=True),
+        "paper": Field(Str(), default=""),
+        "data": Field(Str(empty=False), required=True),
+        "r": Field(Int(low=1), required=True),
+        "covariance": Field(Bool(), default=False),
+        "columns": Field(ListOf(Str(empty=False), expected="an array of column names (strings)"), default=[]),
+        "notes": Field(Str(), default=""),
+        "overrides": Field(
+            TableOf(TableOf(Anything(), expected="a table of fit keywords"), expected="a table of method names"),
+            default={},
+        ),
+        "rows": Field(ListOf(_row, expected="an array of tables ([[rows]])", min_items=1), required=True),
+    },
+    expected="a table of experiment keys",
+)
 
 
 def load_experiment_spec(path: str | Path) -> ExperimentSpec:
-    """Read an experiment spec (``specs/experiments/*.toml``)."""
+    """Read an experiment spec (``specs/experiments/*.toml``), checked against :data:`EXPERIMENT_SCHEMA`.
+
+    Method names, columns and the rows' parameters are checked against the registry by
+    :func:`spcakit.reproduce.check_experiment`.
+    """
     path = Path(path)
-    data = read_toml(path)
     where = str(path)
-    for key in ("name", "title", "data", "r", "rows"):
-        if key not in data:
-            raise SpecError(f"{where}: missing required key {key!r}")
-    rows = []
-    for i, row in enumerate(data["rows"]):
-        if "method" not in row:
-            raise SpecError(f"{where}: row {i} needs a 'method'")
-        paper = dict(row.get("paper", {}))
-        must = row.get("must_match", False)
-        if must is True:
-            must = tuple(paper)
-        elif must is False:
-            must = ()
-        elif isinstance(must, list) and all(c in paper for c in must):
-            must = tuple(must)
-        else:
-            raise SpecError(f"{where}: row {i}: must_match is true, false, or a list of its paper columns; got {must!r}")
-        rows.append(
-            ExperimentRow(
-                label=str(row.get("label", row["method"])),
-                method=str(row["method"]),
-                params=dict(row.get("params", {})),
-                paper=paper,
-                must_match=must,
-            )
+    data = validate(EXPERIMENT_SCHEMA, read_toml(path), where)
+    rows = tuple(
+        ExperimentRow(
+            label=row["label"] if row["label"] is not None else row["method"],
+            method=row["method"],
+            params=dict(row["params"]),
+            paper=dict(row["paper"]),
+            must_match=tuple(row["paper"]) if row["must_match"] is True else tuple(row["must_match"] or ()),
         )
-    overrides = data.get("overrides", {})
-    if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
-        raise SpecError(f"{where}: overrides is a table of method names, each a table of fit keywords; got {overrides!r}")
+        for row in data["rows"]
+    )
     return ExperimentSpec(
-        overrides={str(k): dict(v) for k, v in overrides.items()},
-        name=str(data["name"]),
-        title=str(data["title"]),
-        paper=str(data.get("paper", "")),
-        data=str(data["data"]),
-        r=int(data["r"]),
-        covariance=bool(data.get("covariance", False)),
-        columns=tuple(data.get("columns", ())),
-        rows=tuple(rows),
-        notes=str(data.get("notes", "")),
+        name=data["name"],
+        title=data["title"],
+        paper=data["paper"],
+        data=data["data"],
+        r=data["r"],
+        covariance=data["covariance"],
+        columns=tuple(data["columns"]),
+        rows=rows,
+        notes=data["notes"],
+        overrides={k: dict(v) for k, v in data["overrides"].items()},
+        source=where,
     )
 
 

@@ -1,0 +1,476 @@
+r"""``spcakit.SparsePCA``: any spcakit method as a scikit-learn transformer.
+
+Needs scikit-learn (``pip install "spcakit[sklearn]"``); ``import spcakit``
+never imports it: ``spcakit.SparsePCA`` loads this module on first use.
+
+>>> from sklearn.datasets import load_breast_cancer
+>>> import spcakit
+>>> df = load_breast_cancer(as_frame=True).data
+>>> model = spcakit.SparsePCA(n_components=3, method="tpower", k=5, standardize=True).fit(df)
+>>> model.components_.shape
+(3, 30)
+>>> [int(row.astype(bool).sum()) for row in model.components_]
+[5, 5, 5]
+>>> scores = model.transform(df)          # n x 3, regression onto the loadings' span
+
+The estimator checks its input with scikit-learn's own validation (so a
+DataFrame's column names become ``feature_names_in_``), standardises when
+asked, and hands a float array and the names to :func:`spcakit.fit`; the
+full :class:`~spcakit.state.Result` is kept as ``result_``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+try:
+    from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "spcakit.SparsePCA needs scikit-learn >= 1.6 (for sklearn.utils.validation.validate_data); "
+        f"install it with: pip install 'spcakit[sklearn]' ({exc})"
+    ) from exc
+
+from spcakit.api import PART_ROLES, configure, fit
+from spcakit.errors import InvalidDataError, InvalidParameterError
+from spcakit.plugins import get_registry
+from spcakit.problem import as_problem
+from spcakit.registry import Registry
+from spcakit.specs import MethodSpec
+
+__all__ = ["SparsePCA"]
+
+#: A column is constant when its centred norm is at most this times its largest magnitude times sqrt(n)
+#: (the rule :func:`spcakit.problem.data_problem` applies: rounding noise, whatever the data's scale).
+CONSTANT_COLUMN_RTOL = 1e-12
+
+
+# -- pure helpers ------------------------------------------------------------------------------------------
+def _resolve_method(method: Any, truncator: str | None, deflator: str | None, registry: Registry) -> MethodSpec:
+    """The method spec that will run: a registered name or a :class:`MethodSpec`, truncator/deflator replaced."""
+    if isinstance(method, str):
+        spec = registry.method(method)
+    elif isinstance(method, MethodSpec):
+        spec = method
+    else:
+        raise InvalidParameterError(
+            f"method must be a registered method name (see `spcakit methods`) or a MethodSpec from "
+            f"spcakit.compose(); got {type(method).__name__} {method!r}"
+        )
+    return configure(spec, truncator=truncator, deflator=deflator, registry=registry)
+
+
+def _roles_taking(spec: MethodSpec, parameter: str, registry: Registry) -> list[str]:
+    """The roles of ``spec`` whose part takes ``parameter``."""
+    roles = []
+    for role in PART_ROLES:
+        ref = getattr(spec, role)
+        if ref is not None and parameter in registry.part(role, ref.name).parameters():
+            roles.append(role)
+    return roles
+
+
+#: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
+_ESTIMATOR_ARGUMENTS = {
+    "data": "fit(X)", "method": "SparsePCA(method=...)", "r": "SparsePCA(n_components=...)",
+    "truncator": "SparsePCA(truncator=...)", "lam": "SparsePCA(lam=...)", "deflator": "SparsePCA(deflator=...)",
+    "seed": "SparsePCA(random_state=...)", "center": "SparsePCA(center=...)", "covariance": "the estimator (data only)",
+    "feature_names": "the DataFrame's columns", "on_step": "spcakit.fit (not the estimator)",
+    "registry": "spcakit.fit (not the estimator)",
+}  # fmt: skip
+
+
+def _sparsity_params(method: MethodSpec, k: Any, lam: Any, params: Mapping[str, Any] | None,
+                     registry: Registry) -> dict[str, Any]:
+    """The keyword arguments of :func:`spcakit.fit` that set the sparsity of ``method``.
+
+    ``lam`` goes to the method's truncator as its λ (``spcakit.fit(lam=...)``);
+    ``params`` are part parameters as ``spcakit.fit(**params)`` takes them
+    (and ``stopper``/``refiner`` replacements), never an argument the
+    estimator sets itself (``seed``, ``lam``, ...: the message says which);
+    ``k``, the number of nonzero variables per loading, is passed as the
+    parameter ``k`` of every part of ``method`` that takes one (the
+    ``sparsity`` truncator of TPower, the ``greedy``/``exhaustive`` updaters,
+    FSPCA's ``go``/``ipu``/``row-sparse``, where ``k`` is the row support
+    shared by all loadings). A method with no such part refuses ``k``, naming
+    the methods that take it.
+
+    This is the one place where the estimator translates its sparsity knobs,
+    so that a method-independent ``k`` (SPCArt and rSVD-GP through their
+    truncation by sparsity, ...) changes only this function.
+    """
+    if params is not None and not isinstance(params, Mapping):
+        raise InvalidParameterError(
+            f"params must be a mapping of part parameters, e.g. {{'stopper.tol': 1e-4}}, or None; got {params!r}"
+        )
+    out: dict[str, Any] = dict(params or {})
+    reserved = sorted(set(out) & set(_ESTIMATOR_ARGUMENTS))
+    if reserved:
+        raise InvalidParameterError(
+            "params holds part parameters (and stopper/refiner replacements); "
+            + "; ".join(f"{key!r} is set by {_ESTIMATOR_ARGUMENTS[key]}" for key in reserved)
+        )
+    if lam is not None:
+        out["lam"] = lam
+    if k is None:
+        return out
+    given = sorted(key for key in out if key == "k" or key.endswith(".k"))
+    if given:
+        raise InvalidParameterError(
+            f"k is given both as SparsePCA(k={k!r}) and in params ({', '.join(given)}); give it once"
+        )
+    roles = _roles_taking(method, "k", registry)
+    if not roles:
+        takers = [info.spec.name for info in registry.methods() if _roles_taking(info.spec, "k", registry)]
+        raise InvalidParameterError(
+            f"method {method.name!r} takes no cardinality k (its truncator {method.truncator.name!r} does not count "
+            f"nonzeros); give its own sparsity parameter (lam=...), or truncator='sparsity' to keep k nonzeros per "
+            f"loading, or a method that takes k: {', '.join(takers) or '(none registered)'}"
+        )
+    for role in roles:
+        out[f"{role}.k"] = k
+    return out
+
+
+def _check_n_components(n_components: Any, n_samples: int, n_features: int, center: bool) -> int:
+    """``n_components`` as an int in [1, min(n_features, rank bound of the (centred) data)]."""
+    if isinstance(n_components, bool) or not isinstance(n_components, numbers.Integral) or n_components < 1:
+        raise InvalidParameterError(f"n_components must be a positive integer; got {n_components!r}")
+    rank_bound = n_samples - 1 if center else n_samples
+    upper = min(n_features, rank_bound)
+    if n_components > upper:
+        rank_text = "n_samples - 1 (centring removes one dimension)" if center else "n_samples"
+        raise InvalidParameterError(
+            f"n_components={n_components} must be between 1 and min(n_features, {rank_text}) = {upper} "
+            f"for data with n_samples={n_samples}, n_features={n_features}"
+        )
+    return int(n_components)
+
+
+def _check_k(k: Any, n_features: int) -> int | None:
+    """``k`` as an int in [1, n_features] (``None`` passes)."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise InvalidParameterError(f"k (nonzeros per component) must be a positive integer or None; got {k!r}")
+    if k > n_features:
+        raise InvalidParameterError(
+            f"k={k} nonzeros per component is more than the data's n_features={n_features}; "
+            f"valid: 1 <= k <= {n_features}"
+        )
+    return int(k)
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidParameterError(f"{name} must be True or False; got {value!r}")
+    return bool(value)
+
+
+def _seed(random_state: Any) -> int:
+    """An int seed for :func:`spcakit.fit` from a scikit-learn ``random_state``.
+
+    An int is the seed itself (scikit-learn's range check applies: 0 to 2**32 - 1);
+    ``None`` (numpy's global generator) and a ``RandomState`` give a seed drawn
+    from them, as scikit-learn estimators consume them.
+    """
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        check_random_state(random_state)  # refuses seeds outside [0, 2**32 - 1]
+        return int(random_state)
+    generator = check_random_state(random_state)
+    return int(generator.randint(np.iinfo(np.int32).max))
+
+
+def _column_scales(x: np.ndarray, mean: np.ndarray, center: bool, names: tuple[str, ...] | None) -> np.ndarray:
+    r"""The standard deviation of each column on the scale of spcakit's covariance.
+
+    Centred: :math:`s_j = \sqrt{\sum_i (x_{ij} - \bar x_j)^2 / (n-1)}`, so that the
+    columns of :math:`X/s` have unit variance under :math:`A^\top A/(n-1)` and their
+    covariance is the correlation matrix. Not centred: the root mean square
+    :math:`\sqrt{\sum_i x_{ij}^2/n}` (the covariance is then :math:`A^\top A/n`).
+    ``mean`` is the column means (zeros when not centring). Constant columns
+    (all zero when not centred) are refused by name.
+    """
+    n = x.shape[0]
+    deviations = x - mean
+    largest = np.abs(deviations).max(axis=0)
+    safe = np.where(largest > 0, largest, 1.0)
+    norms = largest * np.sqrt(np.einsum("ij,ij->j", deviations / safe, deviations / safe))
+    magnitude = np.abs(x).max(axis=0)
+    constant = np.nonzero(norms <= CONSTANT_COLUMN_RTOL * magnitude * np.sqrt(n))[0]
+    if constant.size:
+        shown = ", ".join(f"{j}" + (f" ({names[j]})" if names is not None else "") for j in constant[:5])
+        more = f" and {constant.size - 5} more" if constant.size > 5 else ""
+        raise InvalidDataError(
+            f"standardize=True divides each column by its standard deviation, but {constant.size} column(s) are "
+            f"{'constant' if center else 'all zero'} (zero variance): {shown}{more}; remove them, or use "
+            "standardize=False"
+        )
+    return norms / np.sqrt(n - 1 if center else n)
+
+
+def _regression_map(loadings: np.ndarray) -> tuple[np.ndarray, int]:
+    r"""The ``p x r`` matrix :math:`W` with scores :math:`S = A W` (least squares), and the rank of the loadings.
+
+    For loadings :math:`X` (``p x r``) the scores of centred rows :math:`A` solve
+    :math:`\min_S \|A - S X^\top\|_F`: :math:`S = A X (X^\top X)^{-1}`, i.e.
+    :math:`W = (X^+)^\top`. With the pseudo-inverse the same formula holds when
+    :math:`X` is rank-deficient (two loadings equal, say): the scores are then the
+    minimum-norm least-squares solution, and :math:`S X^\top = A X X^+` is still
+    the orthogonal projection of the rows onto the loadings' span.
+    """
+    u, singular, vt = np.linalg.svd(loadings, full_matrices=False)
+    # numpy's pinv/matrix_rank rule: singular values below max(p, r) * eps * the largest count as zero
+    kept = singular > singular.max(initial=0.0) * max(loadings.shape) * np.finfo(float).eps
+    inverse = np.divide(1.0, singular, out=np.zeros_like(singular), where=kept)
+    return np.ascontiguousarray((u * inverse) @ vt), int(kept.sum())
+
+
+# -- the estimator -----------------------------------------------------------------------------------------
+class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    r"""Sparse PCA by any spcakit method, as a scikit-learn transformer.
+
+    Parameters
+    ----------
+    n_components : int, default=2
+        Number of sparse components :math:`r`; at most
+        ``min(n_features, n_samples - 1)`` (``n_samples`` when ``center=False``),
+        the rank bound of the data. A larger value raises ``ValueError``, as
+        :class:`sklearn.decomposition.PCA` does above ``min(n_samples, n_features)``;
+        the bound is one lower when centring because centred data have rank at
+        most ``n_samples - 1`` (spcakit refuses components beyond the rank).
+    method : str or MethodSpec, default="spcart"
+        A registered method (``spcakit methods``) or a spec from
+        :func:`spcakit.compose`.
+    k : int, optional
+        Number of nonzero variables per component, passed to every part of the
+        method that takes a cardinality ``k`` (TPower's truncation by sparsity,
+        greedy, exhaustive, FSPCA, ...); a method without one refuses it and
+        names those that take it (SPCArt: use ``truncator="sparsity"``).
+    lam : float or int, optional
+        The λ of the method's truncation, in the paper's form (a threshold,
+        a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
+    truncator, deflator : str, optional
+        Replace the method's truncation (e.g. ``"sparsity"``) or deflation.
+    standardize : bool, default=False
+        Work on the correlation scale: divide each column by its standard
+        deviation (``ddof=1``, as spcakit's covariance :math:`A^\top A/(n-1)`),
+        so that the result equals the method's result on the correlation
+        matrix. Use it when the variables have different units or scales;
+        otherwise the components mostly pick the variables with the largest
+        variance. Constant columns are refused.
+    center : bool, default=True
+        Subtract the column means (``mean_``). With ``center=False`` the
+        covariance is :math:`A^\top A/n`, ``mean_`` is zero and standardising
+        divides by each column's root mean square.
+    random_state : int, RandomState or None, default=0
+        Seed of the random parts (random starts, sampling). An int is the seed
+        passed to :func:`spcakit.fit` (results are reproducible by default);
+        ``None`` or a ``RandomState`` give a seed drawn from them, recorded
+        as ``seed_``.
+    params : dict, optional
+        Further part parameters, as :func:`spcakit.fit` takes them
+        (``{"stopper.tol": 1e-4}``, ``{"epsilon": 0.2}``), and replacements of
+        the stopping rule or refiner (``{"stopper": {"name": "max-iterations", "n": 50}}``).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features)
+        The sparse loadings, one unit-length row per component (scikit-learn's
+        orientation: ``result_.loadings.T``).
+    mean_ : ndarray of shape (n_features,)
+        Column means of the training data (zeros when ``center=False``).
+    scale_ : ndarray of shape (n_features,) or None
+        Column standard deviations when ``standardize=True``, else ``None``.
+    n_components_ : int
+        Number of components.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``fit`` was given a DataFrame with string column names.
+    explained_variance_ : ndarray of shape (n_components,)
+        The *adjusted* variance of each component: the variance it adds to the
+        earlier ones (see Notes), on the scale the method ran on (correlation
+        scale when standardising).
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        ``explained_variance_`` over the total variance :math:`\operatorname{tr}C`
+        of the covariance used; its sum is the cumulative proportion of
+        explained variance of the loadings' span (``result_.metrics["cpev"]``).
+    n_iter_ : int
+        Update + truncation steps over all components (``result_.iterations``).
+    seed_ : int
+        The seed passed to :func:`spcakit.fit`.
+    result_ : spcakit.Result
+        The full result: spec as run, metrics, stopping reason, warnings.
+
+    Notes
+    -----
+    **Scores.** Sparse loadings :math:`X` (``p x r``) are generally not
+    orthogonal, so the projection :math:`AX` would mix components. ``transform``
+    regresses each centred (and scaled) row on the loadings instead:
+
+    .. math:: S = A X (X^\top X)^{-1} = A (X^+)^\top,
+
+    the least-squares solution of :math:`\min_S \|A - S X^\top\|_F`. Then
+    :math:`S X^\top` is the orthogonal projection of :math:`A` onto
+    :math:`\operatorname{span}(X)`, the best reconstruction from these loadings,
+    which ``inverse_transform`` returns (``S X^T * scale_ + mean_``). For
+    orthonormal loadings (PCA) it is the usual projection :math:`AX`. When the
+    loadings are linearly dependent (rank below ``n_components``), ``fit`` warns
+    and the pseudo-inverse gives the minimum-norm scores; the reconstruction is
+    still the projection onto their span.
+
+    **Adjusted variance.** Let :math:`X = QR` be the thin QR decomposition of the
+    loadings (Gram-Schmidt in component order) and :math:`C` the covariance used.
+    Component :math:`j` adds the direction
+
+    .. math:: q_j = \frac{(I - P_{j-1}) x_j}{\|(I - P_{j-1}) x_j\|} = Q e_j,
+       \qquad |R_{jj}| = \|(I - P_{j-1}) x_j\|,
+
+    with :math:`P_{j-1}` the orthogonal projection onto
+    :math:`\operatorname{span}(x_1, \dots, x_{j-1})`, and its adjusted variance
+    is the variance of the data along that new direction,
+
+    .. math:: v_j = q_j^\top C q_j = \frac{\|A q_j\|^2}{n - 1}
+
+    (:math:`v_j = 0` when :math:`R_{jj} = 0`: :math:`x_j` adds no direction).
+    Because the :math:`q_j` are orthonormal and span :math:`\operatorname{span}(X)`,
+    :math:`\sum_j v_j = \operatorname{tr}(Q^\top C Q)`, the variance of the
+    data's projection onto the span: nothing is counted twice, and
+    :math:`\sum_j v_j / \operatorname{tr} C` is spcakit's CPEV. This is Mackey's
+    *additional variance* (``result_.metrics["additional_variance"]``). Zou,
+    Hastie & Tibshirani's adjusted variance takes the QR decomposition of the
+    scores :math:`AX = \tilde Q \tilde R` instead and reports
+    :math:`\tilde R_{jj}^2/(n-1)`, the variance of score :math:`j` not explained
+    by the earlier scores; both agree for PCA, but only the form used here sums
+    to the variance that ``inverse_transform`` reconstructs.
+
+    **Score.** ``score(X)`` is the negative mean squared reconstruction error
+    per sample, :math:`-\frac1n \sum_i \|a_i - \hat a_i\|^2`, on the scale the
+    method ran on (the centred, standardised rows when ``standardize=True``),
+    so that higher is better (as ``GridSearchCV`` expects) and, on the training
+    data, ``score = -(n-1)/n * tr(C) * (1 - explained_variance_ratio_.sum())``.
+    Do not compare scores of models with and without standardisation: they are
+    on different scales.
+    """
+
+    def __init__(
+        self,
+        n_components: int = 2,
+        method: str | MethodSpec = "spcart",
+        k: int | None = None,
+        lam: float | None = None,
+        truncator: str | None = None,
+        deflator: str | None = None,
+        standardize: bool = False,
+        center: bool = True,
+        random_state: Any = 0,
+        params: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.n_components = n_components
+        self.method = method
+        self.k = k
+        self.lam = lam
+        self.truncator = truncator
+        self.deflator = deflator
+        self.standardize = standardize
+        self.center = center
+        self.random_state = random_state
+        self.params = params
+
+    # -- fitting ---------------------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> SparsePCA:
+        """Fit the sparse components to ``X`` (``n_samples x n_features``; ``y`` is ignored)."""
+        self._fit(X)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
+        """Fit to ``X`` and return its scores (as ``fit(X).transform(X)``, validating ``X`` once)."""
+        return self._scores(self._fit(X))
+
+    def _fit(self, X: Any) -> np.ndarray:
+        """Fit and return the validated ``X`` as a float array."""
+        center = _check_flag(self.center, "center")
+        standardize = _check_flag(self.standardize, "standardize")
+        x = validate_data(self, X, dtype=np.float64, ensure_min_samples=2 if center else 1)
+        n_samples, n_features = x.shape
+        r = _check_n_components(self.n_components, n_samples, n_features, center)
+        k = _check_k(self.k, n_features)
+        registry = get_registry()
+        spec = _resolve_method(self.method, self.truncator, self.deflator, registry)
+        kwargs = _sparsity_params(spec, k, self.lam, self.params, registry)
+        seed = _seed(self.random_state)
+        names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
+
+        mean = x.mean(axis=0) if center else np.zeros(n_features)
+        scale = _column_scales(x, mean, center, names) if standardize else None
+        problem = as_problem(x if scale is None else x / scale, center=center, feature_names=names)
+        result = fit(problem, spec, r, seed=seed, registry=registry, **kwargs)
+        for message in result.warnings:
+            warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
+
+        loadings = result.loadings
+        regression, rank = _regression_map(loadings)
+        if rank < r:
+            warnings.warn(
+                f"the {r} loadings of {spec.name!r} span only {rank} dimension(s) (some are linearly dependent); "
+                "transform gives minimum-norm least-squares scores, which are not unique",
+                UserWarning, stacklevel=3,
+            )
+        total_variance = problem.covariance.trace()
+        adjusted = np.asarray(result.metrics["additional_variance"], dtype=float)
+
+        self.components_ = np.ascontiguousarray(loadings.T)
+        self.mean_ = mean
+        self.scale_ = scale
+        self.n_components_ = r
+        self.explained_variance_ = adjusted
+        self.explained_variance_ratio_ = adjusted / total_variance
+        self.n_iter_ = int(result.iterations)
+        self.seed_ = seed
+        self.result_ = result
+        self._n_features_out = r
+        self._regression = regression if scale is None else regression / scale[:, None]
+        return x
+
+    # -- transforming ----------------------------------------------------------------------------------------
+    def _scores(self, x: np.ndarray) -> np.ndarray:
+        return (x - self.mean_) @ self._regression
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""
+        check_is_fitted(self)
+        x = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._scores(x)
+
+    def inverse_transform(self, X: Any) -> np.ndarray:
+        """Rows reconstructed from scores: ``X @ components_`` (times ``scale_``) plus ``mean_``."""
+        check_is_fitted(self)
+        scores = check_array(X, dtype=np.float64)
+        if scores.shape[1] != self.n_components_:
+            raise InvalidDataError(
+                f"inverse_transform takes scores with {self.n_components_} columns (one per component); "
+                f"got {scores.shape[1]}"
+            )
+        reconstruction = scores @ self.components_
+        if self.scale_ is not None:
+            reconstruction *= self.scale_
+        return reconstruction + self.mean_
+
+    def score(self, X: Any, y: Any = None) -> float:
+        """Negative mean squared reconstruction error per sample, on the method's scale (see Notes)."""
+        check_is_fitted(self)
+        x = validate_data(self, X, dtype=np.float64, reset=False)
+        rows = x - self.mean_
+        scores = rows @ self._regression
+        if self.scale_ is not None:
+            rows /= self.scale_
+        residual = rows - scores @ self.components_
+        return -float(np.einsum("ij,ij->", residual, residual)) / x.shape[0]

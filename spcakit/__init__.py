@@ -1,34 +1,81 @@
 """spcakit: sparse principal component analysis from composable parts.
 
 >>> import spcakit
->>> result = spcakit.fit(spcakit.datasets.pitprops_covariance(), "spcart", r=6)  # doctest: +SKIP
+>>> result = spcakit.fit("builtin:pitprops", "spcart", r=6)  # doctest: +SKIP
+
+The names below are imported on first use (PEP 562), so ``import spcakit`` is
+quick, never imports an optional library (``spcakit.SparsePCA`` needs
+scikit-learn), and the command line can report an interruption during start-up
+as cleanly as one during a run.
 """
 
 from __future__ import annotations
 
-from spcakit import datasets, metrics, validators
-from spcakit.api import compose, configure, fit
-from spcakit.errors import (
-    DuplicateNameError,
-    InvalidDataError,
-    InvalidParameterError,
-    SpcakitError,
-    SpecError,
-    UnknownNameError,
-    ZeroLoadingError,
-)
-from spcakit.hookspecs import hookimpl
-from spcakit.plugins import get_plugin_manager, get_registry
-from spcakit.metrics import Metric
-from spcakit.problem import Covariance, Problem, as_problem, make_problem
-from spcakit.protocols import Deflator, Driver, Initializer, Stopper, Truncator, Updater, part
-from spcakit.specs import MethodSpec, PartRef
-from spcakit.state import Carry, Result
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Carry", "Covariance", "as_problem", "Deflator", "Driver", "DuplicateNameError", "Initializer", "InvalidDataError",
-    "InvalidParameterError", "Metric", "MethodSpec", "PartRef", "Problem", "Result", "SpcakitError", "SpecError",
-    "Stopper", "Truncator", "UnknownNameError", "Updater", "ZeroLoadingError", "compose", "configure", "datasets",
-    "fit", "get_plugin_manager", "get_registry", "hookimpl", "make_problem", "metrics", "part", "validators",
-]  # fmt: skip
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "compose": "spcakit.api", "configure": "spcakit.api", "fit": "spcakit.api",
+    "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
+    "InvalidParameterError": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
+    "SpecError": "spcakit.errors", "UnknownNameError": "spcakit.errors", "ZeroLoadingError": "spcakit.errors",
+    "hookimpl": "spcakit.hookspecs",
+    "get_plugin_manager": "spcakit.plugins", "get_registry": "spcakit.plugins",
+    "Metric": "spcakit.metrics",
+    "Covariance": "spcakit.problem", "Problem": "spcakit.problem", "as_problem": "spcakit.problem",
+    "make_problem": "spcakit.problem",
+    "Deflator": "spcakit.protocols", "Driver": "spcakit.protocols", "Initializer": "spcakit.protocols",
+    "Refiner": "spcakit.protocols", "Stopper": "spcakit.protocols", "Truncator": "spcakit.protocols",
+    "Updater": "spcakit.protocols", "part": "spcakit.protocols",
+    "MethodSpec": "spcakit.specs", "PartRef": "spcakit.specs",
+    "Carry": "spcakit.state", "Result": "spcakit.state",
+    "SparsePCA": "spcakit.estimator",
+}  # fmt: skip
+#: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
+_SUBMODULES = frozenset({
+    "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "operators",
+    "output", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
+    "ties", "validators",
+})  # fmt: skip
+#: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.
+__all__ = sorted(set(_EXPORTS) - {"SparsePCA"} | {"datasets", "metrics", "validators"})
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"spcakit.{name}")
+    raise AttributeError(f"module 'spcakit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+
+
+if TYPE_CHECKING:  # what static analysers and IDEs see
+    from spcakit import datasets, metrics, validators
+    from spcakit.api import compose, configure, fit
+    from spcakit.errors import (
+        DuplicateNameError,
+        InvalidDataError,
+        InvalidParameterError,
+        PartFailure,
+        SpcakitError,
+        SpecError,
+        UnknownNameError,
+        ZeroLoadingError,
+    )
+    from spcakit.estimator import SparsePCA
+    from spcakit.hookspecs import hookimpl
+    from spcakit.metrics import Metric
+    from spcakit.plugins import get_plugin_manager, get_registry
+    from spcakit.problem import Covariance, Problem, as_problem, make_problem
+    from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
+    from spcakit.specs import MethodSpec, PartRef
+    from spcakit.state import Carry, Result

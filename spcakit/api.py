@@ -235,7 +235,7 @@ def check_r(r: Any, problem: Problem) -> int:
     return r
 
 
-def _part_failure(exc: Exception, registry: Registry) -> Exception:
+def _part_failure(exc: BaseException, registry: Registry) -> BaseException:
     """``exc`` as a :class:`PartFailure` naming the part and its plugin (``exc`` itself when no part is known).
 
     The part is the one a :class:`BadPartResult` names, else the innermost registered part on the traceback.
@@ -388,7 +388,7 @@ def fit(
                                       "the refined loadings", finite=True)
     except (SpcakitError, KeyboardInterrupt):
         raise
-    except Exception as exc:  # a part's bug: name the part and its plugin, keep the original as the cause
+    except BaseException as exc:  # a part's bug (even sys.exit): name the part and its plugin, chain the original
         raise _part_failure(exc, registry) from exc
     seconds = time.perf_counter() - start
     loadings = fix_signs(loadings)

@@ -20,7 +20,7 @@ import typer
 from spcakit.api import compose as compose_spec
 from spcakit.api import fit
 from spcakit.datasets import load_source
-from spcakit.errors import InvalidParameterError, PartFailure, SpcakitError
+from spcakit.errors import PartFailure, SpcakitError
 from spcakit.output import check_output, write_output
 from spcakit.plugins import get_registry, get_session
 from spcakit.problem import Covariance
@@ -207,7 +207,7 @@ def _run_and_report(
 
 
 # -- shared options -------------------------------------------------------------------
-DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
+DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
 CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
 ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
 TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
@@ -304,6 +304,23 @@ def methods(as_json: JsonOpt = False) -> None:
         typer.echo(f"{s.name:<{width}}  {s.summary}\n{'':<{width}}  [{parts}]  ({info.plugin})")
 
 
+def _shown(value: Any) -> str:
+    """A parameter default as ``spcakit parts`` prints it; a plugin's broken ``__repr__`` shows as its type."""
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _json_default(value: Any) -> Any:
+    """A parameter default for ``parts --json``: JSON values as they are, anything else as its repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return list(value)
+    return _shown(value)
+
+
 @app.command()
 def parts(
     role: Annotated[str | None, typer.Option("--role", help=f"only this role: {', '.join(ROLES)}")] = None,
@@ -318,7 +335,7 @@ def parts(
     if as_json:
         doc = [
             {"role": i.role, "name": i.name, "plugin": i.plugin, "summary": i.summary, "paper": i.paper,
-             "lam": i.lam, "parameters": {k: v for k, v in i.parameters().items()}}
+             "lam": i.lam, "parameters": {k: _json_default(v) for k, v in i.parameters().items()}}
             for i in infos
         ]  # fmt: skip
         typer.echo(json.dumps(doc, indent=2, default=str))
@@ -328,7 +345,7 @@ def parts(
         if info.role != current:
             current = info.role
             typer.echo(f"{current}s:")
-        params = ", ".join(f"{k}={v!r}" for k, v in info.parameters().items())
+        params = ", ".join(f"{k}={_shown(v)}" for k, v in info.parameters().items())
         typer.echo(f"  {info.name:<18} {info.summary}  [{params}]  ({info.plugin})".rstrip())
 
 
@@ -350,7 +367,7 @@ def plugins(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def reproduce(
-    name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4)")],
+    name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4), or the path of an experiment .toml file")],
     as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="exit 1 if a row marked must_match differs from the paper")] = False,
 ) -> None:

@@ -49,6 +49,8 @@ def normalize_columns(x: np.ndarray) -> np.ndarray:
 
 def checked_matrix(part: object, value: object, shape: tuple[int, int], what: str, *, finite: bool = False) -> np.ndarray:
     """``value`` as a float array of ``shape`` (and finite, if asked), or :class:`BadPartResult` naming ``part``."""
+    if np.iscomplexobj(value):
+        raise BadPartResult(part, f"{what} is complex; loadings are real")
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):

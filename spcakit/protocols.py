@@ -254,6 +254,29 @@ def parameters(cls: type) -> dict[str, Any]:
             continue
         default = field.default
         if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
-            default = default.factory()  # type: ignore[call-arg]
+            default = _factory_default(default)
         out[field.alias or field.name] = None if default is attrs.NOTHING else default
     return out
+
+
+class ComputedDefault:
+    """Stands for a default that is computed when the part is built (shown as ``<computed>``)."""
+
+    def __repr__(self) -> str:
+        return "<computed>"
+
+    __str__ = __repr__
+
+
+def _factory_default(factory: Any) -> Any:
+    """A factory default's value, or :class:`ComputedDefault` where it needs the instance or fails.
+
+    Listing parts must work for every user whatever one plugin's factory does, so a factory is
+    called only when it takes no arguments, and its failure is not this listing's concern.
+    """
+    if factory.takes_self:
+        return ComputedDefault()
+    try:
+        return factory.factory()
+    except Exception:  # a plugin's factory failing is reported when the part is built, not here
+        return ComputedDefault()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import attrs
 import numpy as np
 import pytest
 
@@ -213,3 +216,73 @@ def test_data_whose_covariance_overflows_is_bad_input_not_a_crash():
     x = np.random.default_rng(0).standard_normal((40, 5)) * 1e160
     with pytest.raises(spcakit.InvalidDataError, match="too large for a covariance"):
         spcakit.fit(x, "spcart", r=2)
+
+
+# -- listing parts works whatever one plugin's defaults do ------------------------------------------------
+class _Unprintable:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+def _failing_factory():
+    raise RuntimeError("factory fails")
+
+
+@spcakit.part("test-odd-defaults")
+class OddDefaults(spcakit.Truncator):
+    """defaults that fail to compute or to print"""
+
+    computed: object = attrs.field(factory=_failing_factory)
+    shown: object = attrs.field(factory=_Unprintable)
+    from_self: object = attrs.field(default=attrs.Factory(lambda self: self.shown, takes_self=True))
+
+    def __call__(self, z):
+        return z
+
+
+class _OddPlugin:
+    @spcakit.hookimpl
+    def spcakit_register_parts(self, register):
+        register(OddDefaults)
+
+
+def test_listing_parts_survives_defaults_that_fail_to_compute_or_print(capsys):
+    session = spcakit.plugins.get_session()
+    session.add(_OddPlugin(), "odd-test")
+    try:
+        for args in (("parts", "--role", "truncator"), ("parts", "--json")):
+            code, text = run_main(capsys, *args)
+            assert code == 0 and "test-odd-defaults" in text and "Traceback" not in text
+            assert "<computed>" in text and "<_Unprintable>" in text
+    finally:
+        session.remove("odd-test")
+
+
+# -- Ctrl-C at any moment, start-up included --------------------------------------------------------------
+@pytest.mark.parametrize("delay", [0.15, 0.3, 0.6, 1.5])
+def test_ctrl_c_during_start_up_or_run_says_interrupted_without_traceback(delay):
+    """SIGINT while the command line imports its modules, loads plugins or runs: 130, "interrupted".
+
+    The console script imports nothing but :mod:`spcakit.__main__` before its handler is in place; the
+    first ~0.1 s belong to the interpreter's own start-up, which no program controls.
+    """
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = shutil.which("spcakit", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the spcakit console script is not installed next to this interpreter")
+    command = [script, "run", "spcart", "-d", "builtin:random?n=3000&p=400", "-r", "30",
+               "--lam", "0.1", "--param", "stopper.tol=1e-300", "--param", "stopper.n=100000"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    # before the interpreter installs its handler, SIGINT ends the process by the signal itself: no traceback either
+    assert process.returncode in (130, -signal.SIGINT), (process.returncode, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
+    if process.returncode == 130:
+        assert "interrupted" in err

@@ -19,7 +19,7 @@ from spcakit import cli
 
 EXAMPLES = int(os.environ.get("SPCAKIT_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(
-    max_examples=EXAMPLES or 40,
+    max_examples=EXAMPLES or 100,
     deadline=None,
     derandomize=not EXAMPLES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -35,7 +35,7 @@ _EXPORTS = {
 #: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
 _SUBMODULES = frozenset({
     "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "operators",
-    "output", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
+    "output", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip
 #: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.

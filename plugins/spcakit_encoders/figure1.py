@@ -11,10 +11,13 @@ The runs are the experiment specs ``specs/experiments/encoders-fig1-*.toml``. Th
   nonzeros, found by bisection on :math:`[0, 1]` and rounded up to 6 significant digits;
   Batch and Iterative take ``sparsity = r``, TPower ``k = r``;
 * runs them and writes the figure's data (``--out``): one CSV and one JSON per data
-  set, an SVG line plot (drawn here: matplotlib is not a dependency) and a Markdown table.
+  set, an SVG line plot drawn by :mod:`spcakit.plotting` (needs matplotlib,
+  ``pip install 'spcakit[plot]'``) and a Markdown table;
+* with ``--replot``, only redraws the SVGs from the JSON files already in ``--out``.
 
 ``python -m spcakit_encoders.figure1 --out docs/figures`` from the repository root (data
-paths in the specs are relative to it).
+paths in the specs are relative to it); ``python -m spcakit_encoders.figure1 --replot --out
+docs/figures`` to redraw the committed plots without running the experiments.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from spcakit import plotting
 from spcakit.api import fit
 from spcakit.datasets import load_source
 from spcakit.errors import SpcakitError
@@ -175,71 +179,33 @@ def run(spec: ExperimentSpec, sparsities: Sequence[int] | None = None) -> list[d
 
 
 # -- figure data -----------------------------------------------------------------------------------
-COLOURS = {"Batch": "#1f77b4", "Iterative": "#d62728", "TPower": "#2ca02c", "GPower-l0": "#9467bd", "GPower-l1": "#ff7f0e"}
-MARKERS = {"Batch": "circle", "Iterative": "square", "TPower": "diamond", "GPower-l0": "triangle", "GPower-l1": "cross"}
+PANELS = (("normalized_loss", "normalized loss"), ("symmetric_explained_variance", "symmetric explained variance"))
 
 
-def _marker(kind: str, x: float, y: float, colour: str) -> str:
-    if kind == "circle":
-        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>'
-    if kind == "square":
-        return f'<rect x="{x - 3.5:.1f}" y="{y - 3.5:.1f}" width="7" height="7" fill="{colour}"/>'
-    if kind == "diamond":
-        return f'<polygon points="{x:.1f},{y - 4.5:.1f} {x + 4.5:.1f},{y:.1f} {x:.1f},{y + 4.5:.1f} {x - 4.5:.1f},{y:.1f}" fill="{colour}"/>'
-    if kind == "triangle":
-        return f'<polygon points="{x:.1f},{y - 4.5:.1f} {x + 4.5:.1f},{y + 3.5:.1f} {x - 4.5:.1f},{y + 3.5:.1f}" fill="{colour}"/>'
-    return (f'<path d="M{x - 4:.1f},{y - 4:.1f} L{x + 4:.1f},{y + 4:.1f} M{x - 4:.1f},{y + 4:.1f} L{x + 4:.1f},{y - 4:.1f}" '
-            f'stroke="{colour}" stroke-width="2"/>')
-
-
-def _panel(records: list[dict[str, Any]], key: str, ylabel: str, left: float, top: float,
-           width: float = 360, height: float = 260) -> list[str]:
-    xs = sorted({rec["r"] for rec in records})
-    ys = [rec[key] for rec in records if math.isfinite(rec[key])]
-    y_lo, y_hi = min(ys), max(ys)
-    pad = 0.05 * (y_hi - y_lo or 1.0)
-    y_lo, y_hi = y_lo - pad, y_hi + pad
-    x_lo, x_hi = xs[0], xs[-1] if xs[-1] > xs[0] else xs[0] + 1
-
-    def px(v: float) -> float:
-        return left + (v - x_lo) / (x_hi - x_lo) * width
-
-    def py(v: float) -> float:
-        return top + height - (v - y_lo) / (y_hi - y_lo) * height
-
-    out = [f'<rect x="{left}" y="{top}" width="{width}" height="{height}" fill="none" stroke="#444"/>']
-    for v in xs:
-        out.append(f'<line x1="{px(v):.1f}" y1="{top + height}" x2="{px(v):.1f}" y2="{top + height + 4}" stroke="#444"/>')
-        out.append(f'<text x="{px(v):.1f}" y="{top + height + 16}" font-size="11" text-anchor="middle">{v}</text>')
-    for i in range(6):
-        v = y_lo + (y_hi - y_lo) * i / 5
-        out.append(f'<line x1="{left - 4}" y1="{py(v):.1f}" x2="{left}" y2="{py(v):.1f}" stroke="#444"/>')
-        out.append(f'<text x="{left - 6}" y="{py(v) + 4:.1f}" font-size="11" text-anchor="end">{v:.3f}</text>')
-    out.append(f'<text x="{left + width / 2}" y="{top + height + 32}" font-size="12" text-anchor="middle">sparsity r</text>')
-    out.append(f'<text x="{left - 52}" y="{top + height / 2}" font-size="12" text-anchor="middle" '
-               f'transform="rotate(-90 {left - 52} {top + height / 2})">{ylabel}</text>')
+def curves(records: list[dict[str, Any]], key: str) -> dict[str, tuple[list[int], list[float]]]:
+    """``{method: (r values, key values)}`` in the order of :data:`METHODS`, finite values only."""
+    out = {}
     for label, _, _ in METHODS:
         points = sorted((rec["r"], rec[key]) for rec in records if rec["method"] == label and math.isfinite(rec[key]))
-        if not points:
-            continue
-        colour = COLOURS[label]
-        path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in points)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
-        out.extend(_marker(MARKERS[label], px(x), py(y), colour) for x, y in points)
+        if points:
+            out[label] = ([r for r, _ in points], [v for _, v in points])
     return out
 
 
-def svg(records: list[dict[str, Any]], title: str) -> str:
-    """Two panels, normalized loss and symmetric explained variance against r, with a legend."""
-    body = [f'<text x="440" y="22" font-size="14" text-anchor="middle">{title}, k = {K}</text>']
-    body += _panel(records, "normalized_loss", "normalized loss", 80, 40)
-    body += _panel(records, "symmetric_explained_variance", "symmetric explained variance", 520, 40)
-    for i, (label, _, _) in enumerate(METHODS):
-        x = 120 + i * 140
-        body.append(_marker(MARKERS[label], x, 352, COLOURS[label]))
-        body.append(f'<text x="{x + 10}" y="356" font-size="12">{label}</text>')
-    return ('<svg xmlns="http://www.w3.org/2000/svg" width="900" height="370" font-family="sans-serif">\n'
-            '<rect width="100%" height="100%" fill="white"/>\n' + "\n".join(body) + "\n</svg>\n")
+def plot(records: list[dict[str, Any]], title: str) -> Any:
+    """Two panels, normalized loss and symmetric explained variance against r, one line per method.
+
+    Drawn by :func:`spcakit.plotting.plot_tradeoff` (needs matplotlib: ``pip install 'spcakit[plot]'``);
+    returns the :class:`matplotlib.figure.Figure`, for :func:`spcakit.plotting.save`.
+    """
+    figure, axes = plotting.new_figure(1, len(PANELS), figsize=(10.0, 4.2))
+    for ax, (key, ylabel) in zip(axes, PANELS):
+        plotting.plot_tradeoff(curves(records, key), ax=ax, xlabel="sparsity r (nonzeros per feature)", ylabel=ylabel,
+                               legend=False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="outside lower center", ncols=len(labels), frameon=False)
+    figure.suptitle(f"{title}, k = {K}")
+    return figure
 
 
 def markdown(records: list[dict[str, Any]]) -> str:
@@ -271,6 +237,8 @@ def markdown(records: list[dict[str, Any]]) -> str:
 
 
 def write_outputs(dataset: str, records: list[dict[str, Any]], folder: Path) -> list[Path]:
+    """Write ``encoders-fig1-DATASET.{csv,json,svg,md}`` in ``folder`` (the plot is drawn before any file is written)."""
+    figure = plot(records, DATASETS[dataset]["title"])
     folder.mkdir(parents=True, exist_ok=True)
     stem = folder / f"encoders-fig1-{dataset}"
     with open(f"{stem}.csv", "w", newline="", encoding="utf-8") as fh:
@@ -280,9 +248,16 @@ def write_outputs(dataset: str, records: list[dict[str, Any]], folder: Path) -> 
             writer.writerow([rec["method"], rec["r"], " ".join(map(str, rec["pattern"])), f"{rec['normalized_loss']:.6f}",
                              f"{rec['symmetric_explained_variance']:.6f}", json.dumps(rec["params"], sort_keys=True)])
     Path(f"{stem}.json").write_text(json.dumps({"dataset": dataset, "k": K, "records": records}, indent=1) + "\n", encoding="utf-8")
-    Path(f"{stem}.svg").write_text(svg(records, DATASETS[dataset]["title"]), encoding="utf-8")
+    plotting.save(figure, f"{stem}.svg")
     Path(f"{stem}.md").write_text(markdown(records), encoding="utf-8")
     return [Path(f"{stem}.{ext}") for ext in ("csv", "json", "svg", "md")]
+
+
+def replot(dataset: str, folder: Path) -> Path:
+    """Redraw ``encoders-fig1-DATASET.svg`` from the records in ``encoders-fig1-DATASET.json`` beside it, running nothing."""
+    stem = folder / f"encoders-fig1-{dataset}"
+    records = json.loads(Path(f"{stem}.json").read_text(encoding="utf-8"))["records"]
+    return plotting.save(plot(records, DATASETS[dataset]["title"]), f"{stem}.svg")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -291,11 +266,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the repository root (data paths are relative to it)")
     parser.add_argument("--write-specs", action="store_true", help="tune GPower's gamma and rewrite the experiment specs")
     parser.add_argument("--out", type=Path, help="folder for the CSV, JSON, SVG and Markdown outputs")
+    parser.add_argument("--replot", action="store_true",
+                        help="only redraw the SVGs in --out from the JSON files there (nothing is run)")
     args = parser.parse_args(argv)
+    if args.replot and args.out is None:
+        parser.error("--replot needs --out (the folder holding the JSON files)")
     for dataset in args.datasets:
         if args.write_specs:
             print(write_spec(dataset, args.root, args.root / "specs" / "experiments"))
-        if args.out is not None:
+        if args.replot:
+            print(replot(dataset, args.out))
+        elif args.out is not None:
             records = run(load_spec(dataset, args.root))
             for path in write_outputs(dataset, records, args.out):
                 print(path)

@@ -1,0 +1,704 @@
+r"""Plots of sparse PCA results: loadings, variance, trade-off paths and cross-validation curves.
+
+Needs matplotlib, the optional extra ``spcakit[plot]`` (``pip install 'spcakit[plot]'``).
+matplotlib is imported when a function here is first *called*, never when this module or
+``spcakit`` is imported; without it a call raises :class:`PlotDependencyError` (an
+:class:`ImportError`) saying how to install it.
+
+Every plotting function draws on ``ax`` when one is given (and returns the figure that holds
+it), else on a new :class:`matplotlib.figure.Figure` of its own, and returns that figure. New
+figures are made with :class:`~matplotlib.figure.Figure` directly, not through
+:mod:`matplotlib.pyplot`: no window opens, no global state changes (the user's backend and
+open figures are untouched), and a figure is freed as soon as it is no longer referenced. They
+carry the non-interactive Agg canvas; :func:`save` writes PNG, SVG or PDF by the file's suffix.
+
+* :func:`plot_loadings` - heat-map of the ``p x r`` loadings by variable name;
+* :func:`plot_variance` - the additional variance of each component, with the cumulative line;
+* :func:`plot_tradeoff` - CPEV (or another criterion) against the sparsity level, one line
+  per method, with the dense PCA ceiling;
+* :func:`plot_cv` - a cross-validation curve with error bars and the chosen level;
+* :func:`new_figure` - an empty figure with a grid of axes, to combine panels;
+* :func:`save` - write a figure atomically, byte for byte the same for the same figure;
+* :func:`check_plot_path` - refuse an output path :func:`save` would refuse, before any work.
+
+>>> from spcakit import fit, plotting
+>>> result = fit("builtin:pitprops", "spcart", r=6)              # doctest: +SKIP
+>>> plotting.save(plotting.plot_loadings(result), "loadings.svg")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError
+from spcakit.output import check_output
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+#: The optional dependency that every plot needs.
+PLOT_EXTRA = "spcakit[plot]"
+#: File formats :func:`save` writes, by suffix.
+FORMATS = (".png", ".svg", ".pdf")
+#: Resolution of new figures in dots per inch: a PNG of a ``w x h`` inch figure is ``100w x 100h`` pixels.
+DPI = 100
+#: A heat-map names every variable up to this many rows; beyond it, some rows (chosen by matplotlib's locator).
+MAX_NAMED_ROWS = 60
+#: A heat-map prints the value in each nonzero cell when it has at most this many cells (``annotate=None``).
+MAX_ANNOTATED_CELLS = 160
+#: Integer sparsity levels are all ticked when there are at most this many.
+MAX_LEVEL_TICKS = 16
+#: Default x-axis label of :func:`plot_tradeoff` and :func:`plot_cv`.
+K_LABEL = "k (nonzeros per loading)"
+#: Markers given in turn to the lines of several methods (colour alone should not tell them apart).
+MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">", "h")
+#: rc settings in force (through :func:`matplotlib.rc_context`, never globally) while a plot is drawn
+#: and saved: a fixed salt for the ids in an SVG (matplotlib otherwise salts them with a random
+#: value), so the same figure gives the same bytes.
+SAVE_RC = {"svg.hashsalt": "spcakit"}
+#: Metadata per format: no creation date, so that the file depends only on the figure.
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
+
+
+class PlotDependencyError(SpcakitError, ImportError):
+    """A plot was asked for but matplotlib is not installed (``pip install 'spcakit[plot]'``)."""
+
+
+def _matplotlib() -> Any:
+    """The matplotlib modules used here, imported on first call; :class:`PlotDependencyError` when missing."""
+    try:
+        import matplotlib
+        import matplotlib.colors
+        import matplotlib.figure
+        import matplotlib.ticker
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+    except ImportError as exc:
+        raise PlotDependencyError(
+            f"plots need matplotlib: pip install '{PLOT_EXTRA}' (or pip install matplotlib) ({exc})"
+        ) from exc
+    return SimpleNamespace(
+        rc_context=matplotlib.rc_context, rcParams=matplotlib.rcParams, colormaps=matplotlib.colormaps,
+        colors=matplotlib.colors, ticker=matplotlib.ticker, Figure=matplotlib.figure.Figure,
+        FigureCanvasAgg=FigureCanvasAgg,
+    )
+
+
+def _rc(mpl: Any) -> Any:
+    """A context with :data:`SAVE_RC` (keys this matplotlib knows), leaving the global settings alone."""
+    return mpl.rc_context({key: value for key, value in SAVE_RC.items() if key in mpl.rcParams})
+
+
+def new_figure(nrows: int = 1, ncols: int = 1, *, figsize: tuple[float, float] = (6.4, 4.0)) -> tuple[Figure, list[Axes]]:
+    """An empty figure with an ``nrows x ncols`` grid of axes, for combining several plots.
+
+    Parameters
+    ----------
+    nrows, ncols
+        Shape of the grid.
+    figsize
+        Width and height in inches; the figure is :data:`DPI` dots per inch, so its PNG is
+        ``round(figsize * DPI)`` pixels (:func:`save` with ``dpi=`` changes that).
+
+    Returns
+    -------
+    figure, axes
+        The :class:`~matplotlib.figure.Figure` (constrained layout, Agg canvas, not registered
+        with pyplot) and its axes in row-major order. Pass an axes as ``ax=`` to the plotting
+        functions.
+    """
+    mpl = _matplotlib()
+    width, height = _figsize(figsize)
+    if nrows < 1 or ncols < 1:
+        raise InvalidParameterError(f"a figure needs at least one row and one column of axes, not {nrows} x {ncols}")
+    with _rc(mpl):
+        figure = mpl.Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+        mpl.FigureCanvasAgg(figure)
+        axes = figure.subplots(nrows, ncols, squeeze=False)
+    return figure, [ax for row in axes for ax in row]
+
+
+def _figsize(figsize: Any) -> tuple[float, float]:
+    try:
+        width, height = (float(v) for v in figsize)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"figsize must be (width, height) in inches, not {figsize!r}") from None
+    if not (math.isfinite(width) and math.isfinite(height) and width > 0 and height > 0):
+        raise InvalidParameterError(f"figsize must be two positive numbers of inches, not {figsize!r}")
+    return width, height
+
+
+def _target(ax: Axes | None, figsize: tuple[float, float]) -> tuple[Figure, Axes]:
+    """The figure and axes to draw on: ``ax`` and its (root) figure, or a new figure with one axes."""
+    if ax is None:
+        figure, (new_ax,) = new_figure(figsize=figsize)
+        return figure, new_ax
+    _matplotlib()
+    figure = ax.figure
+    root = getattr(figure, "figure", None)  # a subfigure's .figure is the figure that holds it
+    return (root if root is not None else figure), ax
+
+
+# -- loadings --------------------------------------------------------------------------------------------
+def _loadings_and_names(
+    source: Any, feature_names: Sequence[str] | None, component_names: Sequence[str] | None
+) -> tuple[np.ndarray, list[str], list[str], str | None]:
+    """The ``p x r`` matrix, variable names, component names and a default title from what was given."""
+    title = None
+    if hasattr(source, "loadings") and hasattr(source, "feature_names"):  # a Result
+        values = source.loadings
+        feature_names = list(source.feature_names) if feature_names is None else feature_names
+        if component_names is None:
+            component_names = list(getattr(source, "component_names", ())) or None
+        title = f"{source.method}: loadings" if getattr(source, "method", None) else None
+    elif hasattr(source, "index") and hasattr(source, "columns"):  # a DataFrame (Result.loadings_frame())
+        values = source.to_numpy()
+        feature_names = [str(v) for v in source.index] if feature_names is None else feature_names
+        component_names = [str(v) for v in source.columns] if component_names is None else component_names
+    else:
+        values = source
+    try:
+        matrix = np.asarray(values, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InvalidDataError(f"loadings must be a numeric p x r array or a Result, not {type(source).__name__} ({exc})") from None
+    if matrix.ndim == 1:
+        matrix = matrix[:, None]
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise InvalidDataError(f"loadings must be a nonempty p x r array (variables x components); got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise InvalidDataError(f"loadings hold {int(np.sum(~np.isfinite(matrix)))} NaN or infinite entries; plot finite loadings")
+    p, r = matrix.shape
+    names = [f"x{i + 1}" for i in range(p)] if feature_names is None else [str(v) for v in feature_names]
+    components = [f"PC{j + 1}" for j in range(r)] if component_names is None else [str(v) for v in component_names]
+    if len(names) != p:
+        raise InvalidParameterError(f"feature_names has {len(names)} names but the loadings have {p} rows; give one name per variable")
+    if len(components) != r:
+        raise InvalidParameterError(f"component_names has {len(components)} names but the loadings have {r} columns; give one per component")
+    return matrix, names, components, title
+
+
+def plot_loadings(
+    result_or_loadings: Any,
+    feature_names: Sequence[str] | None = None,
+    ax: Axes | None = None,
+    *,
+    component_names: Sequence[str] | None = None,
+    drop_zero_rows: bool = False,
+    annotate: bool | None = None,
+    cmap: str = "RdBu_r",
+    title: str | None = None,
+    figsize: tuple[float, float] | None = None,
+) -> Figure:
+    r"""Heat-map of the loadings: one row per variable (by name), one column per component.
+
+    The colour of cell :math:`(i, j)` is the loading :math:`x_{ij}` on a diverging scale centred
+    at 0 and symmetric, :math:`[-m, m]` with :math:`m = \max_{ij} |x_{ij}|` (red positive, blue
+    negative with the default ``cmap``), so equal magnitudes look equally strong. Exact zeros are
+    not coloured at all: they stay white, so the sparsity pattern reads at a glance.
+
+    Parameters
+    ----------
+    result_or_loadings
+        A :class:`~spcakit.state.Result` (its loadings, ``feature_names`` and
+        ``component_names``), a ``p x r`` array (a length-``p`` vector is one component), or a
+        pandas DataFrame such as ``Result.loadings_frame()`` (index and columns name the cells).
+    feature_names
+        One name per variable; default the result's names, else ``x1, x2, ...``.
+    ax
+        Axes to draw on; default a new figure.
+    component_names
+        One name per component; default the result's (``PC1, PC2, ...``).
+    drop_zero_rows
+        Leave out the variables that are zero in every component (for wide data, where the
+        few variables the loadings use would be lost among thousands of blank rows).
+    annotate
+        Print each nonzero value in its cell; default when there are at most
+        :data:`MAX_ANNOTATED_CELLS` cells.
+    cmap
+        A diverging matplotlib colormap name.
+    title
+        Default ``"METHOD: loadings"`` for a result, none for an array.
+    figsize
+        Width and height in inches; default grows with ``r`` and ``p``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+
+    Raises
+    ------
+    InvalidDataError
+        Loadings that are not a finite numeric matrix.
+    InvalidParameterError
+        Names that do not match the loadings' shape, or every row dropped.
+    PlotDependencyError
+        matplotlib is not installed.
+    """
+    matrix, names, components, default_title = _loadings_and_names(result_or_loadings, feature_names, component_names)
+    if drop_zero_rows:
+        keep = np.flatnonzero(np.any(matrix != 0, axis=1))
+        if keep.size == 0:
+            raise InvalidParameterError("every loading is zero, so drop_zero_rows=True would leave nothing to plot")
+        matrix, names = matrix[keep], [names[i] for i in keep]
+    p, r = matrix.shape
+    if figsize is None:
+        figsize = (min(max(4.0, 2.6 + 0.7 * r), 16.0), min(max(3.0, 1.0 + 0.24 * p), 20.0))
+    figure, ax = _target(ax, figsize)
+    mpl = _matplotlib()
+    largest = float(np.max(np.abs(matrix))) or 1.0
+    colormap = mpl.colormaps[cmap].with_extremes(bad="white")
+    norm = mpl.colors.Normalize(vmin=-largest, vmax=largest)
+    with _rc(mpl):
+        mesh = ax.pcolormesh(
+            np.arange(r + 1) - 0.5, np.arange(p + 1) - 0.5, np.ma.masked_equal(matrix, 0.0),
+            cmap=colormap, norm=norm, edgecolors="0.85" if p * r <= 4 * MAX_ANNOTATED_CELLS else "face", linewidth=0.5,
+        )
+        ax.set_facecolor("white")
+        ax.set_xlim(-0.5, r - 0.5)
+        ax.set_ylim(p - 0.5, -0.5)  # the first variable at the top, as in a table
+        ax.set_xticks(range(r), labels=components)
+        if p <= MAX_NAMED_ROWS:
+            ax.set_yticks(range(p), labels=names)
+        else:
+            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=MAX_NAMED_ROWS // 2, integer=True))
+            ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(
+                lambda v, _pos: names[int(v)] if float(v).is_integer() and 0 <= v < p else ""))
+        ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+        ax.set_xlabel("component")
+        ax.xaxis.set_label_position("top")
+        ax.set_ylabel("variable")
+        if annotate if annotate is not None else p * r <= MAX_ANNOTATED_CELLS:
+            for (i, j), value in np.ndenumerate(matrix):
+                if value != 0:
+                    ax.text(j, i, f"{value:.2f}", ha="center", va="center", fontsize="x-small",
+                            color="white" if abs(value) > 0.6 * largest else "black")
+        figure.colorbar(mesh, ax=ax, label="loading (white: exactly 0)", shrink=0.9)
+        chosen_title = default_title if title is None else title
+        if chosen_title:
+            ax.set_title(chosen_title)
+    return figure
+
+
+# -- variance --------------------------------------------------------------------------------------------
+def _per_component(metrics: Mapping[str, Any], key: str) -> np.ndarray | None:
+    value = metrics.get(key)
+    if value is None:
+        return None
+    try:
+        array = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidDataError(f"metrics[{key!r}] must be one number per component, not {value!r}") from None
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise InvalidDataError(f"metrics[{key!r}] must be a nonempty list of finite numbers, one per component; got {value!r}")
+    return array
+
+
+def plot_variance(
+    result: Any,
+    ax: Axes | None = None,
+    *,
+    cumulative: bool = True,
+    title: str | None = None,
+    figsize: tuple[float, float] = (6.4, 4.0),
+) -> Figure:
+    r"""Bars of the additional variance of each component, with the cumulative variance as a line.
+
+    The additional variance of loading :math:`t` is :math:`q_t^\top C q_t`, with :math:`q_t`
+    the part of :math:`x_t` orthogonal to :math:`x_1, \dots, x_{t-1}` (normalised): what the
+    component adds to those before it, so the bars never count a direction twice (Mackey,
+    §2.3.3; :func:`spcakit.metrics.additional_variances`). When the result also has
+    ``cumulative_variance`` (:math:`\sum_{s \le t} q_s^\top C q_s / \operatorname{tr} C`), bars
+    and line are in percent of the total variance :math:`\operatorname{tr} C` (bar :math:`t`
+    is the step of the cumulative line at :math:`t`, and the line ends at the CPEV); without
+    it the bars are in the data's units and there is no line.
+
+    Parameters
+    ----------
+    result
+        A :class:`~spcakit.state.Result`, or its ``metrics`` mapping: needs
+        ``"additional_variance"`` (one value per component) and uses ``"cumulative_variance"``.
+    ax
+        Axes to draw on; default a new figure.
+    cumulative
+        Draw the cumulative line (when the metric is there).
+    title
+        Default ``"METHOD: variance per component"`` for a result.
+    figsize
+        Size of a new figure in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+
+    Raises
+    ------
+    InvalidParameterError
+        The result has no ``additional_variance`` metric.
+    InvalidDataError
+        A metric that is not one finite number per component.
+    """
+    metrics = result if isinstance(result, Mapping) else getattr(result, "metrics", None)
+    if not isinstance(metrics, Mapping):
+        raise InvalidParameterError(f"plot_variance needs a Result or its metrics mapping, not {type(result).__name__}")
+    additional = _per_component(metrics, "additional_variance")
+    if additional is None:
+        raise InvalidParameterError(
+            "plot_variance needs the metric 'additional_variance' (one value per component); the result has "
+            f"{', '.join(sorted(metrics)) or 'no metrics'}"
+        )
+    running = _per_component(metrics, "cumulative_variance")
+    if running is not None and running.size != additional.size:
+        raise InvalidDataError(
+            f"metrics['cumulative_variance'] has {running.size} values but 'additional_variance' has {additional.size}"
+        )
+    r = additional.size
+    names = [str(v) for v in getattr(result, "component_names", ())]
+    if len(names) != r:
+        names = [f"PC{j + 1}" for j in range(r)]
+    figure, ax = _target(ax, figsize)
+    mpl = _matplotlib()
+    with _rc(mpl):
+        if running is not None:
+            bars = 100.0 * np.diff(running, prepend=0.0)
+            ax.set_ylabel("variance explained (% of total)")
+        else:
+            bars = additional
+            ax.set_ylabel("additional variance")
+        container = ax.bar(range(r), bars, color="C0", label="additional variance")
+        if r <= 20:
+            ax.bar_label(container, fmt="%.1f" if running is not None else "%.3g", fontsize="x-small", padding=2)
+        if cumulative and running is not None:
+            ax.plot(range(r), 100.0 * running, color="C3", marker="o", label="cumulative (CPEV)")
+            ax.set_ylim(0, max(100.0 * float(running.max()), float(bars.max())) * 1.12)
+            ax.legend(loc="upper left")
+        ax.set_xticks(range(r), labels=names)
+        ax.set_xlabel("component")
+        method = getattr(result, "method", None)
+        chosen_title = (f"{method}: variance per component" if method else None) if title is None else title
+        if chosen_title:
+            ax.set_title(chosen_title)
+    return figure
+
+
+# -- trade-off paths and cross-validation ---------------------------------------------------------------
+def _curve(name: str, levels: Any, values: Any, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two equally long 1-D float arrays; finite levels; values finite or NaN (a gap)."""
+    try:
+        x = np.asarray(levels, dtype=float)
+        y = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidDataError(f"{name}: levels and {what} must be numbers") from None
+    if x.ndim != 1 or y.ndim != 1 or x.size == 0 or x.size != y.size:
+        raise InvalidDataError(
+            f"{name}: levels and {what} must be two nonempty 1-D sequences of the same length; got shapes {x.shape} and {y.shape}"
+        )
+    if not np.all(np.isfinite(x)):
+        raise InvalidDataError(f"{name}: every sparsity level must be a finite number; got {x.tolist()}")
+    if np.any(np.isinf(y)):
+        raise InvalidDataError(f"{name}: {what} must be finite (NaN marks a missing point); got {y.tolist()}")
+    return x, y
+
+
+def _integer_ticks(mpl: Any, ax: Axes, levels: Sequence[np.ndarray], xscale: str) -> None:
+    """Integer levels get integer ticks: at every level when there are few, else where matplotlib puts them."""
+    if xscale != "linear" or not all(np.all(x == np.round(x)) for x in levels):
+        return
+    distinct = np.unique(np.concatenate(levels))
+    if distinct.size <= MAX_LEVEL_TICKS:
+        ax.set_xticks(distinct, labels=[f"{v:.0f}" for v in distinct])
+    else:
+        ax.xaxis.set_major_locator(mpl.ticker.MaxNLocator(integer=True))
+
+
+def plot_tradeoff(
+    levels: Any,
+    cpev: Any = None,
+    *,
+    ceiling: float | None = None,
+    label: str | None = None,
+    ax: Axes | None = None,
+    xlabel: str = K_LABEL,
+    ylabel: str = "CPEV",
+    ceiling_label: str = "PCA",
+    legend: bool | None = None,
+    xscale: str = "linear",
+    title: str | None = None,
+    figsize: tuple[float, float] = (6.4, 4.0),
+) -> Figure:
+    r"""The trade-off between sparsity and explained variance: CPEV against the sparsity level.
+
+    CPEV is :math:`\operatorname{tr}(U^\top C U) / \operatorname{tr} C` for an orthonormal basis
+    :math:`U` of the loadings' span; dense PCA's CPEV for the same ``r`` (the sum of the ``r``
+    largest eigenvalues over the trace) bounds it, and is drawn as a dashed horizontal line.
+
+    Parameters
+    ----------
+    levels
+        The sparsity levels (x values: ``k``, or ``λ`` with another ``xlabel``) of one curve, or a
+        mapping ``{method: (levels, values)}`` for one line per method (then ``cpev`` is not given).
+    cpev
+        The criterion at each level (one curve); NaN leaves a gap. Any criterion can be drawn
+        with its own ``ylabel``.
+    ceiling
+        Dense PCA's value for the same ``r``, drawn dashed and labelled with ``ceiling_label``.
+    label
+        Legend entry of a single curve.
+    ax
+        Axes to draw on; default a new figure.
+    xlabel, ylabel
+        Axis labels (default ``k`` and ``CPEV``).
+    ceiling_label
+        Name of the ceiling in the legend.
+    legend
+        Draw a legend; default when there is anything named.
+    xscale
+        ``"linear"`` or ``"log"`` (for a grid of ``λ``).
+    title
+        Title of the axes.
+    figsize
+        Size of a new figure in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on. Points of each line are joined in increasing level order; integer
+        levels give integer ticks.
+    """
+    if isinstance(levels, Mapping):
+        if cpev is not None:
+            raise InvalidParameterError("plot_tradeoff: give either a mapping {method: (levels, cpev)} or levels and cpev, not both")
+        if not levels:
+            raise InvalidParameterError("plot_tradeoff: the mapping {method: (levels, cpev)} is empty; give at least one method")
+        series = []
+        for name, pair in levels.items():
+            try:
+                x, y = pair
+            except (TypeError, ValueError):
+                raise InvalidParameterError(f"plot_tradeoff: {name!r} must map to a pair (levels, values), not {pair!r}") from None
+            series.append((str(name), *_curve(str(name), x, y, ylabel)))
+    else:
+        if cpev is None:
+            raise InvalidParameterError("plot_tradeoff: give the values (cpev) for the levels, or a mapping {method: (levels, cpev)}")
+        series = [(label, *_curve(label or "plot_tradeoff", levels, cpev, ylabel))]
+    if xscale not in ("linear", "log"):
+        raise InvalidParameterError(f"xscale must be 'linear' or 'log', not {xscale!r}")
+    if xscale == "log" and any(np.any(x <= 0) for _, x, _ in series):
+        raise InvalidParameterError("xscale='log' needs positive sparsity levels")
+    if ceiling is not None and not math.isfinite(float(ceiling)):
+        raise InvalidParameterError(f"ceiling must be a finite number (dense PCA's value), not {ceiling!r}")
+    figure, ax = _target(ax, figsize)
+    mpl = _matplotlib()
+    with _rc(mpl):
+        for index, (name, x, y) in enumerate(series):
+            order = np.argsort(x, kind="stable")
+            ax.plot(x[order], y[order], marker=MARKERS[index % len(MARKERS)], markersize=5, label=name)
+        if ceiling is not None:
+            ax.axhline(float(ceiling), color="0.3", linestyle="--", linewidth=1.2,
+                       label=f"{ceiling_label} ({float(ceiling):.4g})")
+        ax.set_xscale(xscale)
+        _integer_ticks(mpl, ax, [x for _, x, _ in series], xscale)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        named = ceiling is not None or any(name for name, _, _ in series)
+        if legend if legend is not None else named:
+            ax.legend(loc="best")
+        if title:
+            ax.set_title(title)
+    return figure
+
+
+def plot_cv(
+    levels: Any,
+    mean_error: Any,
+    std_error: Any = None,
+    chosen: float | None = None,
+    ax: Axes | None = None,
+    *,
+    xlabel: str = K_LABEL,
+    ylabel: str = "held-out reconstruction error",
+    xscale: str = "linear",
+    title: str | None = None,
+    figsize: tuple[float, float] = (6.4, 4.0),
+) -> Figure:
+    r"""A cross-validation curve: mean held-out error per sparsity level, its standard error, the choice.
+
+    Parameters
+    ----------
+    levels
+        The sparsity levels tried.
+    mean_error
+        Mean held-out error over the folds at each level.
+    std_error
+        Its standard error (:math:`s / \sqrt{K}` over ``K`` folds), drawn as error bars; nonnegative.
+    chosen
+        The level chosen (one of ``levels``), marked by a dotted vertical line and a large
+        marker. When it is not the level of least mean error (the one-standard-error rule picks
+        a sparser one), that minimum is marked too.
+    ax
+        Axes to draw on; default a new figure.
+    xlabel, ylabel
+        Axis labels.
+    xscale
+        ``"linear"`` or ``"log"``.
+    title
+        Title of the axes.
+    figsize
+        Size of a new figure in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+
+    Raises
+    ------
+    InvalidDataError
+        Sequences of different lengths, non-finite levels or a negative standard error.
+    InvalidParameterError
+        ``chosen`` is not one of ``levels``.
+    """
+    x, y = _curve("plot_cv", levels, mean_error, "mean_error")
+    err = None
+    if std_error is not None:
+        _, err = _curve("plot_cv", x, std_error, "std_error")
+        if np.any(err < 0):
+            raise InvalidDataError(f"plot_cv: a standard error cannot be negative; got {err.tolist()}")
+    if xscale not in ("linear", "log"):
+        raise InvalidParameterError(f"xscale must be 'linear' or 'log', not {xscale!r}")
+    position = None
+    if chosen is not None:
+        matches = np.flatnonzero(np.isclose(x, float(chosen), rtol=1e-9, atol=0.0))
+        if matches.size == 0:
+            raise InvalidParameterError(f"plot_cv: chosen = {chosen!r} is not one of the levels {x.tolist()}")
+        position = int(matches[0])
+    order = np.argsort(x, kind="stable")
+    figure, ax = _target(ax, figsize)
+    mpl = _matplotlib()
+    with _rc(mpl):
+        ax.errorbar(x[order], y[order], yerr=None if err is None else err[order], marker="o", markersize=4,
+                    capsize=3, color="C0", label="mean held-out error" + ("" if err is None else " ± 1 SE"))
+        if position is not None:
+            best = int(np.nanargmin(y)) if np.any(np.isfinite(y)) else position
+            if best != position:
+                ax.plot(x[best], y[best], marker="o", markersize=10, markerfacecolor="none", markeredgecolor="0.3",
+                        linestyle="none", label=f"least error ({x[best]:g})")
+            ax.axvline(x[position], color="C3", linestyle=":", linewidth=1.2)
+            ax.plot(x[position], y[position], marker="*", markersize=14, color="C3", linestyle="none", zorder=3,
+                    label=f"chosen ({x[position]:g})")
+        ax.set_xscale(xscale)
+        _integer_ticks(mpl, ax, [x], xscale)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="best")
+        if title:
+            ax.set_title(title)
+    return figure
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = None) -> Path:
+    """Write ``figure`` to ``path`` as PNG, SVG or PDF, chosen by the suffix; atomically.
+
+    The whole file is rendered in memory first, then written to a temporary file beside the
+    target and renamed over it, so a failure never leaves a partial file nor harms an existing
+    one (through a symbolic link to its target, into a device or FIFO as a stream, keeping the
+    permissions of a file it replaces; the rules of :mod:`spcakit.output`). The output holds no
+    date and SVG ids use a fixed salt, so the same figure gives the same bytes every time.
+
+    Parameters
+    ----------
+    figure
+        A matplotlib figure (what the plotting functions return).
+    path
+        The file to write; its suffix (``.png``, ``.svg`` or ``.pdf``, any case) picks the format.
+    dpi
+        Dots per inch of a PNG (and of raster parts of SVG/PDF); default the figure's
+        (:data:`DPI` for the figures made here), so a PNG is ``figsize * dpi`` pixels.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    InvalidParameterError
+        A suffix other than :data:`FORMATS` (nothing is written), a folder as ``path``, or a
+        missing parent folder (:class:`spcakit.output.OutputError`).
+    """
+    if not hasattr(figure, "savefig"):
+        raise InvalidParameterError(f"save needs a matplotlib figure (what the plot functions return), not {type(figure).__name__}")
+    out = check_plot_path(path)
+    if dpi is not None and not (isinstance(dpi, (int, float)) and math.isfinite(dpi) and dpi > 0):
+        raise InvalidParameterError(f"dpi must be a positive number of dots per inch, not {dpi!r}")
+    suffix = out.suffix.lower()
+    mpl = _matplotlib()
+    fmt = suffix[1:]
+    buffer = io.BytesIO()
+    with _rc(mpl):
+        figure.savefig(buffer, format=fmt, dpi=figure.dpi if dpi is None else dpi, metadata=dict(_METADATA[fmt]))
+    _write_bytes(out, buffer.getvalue())
+    return out
+
+
+def check_plot_path(path: str | os.PathLike[str]) -> Path:
+    """Refuse, before any work, a path :func:`save` could not write: a suffix other than :data:`FORMATS`,
+    a folder, or a file in a missing folder (:class:`~spcakit.errors.InvalidParameterError`, nothing written).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``; its lower-cased suffix is the format.
+    """
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        got = f"the suffix {out.suffix!r}" if out.suffix else "no suffix"
+        raise InvalidParameterError(
+            f"cannot save a plot to {str(out)!r}: it has {got}; the file name must end in "
+            f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]} (the format is taken from the suffix)"
+        )
+    check_output(out)
+    return out
+
+
+def _write_bytes(out: Path, data: bytes) -> None:
+    """:func:`spcakit.output.write_output` for bytes: atomic for files, through links, streamed into devices."""
+    target = Path(os.path.realpath(out))
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        with open(target, "wb") as stream:
+            stream.write(data)
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            permissions = stat.S_IMODE(mode)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            permissions = 0o666 & ~umask
+        os.chmod(tmp, permissions)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from spcakit import ties
+from spcakit import __version__, ties
 from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import BadPartResult, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError
 from spcakit.metrics import compute_metrics
@@ -19,6 +19,7 @@ from spcakit.problem import Problem, as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import CapReached, Result
+from spcakit.validators import to_int
 
 #: Roles whose parts a method spec lists, in order.
 PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")
@@ -34,6 +35,7 @@ def compose(
     refiner: str | PartRef | Mapping[str, Any] | None = None,
     name: str = "composed",
     registry: Registry | None = None,
+    k: Any = None,
 ) -> MethodSpec:
     """Build a method spec from parts, checking every name against the registry.
 
@@ -41,9 +43,11 @@ def compose(
     a plugin marked ``compose_default = true`` for that driver (with the
     built-in plugins, SPCArt for ``block``: PCA start, rotation, hard
     thresholding; rSVD-GP for ``deflation``: largest-variance start, power
-    steps, projection deflation). The driver defaults to ``deflation`` when
+    steps, projection deflation), with its ``cardinality`` form for the
+    parts taken from it. The driver defaults to ``deflation`` when
     a deflator is named, else ``block``. A driver that does not deflate
-    refuses a deflator.
+    refuses a deflator. ``k`` (the number of nonzero variables per loading)
+    is set as :func:`fit` sets it; it can also be given to :func:`fit`.
 
     Examples
     --------
@@ -85,7 +89,9 @@ def compose(
     for role, ref in refs.items():
         if ref is not None:
             registry.part(role, ref.name)
-    return MethodSpec(name=name, driver=driver, summary="composed from parts", **refs)  # type: ignore[arg-type]
+    form = {} if default is None else {role: ref for role, ref in default.cardinality.items() if given[role] is None}
+    spec = MethodSpec(name=name, driver=driver, summary="composed from parts", cardinality=form, **refs)  # type: ignore[arg-type]
+    return spec if k is None else set_k(spec, k, registry)
 
 
 def _part_refs(ref: PartRef, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], PartRef]]:
@@ -115,17 +121,22 @@ def _normalize_refs(ref: PartRef) -> PartRef:
     return attrs.evolve(ref, params={k: conv(v) for k, v in ref.params.items()})
 
 
-def _set_at(ref: PartRef, path: tuple[Any, ...], key: str, value: Any) -> PartRef:
+def _at(ref: PartRef, path: tuple[Any, ...], change: Callable[[PartRef], PartRef]) -> PartRef:
+    """``ref`` with ``change`` applied to the part reference nested at ``path``."""
     if not path:
-        return ref.evolve_params(**{key: value})
+        return change(ref)
     head, rest = path[0], path[1:]
     child = ref.params[head]
     if isinstance(child, list):
         index, rest = rest[0], rest[1:]
         items = list(child)
-        items[index] = _set_at(items[index], rest, key, value)
+        items[index] = _at(items[index], rest, change)
         return ref.evolve_params(**{head: items})
-    return ref.evolve_params(**{head: _set_at(child, rest, key, value)})
+    return ref.evolve_params(**{head: _at(child, rest, change)})
+
+
+def _set_at(ref: PartRef, path: tuple[Any, ...], key: str, value: Any) -> PartRef:
+    return _at(ref, path, lambda sub: sub.evolve_params(**{key: value}))
 
 
 def set_param(spec: MethodSpec, key: str, value: Any, registry: Registry) -> MethodSpec:
@@ -164,6 +175,183 @@ def set_param(spec: MethodSpec, key: str, value: Any, registry: Registry) -> Met
     return spec
 
 
+# -- the sparsity knob k ------------------------------------------------------------------
+#: What ``k`` is, for messages.
+K_MEANING = "the number of nonzero variables per loading"
+
+
+def cardinality(k: Any) -> int | tuple[int, ...]:
+    """``k`` as given, with integral numbers as ``int`` (``5.0``, NumPy integers) and a list (or a NumPy
+    vector) as a tuple: one cardinality per component.
+
+    The values are checked by the parts that hold them, which know their valid
+    range (:math:`1 \\le k \\le p` for a truncation by sparsity and for the
+    cardinality solvers, :math:`r \\le k \\le p` for FSPCA's shared support
+    and the batch encoder); an empty list is refused here, and a list's
+    length against ``r`` by :func:`check_k`.
+    """
+    if isinstance(k, np.ndarray) and k.ndim == 1:
+        k = k.tolist()
+    if isinstance(k, (list, tuple)):
+        if not k:
+            raise InvalidParameterError(f"k ({K_MEANING}) is an empty list; give one integer, or one per component")
+        return tuple(to_int(v) for v in k)
+    return to_int(k)
+
+
+def check_k(k: Any, r: int) -> None:
+    """A list ``k`` has one cardinality per component (the values are checked by the parts that hold them)."""
+    if k is None:
+        return
+    value = cardinality(k)
+    if isinstance(value, tuple) and len(value) != r:
+        raise InvalidParameterError(
+            f"k lists {len(value)} cardinalities {list(value)} for r={r} components; give one per component "
+            f"(a list of length {r}) or one integer for all"
+        )
+
+
+def _replace_part(role: str, old: PartRef, new: PartRef, registry: Registry) -> PartRef:
+    """``new`` in place of ``old``, keeping the parameters of ``old`` that ``new`` takes (but not its λ)."""
+    old_info = registry.part(role, old.name)
+    new_info = registry.part(role, new.name)
+    keep = {k: v for k, v in old.params.items() if k in new_info.parameters() and k != old_info.lam}
+    return PartRef(new.name, {**keep, **new.params})
+
+
+def with_cardinality_form(spec: MethodSpec, registry: Registry) -> MethodSpec:
+    """``spec`` with the parts of its ``cardinality`` form in place of its own (the form is then used up)."""
+    for role, ref in spec.cardinality.items():
+        spec = attrs.evolve(spec, **{role: _replace_part(role, getattr(spec, role), ref, registry)})
+    return attrs.evolve(spec, cardinality={})
+
+
+def _k_targets(spec: MethodSpec, registry: Registry) -> list[tuple[str, tuple[Any, ...], Any]]:
+    """``(role, path, part info)`` of every part of ``spec`` that declares a cardinality field (``@part(k=...)``)."""
+    targets = []
+    for role in PART_ROLES:
+        ref = getattr(spec, role)
+        if ref is None:
+            continue
+        for path, sub in _part_refs(ref):
+            info = registry.part(role, sub.name)
+            if info.k is not None:
+                targets.append((role, path, info))
+    return targets
+
+
+def takes_k(spec: MethodSpec, registry: Registry | None = None, *, per_component: bool = False) -> bool:
+    """Whether ``spec`` reads the sparsity knob ``k`` (with ``per_component``: one ``k`` per component)."""
+    registry = registry or get_registry()
+    targets = _k_targets(with_cardinality_form(spec, registry), registry)
+    return bool(targets) and (not per_component or all(info.k_per_component for _, _, info in targets))
+
+
+def methods_taking_k(registry: Registry | None = None, *, per_component: bool = False) -> list[str]:
+    """The registered methods that read ``k`` (with ``per_component``: one ``k`` per component)."""
+    registry = registry or get_registry()
+    return [info.spec.name for info in registry.methods() if takes_k(info.spec, registry, per_component=per_component)]
+
+
+def _no_k_message(spec: MethodSpec, registry: Registry) -> str:
+    truncator = registry.part("truncator", spec.truncator.name)
+    if truncator.name == "none":
+        how, own = f"its truncation {truncator.name!r} keeps every entry", ""
+    elif truncator.lam is not None:
+        how = f"its truncation {truncator.name!r} is set by a λ that is not a count"
+        own = f"set its own sparsity instead (lam= / --lam: {truncator.lam}), "
+    else:
+        how, own = f"its truncation {truncator.name!r} does not count nonzeros", "set its own sparsity instead, "
+    counting = [info.name for info in registry.parts("truncator") if info.k is not None]
+    return (
+        f"method {spec.name!r} takes no k ({K_MEANING}): none of its parts holds a cardinality and {how}; "
+        f"{own}replace its truncation by one that counts nonzeros "
+        f"(truncator= / --truncator: {', '.join(counting) or '(none registered)'}), or choose a method that takes k: "
+        f"{', '.join(methods_taking_k(registry)) or '(none registered)'}"
+    )
+
+
+def set_k(
+    spec: MethodSpec,
+    k: Any,
+    registry: Registry | None = None,
+    *,
+    lam: Any = None,
+    params: Mapping[str, Any] | None = None,
+) -> MethodSpec:
+    r"""Set the sparsity knob ``k``, the number of nonzero variables per loading, on ``spec``.
+
+    The method's ``cardinality`` form (a spec key, e.g. SPCArt's
+    ``{ truncator = "sparsity" }``) first replaces the parts it names; then
+    every part that declares a cardinality field (``@part(..., k="field")``)
+    gets ``k`` in that field, its λ field (the papers' other form of the same
+    sparsity) dropped. So ``k`` is the truncation by sparsity with
+    :math:`\lambda = p - k` zeros for SPCArt, rSVD-GP(B), ST, TPower and
+    SPCA-SP, the cardinality of the ``greedy`` and ``exhaustive`` solvers, the
+    shared row support of FSPCA, and the sparsity ``r`` of the encoders.
+
+    A list (one ``k`` per component) goes only to parts that declare
+    ``k_per_component``; a list of equal values is one ``k``. ``lam`` and
+    ``params`` are what the caller also sets: a λ for a truncation that ``k``
+    sets, or a parameter that ``k`` sets or removes, is refused.
+
+    The values themselves are checked by the parts that receive them, which
+    know their range (:func:`cardinality`).
+
+    Raises
+    ------
+    InvalidParameterError
+        The method cannot read ``k`` (the message names the methods that
+        can), ``k`` is a list that the method cannot take (or an empty one),
+        or it is given together with another form of the same sparsity.
+    """
+    registry = registry or get_registry()
+    value = cardinality(k)
+    formed = with_cardinality_form(spec, registry)
+    targets = _k_targets(formed, registry)
+    if not targets:
+        raise InvalidParameterError(_no_k_message(spec, registry))
+    if isinstance(value, tuple) and len(set(value)) == 1:
+        value = value[0]
+    if isinstance(value, tuple):
+        single = [f"{role} {info.name!r}" for role, _, info in targets if not info.k_per_component]
+        if single:
+            listing = methods_taking_k(registry, per_component=True)
+            raise InvalidParameterError(
+                f"method {spec.name!r} takes one k for all its loadings (its {', '.join(single)} holds one cardinality); "
+                f"got one per component, {list(value)}: give one integer, or choose a method that takes one k per "
+                f"component: {', '.join(listing) or '(none registered)'}"
+            )
+    if lam is not None and any(role == "truncator" for role, _, _ in targets):
+        raise InvalidParameterError(
+            f"k and lam both set the sparsity of the truncation {formed.truncator.name!r} of method {spec.name!r}; "
+            f"give k ({K_MEANING}) or lam (the papers' λ), not both"
+        )
+    for key in params or {}:
+        role_given, _, bare = key.rpartition(".")
+        for role, _, info in targets:
+            if (not role_given or role_given == role) and bare in (info.k, info.lam):
+                raise InvalidParameterError(
+                    f"k sets {role}.{info.k} of {spec.name!r} ({K_MEANING}); give k or {key}, not both"
+                )
+        for role, ref in spec.cardinality.items():
+            old = registry.part(role, getattr(spec, role).name)
+            new = registry.part(role, ref.name)
+            if (not role_given or role_given == role) and bare in old.parameters() and bare not in new.parameters():
+                raise InvalidParameterError(
+                    f"with k, method {spec.name!r} uses the {role} {new.name!r} (k nonzeros per loading) instead of "
+                    f"{old.name!r}, and {bare!r} is a parameter of {old.name!r}; give k or {key}, not both"
+                )
+    for role, path, info in targets:
+
+        def change(ref: PartRef, field: str = info.k, lam_field: str | None = info.lam) -> PartRef:
+            kept = {name: v for name, v in ref.params.items() if name != lam_field}
+            return PartRef(ref.name, {**kept, field: list(value) if isinstance(value, tuple) else value})
+
+        formed = attrs.evolve(formed, **{role: _at(getattr(formed, role), path, change)})
+    return formed
+
+
 def configure(
     spec: MethodSpec,
     *,
@@ -174,19 +362,23 @@ def configure(
     refiner: str | PartRef | Mapping[str, Any] | None = None,
     params: Mapping[str, Any] | None = None,
     registry: Registry | None = None,
+    k: Any = None,
 ) -> MethodSpec:
-    """Return ``spec`` with a truncator, its λ, a deflator, the stopper, the refiner and part parameters replaced.
+    """Return ``spec`` with a truncator, its λ, a deflator, the stopper, the refiner, the sparsity ``k`` and part
+    parameters replaced.
 
-    ``refiner="none"`` removes the method's refiner.
+    ``refiner="none"`` removes the method's refiner. A truncator given here
+    replaces the one the method's ``cardinality`` form stands in for (so
+    ``k`` then needs a truncator that counts nonzeros). ``k`` is set by
+    :func:`set_k`, before the part parameters.
     """
     registry = registry or get_registry()
     spec = attrs.evolve(spec, **{role: _normalize_refs(getattr(spec, role)) for role in PART_ROLES if getattr(spec, role) is not None})
     if truncator is not None:
-        old = spec.truncator
-        old_info = registry.part("truncator", old.name)
-        new_info = registry.part("truncator", truncator)
-        keep = {k: v for k, v in old.params.items() if k in new_info.parameters() and k != old_info.lam}
-        spec = attrs.evolve(spec, truncator=PartRef(truncator, keep))
+        registry.part("truncator", truncator)
+        form = {role: ref for role, ref in spec.cardinality.items() if role != "truncator"}
+        spec = attrs.evolve(spec, truncator=_replace_part("truncator", spec.truncator, PartRef(truncator), registry),
+                            cardinality=form)  # fmt: skip
     if lam is not None:
         info = registry.part("truncator", spec.truncator.name)
         if info.lam is None:
@@ -209,6 +401,8 @@ def configure(
         if ref is not None:
             registry.part("refiner", ref.name)
         spec = attrs.evolve(spec, refiner=ref)
+    if k is not None:
+        spec = set_k(spec, k, registry, lam=lam, params=params)
     for key, value in (params or {}).items():
         spec = set_param(spec, key, value, registry)
     return spec
@@ -309,15 +503,19 @@ def fit(
     method: str | MethodSpec | None = None,
     r: int = 2,
     *,
+    k: int | Sequence[int] | None = None,
     truncator: str | None = None,
     lam: float | None = None,
     deflator: str | None = None,
     stopper: str | PartRef | Mapping[str, Any] | None = None,
     refiner: str | PartRef | Mapping[str, Any] | None = None,
-    seed: int | None = None,
+    seed: int | None = 0,
     covariance: bool = False,
     center: bool = True,
+    standardize: bool = False,
     feature_names: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
+    drop: Sequence[str] | str | None = None,
     on_step: StepCallback | None = None,
     registry: Registry | None = None,
     **params: Any,
@@ -337,6 +535,17 @@ def fit(
         (with the built-in plugins, SPCArt).
     r
         Number of loadings.
+    k
+        The sparsity of every method in one knob: the number of nonzero
+        variables per loading, an integer in :math:`[1, p]` or (for the
+        methods that take it) a list with one per loading. Each method
+        translates it (:func:`set_k`): SPCArt, rSVD-GP(B), ST, TPower and
+        SPCA-SP keep the ``k`` largest entries (truncation by sparsity,
+        λ = p − k zeros), ``greedy``/``exhaustive`` solve for cardinality
+        ``k``, FSPCA shares ``k`` variables between all loadings, the
+        encoders use ``k`` variables per feature. A method whose truncation
+        cannot express a cardinality (GPower's penalties, PCA) refuses it,
+        naming the methods that take it.
     truncator, lam
         Replace the method's truncation and its parameter λ: a threshold for
         ``hard``/``soft`` (default :math:`1/\\sqrt p`), a number of zeros per
@@ -351,7 +560,27 @@ def fit(
         Refine the finished loadings with this part (``"none"``: skip the
         method's refiner).
     seed
-        Seed of the random generator given to the parts.
+        Seed of the random generator given to the parts: 0 by default, so
+        that a run is reproducible; ``None`` draws one from the operating
+        system. The seed used is recorded as ``Result.seed``.
+    covariance
+        Read a plain array (or DataFrame) as a covariance matrix.
+    center
+        Subtract the column means of a data matrix (``False``: the
+        covariance is :math:`A^\top A/n` of the data as given).
+    standardize
+        Work on the correlation scale: divide each data column by its
+        standard deviation (``n - 1`` in the denominator, as the covariance;
+        the root mean square when ``center=False``), or turn a covariance
+        into its correlation matrix. The result equals the method's result
+        on the data's correlation matrix. Use it when the variables have
+        different units or scales. Constant columns are refused.
+    feature_names
+        One name per variable (instead of a DataFrame's or a file's names).
+    columns, drop
+        Keep only the named columns (in that order) / remove the named ones,
+        e.g. an ID or label column; a DataFrame's non-numeric columns must
+        be removed so. Misspelt names are refused with the closest ones.
     **params
         Part parameters, ``name=value`` or ``role.name=value`` (write the
         latter as ``**{"stopper.tol": 1e-4}``).
@@ -360,7 +589,9 @@ def fit(
     -------
     Result
         Frozen record with loadings, metrics, iterations, stopping reason,
-        objective history and time.
+        objective history, time, and what makes the run repeatable: the
+        seed, the spcakit version and the input's record (shape, content
+        hash, centring, standardisation).
     """
     registry = registry or get_registry()
     if method is None:
@@ -371,11 +602,17 @@ def fit(
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
-                     params=params, registry=registry)
+                     params=params, registry=registry, k=k)
     check_driver(spec, registry)
     seed = check_seed(seed)
-    problem = as_problem(data, covariance=covariance, center=center, feature_names=feature_names)
+    if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise InvalidParameterError(f"standardize must be True or False; got {standardize!r}")
+    problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
+                         feature_names=feature_names, columns=columns, drop=drop)
     r = check_r(r, problem)
+    check_k(k, r)
     parts = build_parts(spec, registry, problem)
     driver = registry.build("driver", spec.driver)
     rng = np.random.default_rng(seed)
@@ -411,4 +648,7 @@ def fit(
         objective_history=tuple(v for v in outcome.objective_history if math.isfinite(v)),
         seconds=seconds,
         warnings=warnings,
+        seed=seed,
+        version=__version__,
+        input=problem.input,
     )

@@ -17,13 +17,15 @@ from typing import Annotated, Any
 
 import typer
 
+from spcakit import __version__
 from spcakit.api import compose as compose_spec
 from spcakit.api import fit
+from spcakit.csv_files import CsvLayout, csv_layout
 from spcakit.datasets import load_source
 from spcakit.errors import PartFailure, SpcakitError
 from spcakit.output import check_output, write_output
 from spcakit.plugins import get_registry, get_session
-from spcakit.problem import Covariance
+from spcakit.problem import Covariance, default_feature_names, unknown_column_message, unread_columns
 from spcakit.protocols import ROLES
 from spcakit.state import Result
 
@@ -36,6 +38,19 @@ app = typer.Typer(
 )
 
 EXIT_BAD_INPUT = 2
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"spcakit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print spcakit's version and exit.")] = False,
+) -> None:
+    """Sparse principal component analysis from composable parts."""
 
 
 class BadInput(Exception):
@@ -81,6 +96,64 @@ def parse_lam(text: str | None) -> float | int | None:
     if not math.isfinite(number):
         raise BadInput(f"--lam must be finite; got {text!r}")
     return number
+
+
+def parse_k(text: str | None) -> Any:
+    """``-k``: one integer (``5``) or one per component (``3,5,8`` or ``[3,5,8]``); ``spcakit.fit`` checks the values."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.strip().strip("[]").split(",")]
+    values = [parse_value(item) for item in items]
+    if not all(items) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise BadInput(
+            f"-k takes the number of nonzero variables per loading: an integer (e.g. -k 5) or one per component "
+            f"(e.g. -k 3,5,8); got {text!r}"
+        )
+    return values[0] if len(values) == 1 and "," not in text and "[" not in text else values
+
+
+def parse_names(items: list[str] | None) -> list[str] | None:
+    """``--columns``/``--drop``: column names, comma-separated and/or repeated (``a,b`` = ``a --drop b``)."""
+    if items is None:
+        return None
+    names = [name.strip() for item in items for name in item.split(",")]
+    return [name for name in names if name] or None
+
+
+def csv_header(source: str) -> CsvLayout | None:
+    """The layout of a CSV/TSV source, read from its first lines (``None`` for any other source)."""
+    path = Path(source)
+    if path.suffix.lower() not in (".csv", ".tsv") or not path.is_file():
+        return None
+    try:
+        return csv_layout(path)
+    except OSError:
+        return None  # load_source says what is wrong with the file
+
+
+def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) -> str | None:
+    """The name of the column ``--index-col`` means (``None``: the reader already set it aside as row labels).
+
+    ``text`` is a column's name or its position ``N`` in the file, counting from 0 as pandas' ``index_col``
+    does. A CSV's first column of row labels (text, or under an empty header cell) is never read as data,
+    so naming it (or position 0) is accepted and changes nothing.
+    """
+    if text in names:
+        return text
+    labels = "none" if layout is None else layout.labels
+    label_header = layout.header[0] if layout is not None and labels in ("header", "text") else None
+    offset = 0 if labels == "none" else 1  # a label column comes first in the file
+    if labels != "none" and text.strip() in ("0", label_header):
+        return None
+    if text.strip().isdigit():
+        position = int(text)
+        if position - offset < len(names):
+            return names[position - offset]
+        raise BadInput(
+            f"--index-col {text}: the data have {len(names) + offset} columns, at positions 0 to "
+            f"{len(names) + offset - 1} (counting from 0); give a position in that range or a column's name"
+        )
+    raise BadInput(unknown_column_message(text, names, "--index-col"))
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -163,14 +236,40 @@ def _run_and_report(
     out: Path | None,
     no_center: bool,
     refiner: str | None = None,
+    k: str | None = None,
+    standardize: bool = False,
+    index_col: str | None = None,
+    drop: list[str] | None = None,
+    columns: list[str] | None = None,
 ) -> None:
     try:
         _check_out(out, data)
         lam_value = parse_lam(lam)
         param_values = parse_params(params)
-        dataset = load_source(data)
+        if k is not None:
+            if "k" in param_values:
+                raise BadInput("k is given twice (-k and --param k=...); give it once")
+            param_values["k"] = parse_k(k)
+        dropped, kept = parse_names(drop), parse_names(columns)
+        layout = csv_header(data)
+        label = None
+        if index_col is not None and layout is not None and not covariance:
+            label = index_column(index_col, layout.names, layout)
+        # a CSV's columns that are dropped are never read as numbers: they may hold text (labels, IDs)
+        dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
         is_cov = covariance or dataset.is_covariance
         matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+        if index_col is not None:
+            if is_cov:
+                raise BadInput(
+                    "--index-col names a column of row IDs or labels in a data table; a covariance matrix has none "
+                    "(to leave variables out of a covariance, use --drop or --columns)"
+                )
+            if layout is None:
+                names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
+                label = index_column(index_col, names, None)
+            if label is not None:
+                dropped = [*(dropped or ()), label]
         progress = _Progress(sys.stderr.isatty() and not as_json)
         try:
             result = fit(
@@ -183,7 +282,10 @@ def _run_and_report(
                 refiner=refiner,
                 seed=seed,
                 center=not no_center,
+                standardize=standardize,
                 feature_names=None if is_cov else dataset.feature_names,
+                columns=kept,
+                drop=dropped,
                 on_step=progress,
                 **param_values,
             )
@@ -210,20 +312,26 @@ def _run_and_report(
 DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
 CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
 ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
+KOpt = Annotated[str | None, typer.Option("-k", "--k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
 TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
 LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
 DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
 RefinerOpt = Annotated[str | None, typer.Option("--refiner", help="refine the finished loadings with this part ('none': skip the method's)")]
 ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="part parameter KEY=VALUE or ROLE.KEY=VALUE (repeatable)")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="seed of the random generator")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="seed of the random generator (recorded in the JSON output; the default 0 makes every run repeatable)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON result to this file")]
 NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="do not centre the data columns")]
+StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="work on the correlation scale: divide each data column by its standard deviation (a covariance becomes its correlation matrix); for variables in different units")]
+IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="a column of row IDs or labels, by name or position (from 0): not a variable, dropped")]
+DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="leave these columns out, e.g. a label column (repeatable)")]
+ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="use only these columns, in this order (repeatable)")]
 
 
 @app.command()
 def run(
     method: Annotated[str, typer.Argument(help="a registered method (see `spcakit methods`)")],
+    k: KOpt = None,
     data: DataOpt = "builtin:pitprops",
     covariance: CovOpt = False,
     r: ROpt = 2,
@@ -232,10 +340,14 @@ def run(
     deflator: DeflOpt = None,
     refiner: RefinerOpt = None,
     param: ParamOpt = None,
-    seed: SeedOpt = None,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out: OutOpt = None,
     no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
     registry = get_registry()
@@ -244,12 +356,14 @@ def run(
         _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
     _run_and_report(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
-        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns,
     )  # fmt: skip
 
 
 @app.command()
 def compose(
+    k: KOpt = None,
     driver: Annotated[str | None, typer.Option("--driver", help="driver part (default: one that deflates if --deflator is given)")] = None,
     initializer: Annotated[str | None, typer.Option("--initializer", help="initializer part")] = None,
     updater: Annotated[str | None, typer.Option("--updater", help="updater part")] = None,
@@ -262,10 +376,14 @@ def compose(
     r: ROpt = 2,
     lam: LamOpt = None,
     param: ParamOpt = None,
-    seed: SeedOpt = None,
+    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out: OutOpt = None,
     no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
 ) -> None:
     """Assemble a method from parts and run it: new combinations are configuration, not code."""
     get_registry()
@@ -280,7 +398,8 @@ def compose(
         return
     _run_and_report(
         spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
-        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, k=k,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns,
     )  # fmt: skip
 
 

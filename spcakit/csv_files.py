@@ -29,6 +29,7 @@ import os
 import sys
 import warnings
 from pathlib import Path
+from collections.abc import Collection
 from typing import IO, Any
 
 import attrs
@@ -276,7 +277,12 @@ def _all_labels(values: Any) -> bool:
     return all(_is_label(str(v)) for v in values)
 
 
-def _read_with_pandas(pandas: Any, fh: IO[bytes], layout: CsvLayout) -> np.ndarray | None:
+def _unread_positions(layout: CsvLayout, unread: frozenset[str]) -> list[int]:
+    """The positions (among the data columns) of the columns named in ``unread``."""
+    return [j for j, name in enumerate(layout.names) if name in unread]
+
+
+def _read_with_pandas(pandas: Any, fh: IO[bytes], layout: CsvLayout, unread: frozenset[str]) -> np.ndarray | None:
     extra = {} if int(pandas.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}  # exact digits
     frame = pandas.read_csv(
         fh, sep=layout.separator, header=None, index_col=False, na_filter=False, skip_blank_lines=True,
@@ -285,14 +291,20 @@ def _read_with_pandas(pandas: Any, fh: IO[bytes], layout: CsvLayout) -> np.ndarr
     if frame.shape[1] != layout.fields:
         return None
     values = frame.iloc[:, 1:] if layout.has_labels else frame
-    if not all(getattr(dtype, "kind", "O") in "iuf" for dtype in values.dtypes):
+    skipped = _unread_positions(layout, unread)
+    read = [j for j in range(values.shape[1]) if j not in set(skipped)]
+    if not all(getattr(dtype, "kind", "O") in "iuf" for dtype in values.dtypes.iloc[read]):
         return None
     if layout.labels == "text" and not _all_labels(frame.iloc[:, 0]):
         return None
-    return values.to_numpy(dtype=float)  # type: ignore[no-any-return]
+    if not skipped:
+        return values.to_numpy(dtype=float)  # type: ignore[no-any-return]
+    table = np.full(values.shape, np.nan)
+    table[:, read] = values.iloc[:, read].to_numpy(dtype=float)
+    return table
 
 
-def _read_with_numpy(fh: IO[bytes], layout: CsvLayout) -> np.ndarray | None:
+def _read_with_numpy(fh: IO[bytes], layout: CsvLayout, unread: frozenset[str]) -> np.ndarray | None:
     numbers_among_labels: list[str] = []
 
     def label(cell: str) -> float:
@@ -300,9 +312,15 @@ def _read_with_numpy(fh: IO[bytes], layout: CsvLayout) -> np.ndarray | None:
             numbers_among_labels.append(cell)
         return 0.0
 
+    def not_read(cell: str) -> float:
+        return math.nan
+
+    offset = 1 if layout.has_labels else 0
+    converters: dict[int, Any] = {0: label} if layout.has_labels else {}
+    converters.update({j + offset: not_read for j in _unread_positions(layout, unread)})
     table = np.loadtxt(
         io.TextIOWrapper(fh, encoding="utf-8", newline=""), delimiter=layout.separator, dtype=float, comments=None,
-        quotechar='"', ndmin=2, converters={0: label} if layout.has_labels else None,
+        quotechar='"', ndmin=2, converters=converters or None,
     )  # fmt: skip
     if table.shape[1] != layout.fields or (layout.labels == "text" and numbers_among_labels):
         return None
@@ -327,7 +345,7 @@ def _csv_engine(layout: CsvLayout) -> str:
     return "pandas" if _pandas() is not None else "numpy"
 
 
-def _read_fast(path: Path, layout: CsvLayout) -> np.ndarray | None:
+def _read_fast(path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset()) -> np.ndarray | None:
     """The matrix when every cell is a finite number, read by pandas or NumPy; ``None`` when anything is amiss."""
     engine = _csv_engine(layout)
     try:
@@ -335,14 +353,14 @@ def _read_fast(path: Path, layout: CsvLayout) -> np.ndarray | None:
             warnings.simplefilter("ignore")
             fh.seek(layout.data_offset)
             if engine == "pandas":
-                table = _read_with_pandas(_pandas(), fh, layout)
+                table = _read_with_pandas(_pandas(), fh, layout, unread)
             else:
-                table = _read_with_numpy(fh, layout)
+                table = _read_with_numpy(fh, layout, unread)
     except MemoryError:
         raise InvalidDataError(f"{path}: the table does not fit in memory") from None
     except Exception:  # any complaint of the parser: the careful reader finds it and names the line
         return None
-    if table is None or table.size == 0 or not np.isfinite(table).all():
+    if table is None or table.size == 0 or not np.isfinite(np.delete(table, _unread_positions(layout, unread), axis=1)).all():
         return None
     return table
 
@@ -374,6 +392,11 @@ def _bad_cells_message(path: Path, layout: CsvLayout, cells: list[tuple[int, int
         hints.append("a quote (\") that is never closed joins lines")
     if layout.labels == "none" and len(names) > 1 and any(j == 0 and _is_label(t) for _, j, t in cells):
         hints.append("a first column is read as row labels only when every one of its values is text")
+    labelled = sorted({names[j] for _, j, cell in cells if _is_label(cell)}, key=names.index)
+    if labelled:
+        listed = ",".join(labelled)
+        hints.append(f"a column of labels or IDs is not a variable: leave it out with --drop {listed} "
+                     f"(drop={labelled!r} in spcakit.fit)")
     return (
         f"{path}: {count} cell{'s are not numbers' if count > 1 else ' is not a number'}: {shown}{more}; every cell below the "
         f"header must be a finite number{' - ' if hints else ''}{'; '.join(hints)}"
@@ -391,12 +414,15 @@ def _undecodable(path: Path, layout: CsvLayout) -> InvalidDataError:
     return InvalidDataError(f"{path}: the file is not UTF-8 text; save it as UTF-8")
 
 
-def _read_checked(path: Path, layout: CsvLayout) -> tuple[np.ndarray, tuple[str, ...]]:
+def _read_checked(
+    path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset()
+) -> tuple[np.ndarray, tuple[str, ...]]:
     """Read every cell with Python's ``csv`` and ``float``, naming the lines and columns of anything wrong.
 
-    Returns the matrix and its columns' names.
+    Returns the matrix and its columns' names; the columns named in ``unread`` are NaN, never parsed.
     """
     skip = 1 if layout.has_labels else 0
+    skipped = frozenset(_unread_positions(layout, unread))
     bad_lines: list[tuple[int, int]] = []
     bad_cells: list[tuple[int, int, str]] = []
     n_bad_lines = n_bad_cells = 0
@@ -421,6 +447,9 @@ def _read_checked(path: Path, layout: CsvLayout) -> tuple[np.ndarray, tuple[str,
                     labels_are_data = True
                 values = []
                 for j, cell in enumerate(row[skip:]):
+                    if j in skipped:
+                        values.append(math.nan)
+                        continue
                     try:
                         value = float(cell)
                     except ValueError:
@@ -438,7 +467,7 @@ def _read_checked(path: Path, layout: CsvLayout) -> tuple[np.ndarray, tuple[str,
         except UnicodeDecodeError:
             raise _undecodable(path, layout) from None
     if labels_are_data:  # a number among the first column's values: it is data after all
-        return _read_checked(path, attrs.evolve(layout, labels="none"))
+        return _read_checked(path, attrs.evolve(layout, labels="none"), unread)
     if n_bad_lines:
         shown = ", ".join(f"line {line} has {fields}" for line, fields in bad_lines)
         more = f", and {n_bad_lines - len(bad_lines)} more" if n_bad_lines > len(bad_lines) else ""
@@ -455,10 +484,16 @@ def _read_checked(path: Path, layout: CsvLayout) -> tuple[np.ndarray, tuple[str,
     return np.frombuffer(numbers, dtype=float).reshape(n_rows, len(layout.names)).copy(), layout.names
 
 
-def load_csv(path: Path) -> tuple[np.ndarray, tuple[str, ...]]:
-    """A CSV or TSV file's numbers and column names (see the module's description)."""
+def load_csv(path: Path, unread: Collection[str] = ()) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A CSV or TSV file's numbers and column names (see the module's description).
+
+    The cells of the columns named in ``unread`` are not read (they may hold
+    text: labels, IDs): those columns come back as NaN, under their names, for
+    the caller to drop. Names that are not in the header are ignored here.
+    """
     layout = csv_layout(path)
-    matrix = _read_fast(path, layout)
+    unread = frozenset(unread)
+    matrix = _read_fast(path, layout, unread)
     if matrix is None:
-        return _read_checked(path, layout)
+        return _read_checked(path, layout, unread)
     return matrix, layout.names

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
+from collections.abc import Collection
 from pathlib import Path
 
 import attrs
@@ -190,7 +191,7 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _load_file(path: Path) -> Dataset:
+def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
     if path.is_dir():
         raise InvalidDataError(f"data source {str(path)!r} is a folder; give {VALID_SOURCES}")
     if not path.exists():
@@ -202,14 +203,18 @@ def _load_file(path: Path) -> Dataset:
         matrix, names, is_cov = numpy_files.load_npz(path)
         return Dataset(matrix, names, is_cov, str(path))
     if suffix in (".csv", ".tsv"):
-        table, columns = csv_files.load_csv(path)
+        table, columns = csv_files.load_csv(path, unread)
         return Dataset(table, columns, False, str(path))
     advice = f" ({_OTHER_FORMATS[suffix]})" if suffix in _OTHER_FORMATS else ""
     raise InvalidDataError(f"{path}: unsupported file type {suffix or '(none)'!r}{advice}; use .npy, .npz, .csv or .tsv")
 
 
-def load_source(source: str | os.PathLike[str]) -> Dataset:
-    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv`` path."""
+def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) -> Dataset:
+    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv`` path.
+
+    ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
+    drops): they come back as NaN (see :func:`spcakit.csv_files.load_csv`); other sources ignore it.
+    """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):
@@ -223,6 +228,6 @@ def load_source(source: str | os.PathLike[str]) -> Dataset:
         raise InvalidDataError(f"data source {source!r} contains a NUL character; give {VALID_SOURCES}")
     path = Path(source)
     try:
-        return _load_file(path)
+        return _load_file(path, unread)
     except OSError as exc:
         raise InvalidDataError(f"{path}: cannot read it ({_os_reason(exc)})") from None

@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install 'spcakit[sklearn]' ({exc})"
     ) from exc
 
-from spcakit.api import PART_ROLES, configure, fit
+from spcakit.api import configure, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
@@ -47,9 +47,6 @@ from spcakit.specs import MethodSpec
 
 __all__ = ["SparsePCA"]
 
-#: A column is constant when its centred norm is at most this times its largest magnitude times sqrt(n)
-#: (the rule :func:`spcakit.problem.data_problem` applies: rounding noise, whatever the data's scale).
-CONSTANT_COLUMN_RTOL = 1e-12
 
 
 # -- pure helpers ------------------------------------------------------------------------------------------
@@ -67,44 +64,31 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
     return configure(spec, truncator=truncator, deflator=deflator, registry=registry)
 
 
-def _roles_taking(spec: MethodSpec, parameter: str, registry: Registry) -> list[str]:
-    """The roles of ``spec`` whose part takes ``parameter``."""
-    roles = []
-    for role in PART_ROLES:
-        ref = getattr(spec, role)
-        if ref is not None and parameter in registry.part(role, ref.name).parameters():
-            roles.append(role)
-    return roles
-
-
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
 _ESTIMATOR_ARGUMENTS = {
     "data": "fit(X)", "method": "SparsePCA(method=...)", "r": "SparsePCA(n_components=...)",
     "truncator": "SparsePCA(truncator=...)", "lam": "SparsePCA(lam=...)", "deflator": "SparsePCA(deflator=...)",
     "seed": "SparsePCA(random_state=...)", "center": "SparsePCA(center=...)", "covariance": "the estimator (data only)",
-    "feature_names": "the DataFrame's columns", "on_step": "spcakit.fit (not the estimator)",
+    "feature_names": "the DataFrame's columns", "standardize": "SparsePCA(standardize=...)",
+    "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
     "registry": "spcakit.fit (not the estimator)",
 }  # fmt: skip
 
 
-def _sparsity_params(method: MethodSpec, k: Any, lam: Any, params: Mapping[str, Any] | None,
-                     registry: Registry) -> dict[str, Any]:
+def _sparsity_params(k: Any, lam: Any, params: Mapping[str, Any] | None) -> dict[str, Any]:
     """The keyword arguments of :func:`spcakit.fit` that set the sparsity of ``method``.
 
     ``lam`` goes to the method's truncator as its λ (``spcakit.fit(lam=...)``);
     ``params`` are part parameters as ``spcakit.fit(**params)`` takes them
     (and ``stopper``/``refiner`` replacements), never an argument the
     estimator sets itself (``seed``, ``lam``, ...: the message says which);
-    ``k``, the number of nonzero variables per loading, is passed as the
-    parameter ``k`` of every part of ``method`` that takes one (the
-    ``sparsity`` truncator of TPower, the ``greedy``/``exhaustive`` updaters,
-    FSPCA's ``go``/``ipu``/``row-sparse``, where ``k`` is the row support
-    shared by all loadings). A method with no such part refuses ``k``, naming
-    the methods that take it.
-
-    This is the one place where the estimator translates its sparsity knobs,
-    so that a method-independent ``k`` (SPCArt and rSVD-GP through their
-    truncation by sparsity, ...) changes only this function.
+    ``k``, the number of nonzero variables per loading, is ``spcakit.fit``'s
+    sparsity knob ``k``, which every method translates to its own parameter
+    (:func:`spcakit.api.set_k`: SPCArt, rSVD-GP and TPower keep the ``k``
+    largest entries, ``greedy``/``exhaustive`` solve for cardinality ``k``,
+    FSPCA shares ``k`` variables between all loadings, the encoders use
+    ``k`` variables per feature). A method that cannot express a cardinality
+    refuses ``k`` when fitted, naming the methods that take it.
     """
     if params is not None and not isinstance(params, Mapping):
         raise InvalidParameterError(
@@ -126,16 +110,7 @@ def _sparsity_params(method: MethodSpec, k: Any, lam: Any, params: Mapping[str, 
         raise InvalidParameterError(
             f"k is given both as SparsePCA(k={k!r}) and in params ({', '.join(given)}); give it once"
         )
-    roles = _roles_taking(method, "k", registry)
-    if not roles:
-        takers = [info.spec.name for info in registry.methods() if _roles_taking(info.spec, "k", registry)]
-        raise InvalidParameterError(
-            f"method {method.name!r} takes no cardinality k (its truncator {method.truncator.name!r} does not count "
-            f"nonzeros); give its own sparsity parameter (lam=...), or truncator='sparsity' to keep k nonzeros per "
-            f"loading, or a method that takes k: {', '.join(takers) or '(none registered)'}"
-        )
-    for role in roles:
-        out[f"{role}.k"] = k
+    out["k"] = k
     return out
 
 
@@ -154,18 +129,23 @@ def _check_n_components(n_components: Any, n_samples: int, n_features: int, cent
     return int(n_components)
 
 
-def _check_k(k: Any, n_features: int) -> int | None:
-    """``k`` as an int in [1, n_features] (``None`` passes)."""
+def _check_k(k: Any, n_features: int) -> int | list[int] | None:
+    """``k`` as an int in [1, n_features], or a list of them (one per component); ``None`` passes."""
     if k is None:
         return None
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise InvalidParameterError(f"k (nonzeros per component) must be a positive integer or None; got {k!r}")
-    if k > n_features:
-        raise InvalidParameterError(
-            f"k={k} nonzeros per component is more than the data's n_features={n_features}; "
-            f"valid: 1 <= k <= {n_features}"
-        )
-    return int(k)
+    values = list(k) if isinstance(k, (list, tuple, np.ndarray)) else [k]
+    for value in values:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
+            raise InvalidParameterError(
+                f"k (nonzeros per component) must be a positive integer, a list of them (one per component) "
+                f"or None; got {k!r}"
+            )
+        if value > n_features:
+            raise InvalidParameterError(
+                f"k={value} nonzeros per component is more than the data's n_features={n_features}; "
+                f"valid: 1 <= k <= {n_features}"
+            )
+    return [int(v) for v in values] if isinstance(k, (list, tuple, np.ndarray)) else int(k)
 
 
 def _check_flag(value: Any, name: str) -> bool:
@@ -186,34 +166,6 @@ def _seed(random_state: Any) -> int:
         return int(random_state)
     generator = check_random_state(random_state)
     return int(generator.randint(np.iinfo(np.int32).max))
-
-
-def _column_scales(x: np.ndarray, mean: np.ndarray, center: bool, names: tuple[str, ...] | None) -> np.ndarray:
-    r"""The standard deviation of each column on the scale of spcakit's covariance.
-
-    Centred: :math:`s_j = \sqrt{\sum_i (x_{ij} - \bar x_j)^2 / (n-1)}`, so that the
-    columns of :math:`X/s` have unit variance under :math:`A^\top A/(n-1)` and their
-    covariance is the correlation matrix. Not centred: the root mean square
-    :math:`\sqrt{\sum_i x_{ij}^2/n}` (the covariance is then :math:`A^\top A/n`).
-    ``mean`` is the column means (zeros when not centring). Constant columns
-    (all zero when not centred) are refused by name.
-    """
-    n = x.shape[0]
-    deviations = x - mean
-    largest = np.abs(deviations).max(axis=0)
-    safe = np.where(largest > 0, largest, 1.0)
-    norms = largest * np.sqrt(np.einsum("ij,ij->j", deviations / safe, deviations / safe))
-    magnitude = np.abs(x).max(axis=0)
-    constant = np.nonzero(norms <= CONSTANT_COLUMN_RTOL * magnitude * np.sqrt(n))[0]
-    if constant.size:
-        shown = ", ".join(f"{j}" + (f" ({names[j]})" if names is not None else "") for j in constant[:5])
-        more = f" and {constant.size - 5} more" if constant.size > 5 else ""
-        raise InvalidDataError(
-            f"standardize=True divides each column by its standard deviation, but {constant.size} column(s) are "
-            f"{'constant' if center else 'all zero'} (zero variance): {shown}{more}; remove them, or use "
-            "standardize=False"
-        )
-    return norms / np.sqrt(n - 1 if center else n)
 
 
 def _regression_map(loadings: np.ndarray) -> tuple[np.ndarray, int]:
@@ -249,11 +201,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     method : str or MethodSpec, default="spcart"
         A registered method (``spcakit methods``) or a spec from
         :func:`spcakit.compose`.
-    k : int, optional
-        Number of nonzero variables per component, passed to every part of the
-        method that takes a cardinality ``k`` (TPower's truncation by sparsity,
-        greedy, exhaustive, FSPCA, ...); a method without one refuses it and
-        names those that take it (SPCArt: use ``truncator="sparsity"``).
+    k : int or list of int, optional
+        Number of nonzero variables per component: spcakit's one sparsity
+        knob, which each method translates to its own parameter (SPCArt,
+        rSVD-GP, TPower: truncation by sparsity with λ = p - k; greedy and
+        exhaustive: their cardinality; FSPCA: the k variables all components
+        share; the encoders: their sparsity, one value per component allowed).
+        GPower's penalties and PCA refuse it, naming the methods that take it.
     lam : float or int, optional
         The λ of the method's truncation, in the paper's form (a threshold,
         a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
@@ -405,13 +359,14 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         k = _check_k(self.k, n_features)
         registry = get_registry()
         spec = _resolve_method(self.method, self.truncator, self.deflator, registry)
-        kwargs = _sparsity_params(spec, k, self.lam, self.params, registry)
+        kwargs = _sparsity_params(k, self.lam, self.params)
         seed = _seed(self.random_state)
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 
-        mean = x.mean(axis=0) if center else np.zeros(n_features)
-        scale = _column_scales(x, mean, center, names) if standardize else None
-        problem = as_problem(x if scale is None else x / scale, center=center, feature_names=names)
+        # one pass over the data: centred, scaled (when standardising) and recorded by spcakit itself
+        problem = as_problem(x, center=center, standardize=standardize, feature_names=names)
+        mean = problem.input.mean if center else np.zeros(n_features)
+        scale = problem.input.scale if standardize else None
         result = fit(problem, spec, r, seed=seed, registry=registry, **kwargs)
         for message in result.warnings:
             warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)

@@ -35,23 +35,45 @@ underflows). The column means are formed without overflow; values so close to
 the largest double that centring overflows are refused. An explicit covariance
 is refused when :math:`p \max_{ij}|c_{ij}| >` :data:`GRAM_LIMIT`, which bounds
 :math:`\|Cv\|` for unit :math:`v`. Rescaling by a power of 10 brings such data
-into range.
+into range; so does ``standardize=True``, which divides every data column by
+its standard deviation measured on the column scaled to at most 1, so that
+nothing that could overflow is ever squared (see :func:`data_problem`).
+
+Choosing columns
+----------------
+``columns=`` keeps the named columns and ``drop=`` removes some (an ID or
+label column): a DataFrame is cut before its values are read, so the
+non-numeric columns it drops never need to be numbers. A misspelt name is
+refused with the closest names (:func:`column_positions`).
+
+The record
+----------
+Every problem built here carries an :class:`~spcakit.state.InputRecord`
+(``problem.input``): the kind and shape of the matrix, its content hash
+(:func:`content_sha256`), the centring and standardisation applied, the
+column means and scales. :func:`spcakit.fit` puts it in the result.
 """
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import math
 import os
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 import scipy.sparse
 
+from spcakit.csv_files import csv_layout
 from spcakit.datasets import load_source
-from spcakit.errors import SHOWN, InvalidDataError, format_size
+from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, format_size
 from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance
+from spcakit.state import InputRecord
 
 #: Largest dimension for which a covariance is checked for PSD by eigenvalues.
 PSD_CHECK_LIMIT = 3000
@@ -61,6 +83,9 @@ DENSE_COVARIANCE_LIMIT = 4000
 #: largest double with 16 bits of headroom for the sums the parts form.
 GRAM_LIMIT = float(np.finfo(float).max) * 2.0**-16
 _TINY = float(np.finfo(float).tiny)
+#: Bytes of a block of rows: the data are hashed, and measured column by column, this much at a time, so
+#: that no temporary the size of the data is made.
+BLOCK_BYTES = 1 << 22
 
 _KIND_WORDS = {
     "U": ("text", "convert numbers stored as text with numpy.asarray(x, dtype=float)"),
@@ -98,8 +123,9 @@ def _frame_array(frame: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
         as_text = "; numbers stored as text convert with pandas.to_numeric" if textual else ""
         raise InvalidDataError(
             f"{what} is a DataFrame with {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {shown}{more}; "
-            f"sparse PCA needs numbers: drop them (df.drop(columns={[label for label, _ in bad]!r})) or keep the "
-            f"numeric ones (df.select_dtypes('number')){as_text}"
+            f"sparse PCA needs numbers: drop them (df.drop(columns={[label for label, _ in bad]!r}), or "
+            f"drop={[_label_text(label) for label, _ in bad]!r} in spcakit.fit) or keep the numeric ones "
+            f"(df.select_dtypes('number'), or columns=[...] in spcakit.fit){as_text}"
         )
     with np.errstate(over="ignore"):
         return frame.to_numpy(dtype=float, na_value=np.nan), tuple(_label_text(label) for label in labels)
@@ -202,6 +228,10 @@ class Problem:
         covariance was given.
     source
         Where the problem came from, for reports (``builtin:pitprops``, a path).
+    input
+        What the problem was built from and how (kind, shape, content hash,
+        centring, standardisation, the column means and scales), for the
+        record of a result; ``None`` for a problem built by hand.
 
     A deflator returns a new problem (a deflated covariance, a residual data
     matrix); what a method carries between rounds besides is in the run's
@@ -212,6 +242,7 @@ class Problem:
     feature_names: tuple[str, ...]
     data: np.ndarray | None = None
     source: str = ""
+    input: InputRecord | None = None
 
     @property
     def p(self) -> int:
@@ -227,6 +258,30 @@ class Problem:
         if self.data is None:
             return self.p
         return min(self.p, self.data.shape[0] - 1)
+
+
+def content_sha256(matrix: np.ndarray) -> str:
+    r"""The SHA-256 (hex) of a matrix's shape and values: what a result's ``input.sha256`` records.
+
+    The digest covers the shape as two little-endian unsigned 64-bit integers,
+    then the values as little-endian float64 in row-major (C) order: for an
+    ``n x p`` array ``a`` of floats it equals ::
+
+        h = hashlib.sha256(np.array(a.shape, dtype="<u8").tobytes())
+        h.update(np.ascontiguousarray(a, dtype="<f8").tobytes())
+        h.hexdigest()
+
+    So it identifies the numbers, whatever file format, text formatting or
+    memory layout they came in (a CSV written with other digits for the same
+    doubles, or the same table as ``.npy``, hash alike). It is one pass over
+    the data (about 0.7 ms per MB); rows are copied to C order a block of
+    :data:`BLOCK_BYTES` at a time, never the whole matrix.
+    """
+    digest = hashlib.sha256(np.asarray(matrix.shape, dtype="<u8").tobytes())
+    rows = _block_rows(int(np.prod(matrix.shape[1:], dtype=np.int64)))
+    for start in range(0, matrix.shape[0], rows):
+        digest.update(np.ascontiguousarray(matrix[start : start + rows], dtype="<f8"))
+    return digest.hexdigest()
 
 
 def default_feature_names(p: int) -> tuple[str, ...]:
@@ -297,11 +352,18 @@ def _refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str
 
 
 def covariance_problem(
-    matrix: object, feature_names: Sequence[str] | None = None, source: str = ""
+    matrix: object, feature_names: Sequence[str] | None = None, source: str = "", *, standardize: bool = False
 ) -> Problem:
-    """Check a covariance matrix (an array or a square DataFrame) and wrap it as a :class:`Problem`."""
+    r"""Check a covariance matrix (an array or a square DataFrame) and wrap it as a :class:`Problem`.
+
+    With ``standardize=True`` it becomes its correlation matrix
+    :math:`R = D^{-1/2} C D^{-1/2}`, :math:`D = \operatorname{diag}(C)`
+    (:math:`r_{ij} = c_{ij}/\sqrt{c_{ii}c_{jj}}`, unit diagonal): what
+    standardised data give (see :func:`data_problem`).
+    """
     _check_frame_order(matrix)
     c, frame_names = _check_matrix(matrix, "the covariance matrix", feature_names)
+    digest = content_sha256(c)
     if c.shape[0] != c.shape[1]:
         raise InvalidDataError(
             f"a covariance matrix must be square (p x p); got shape {c.shape}. "
@@ -334,7 +396,34 @@ def covariance_problem(
         raise InvalidDataError("a covariance matrix must have a non-negative diagonal (variances)")
     names = _check_names(feature_names if feature_names is not None else frame_names, c.shape[0])
     _refuse_zero_variance(np.nonzero(np.diag(c) <= 1e-12 * scale)[0], names, "variable(s) have zero variance")
-    return Problem(DenseCovariance(c), names, None, source)
+    deviations = None
+    if standardize:
+        deviations = np.sqrt(np.diag(c))
+        c /= np.outer(deviations, deviations)  # d_i d_j = d_j d_i: R stays exactly symmetric
+        np.fill_diagonal(c, 1.0)
+    record = InputRecord(kind="covariance", shape=c.shape, sha256=digest, center=None, standardize=standardize,
+                         scale=deviations)  # fmt: skip
+    return Problem(DenseCovariance(c), names, None, source, record)
+
+
+def _block_rows(p: int) -> int:
+    """Rows of ``p`` doubles in a block of :data:`BLOCK_BYTES`."""
+    return max(1, BLOCK_BYTES // max(1, 8 * p))
+
+
+def _column_magnitudes(a: np.ndarray) -> np.ndarray:
+    """Each column's largest magnitude, by two reductions (``np.abs(a)`` would be a copy of the data)."""
+    return np.maximum(a.max(axis=0), -a.min(axis=0))
+
+
+def _scaled_sum_of_squares(a: np.ndarray, divisors: np.ndarray) -> np.ndarray:
+    r""":math:`\sum_i (a_{ij}/d_j)^2` for each column, a block of rows at a time (no copy of the data)."""
+    total = np.zeros(a.shape[1])
+    rows = _block_rows(a.shape[1])
+    for start in range(0, a.shape[0], rows):
+        block = a[start : start + rows] / divisors
+        total += np.einsum("ij,ij->j", block, block)
+    return total
 
 
 def _column_means(a: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
@@ -379,6 +468,7 @@ def data_problem(
     feature_names: Sequence[str] | None = None,
     *,
     center: bool = True,
+    standardize: bool = False,
     source: str = "",
 ) -> Problem:
     r"""Check a data matrix (``n`` samples x ``p`` variables; an array or a DataFrame) and wrap it.
@@ -390,18 +480,36 @@ def data_problem(
     data themselves take), applied matrix-free otherwise, so that a wide data
     set never costs :math:`p^2` memory. Data whose covariance over- or
     underflows double precision are refused (see the module's description).
+
+    With ``standardize=True`` each column is divided by its standard deviation
+    :math:`s_j = \|a_j\|/\sqrt{n-1}` (the root mean square
+    :math:`\|a_j\|/\sqrt n` when ``center=False``), so the covariance of the
+    scaled data is the correlation matrix :math:`R = D^{-1/2} C D^{-1/2}`,
+    :math:`D = \operatorname{diag}(C)`, with unit diagonal. It is done in the
+    pass that measures the columns: :math:`a_j` is first divided by its largest
+    magnitude :math:`m_j` (as for the range checks), then by
+    :math:`\|a_j/m_j\|/\sqrt{n-1} = s_j/m_j`, in place in the centred copy
+    (in one copy of the data when not centring), so no further copy is made
+    and nothing can overflow: values of any magnitude that can be centred are
+    accepted (the range checks are then moot: every scaled column has norm
+    :math:`\sqrt{n-1}`).
+    The column means and the :math:`s_j` are kept in the problem's ``input``
+    record.
     """
     a, frame_names = _check_matrix(matrix, "the data matrix", feature_names)
     n, p = a.shape
     names = _check_names(feature_names if feature_names is not None else frame_names, p)
-    magnitude = np.abs(a).max(axis=0)  # each column's largest value as given (finite)
+    digest = content_sha256(a)
+    magnitude = _column_magnitudes(a)  # each column's largest value as given (finite)
+    mean = None
     if center:
         if n < 2:
             raise InvalidDataError(
                 f"the data matrix has {n} row; centring needs at least 2 samples (rows)"
             )
+        mean = _column_means(a, magnitude)
         with np.errstate(over="ignore", invalid="ignore"):
-            a = a - _column_means(a, magnitude)
+            a = a - mean  # the one copy of the data; standardising below works in it
         if 2 * float(magnitude.max()) > np.finfo(float).max and not np.all(np.isfinite(a)):
             raise InvalidDataError(
                 f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
@@ -410,16 +518,28 @@ def data_problem(
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
-    largest = np.abs(a).max(axis=0)
+    largest = _column_magnitudes(a)
     safe = np.where(largest > 0, largest, 1.0)
-    scaled = a / safe
+    if standardize:  # in place in the centred copy, which is ours; else in the one copy made here
+        scaled = np.divide(a, safe, out=a) if center else a / safe
+        sum_of_squares = np.einsum("ij,ij->j", scaled, scaled)
+    else:
+        sum_of_squares = _scaled_sum_of_squares(a, safe)
     with np.errstate(over="ignore"):
-        norms = largest * np.sqrt(np.einsum("ij,ij->j", scaled, scaled))
-    del scaled
+        norms = largest * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)
-    _check_double_range(norms, largest, scale, names)
+    deviations = None
+    if standardize:
+        unit = np.sqrt(sum_of_squares / scale)  # s_j / m_j, in (0, sqrt(n / scale)]
+        a = np.divide(scaled, unit, out=scaled)
+        with np.errstate(over="ignore"):
+            deviations = largest * unit
+    else:
+        _check_double_range(norms, largest, scale, names)
+    record = InputRecord(kind="data", shape=(n, p), sha256=digest, center=center, standardize=standardize,
+                         mean=mean, scale=deviations)  # fmt: skip
     if n >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -429,8 +549,117 @@ def data_problem(
                 f"the data's values (up to {float(largest.max()):.3g} after centring) are too large for a covariance "
                 "in double precision (its entries overflow); rescale the data, e.g. divide by a power of 10"
             )
-        return Problem(DenseCovariance((gram + gram.T) / 2), names, a, source)
-    return Problem(GramCovariance(a, scale), names, a, source)
+        return Problem(DenseCovariance((gram + gram.T) / 2), names, a, source, record)
+    return Problem(GramCovariance(a, scale), names, a, source, record)
+
+
+# -- choosing columns -----------------------------------------------------------------------------------
+#: Column names a message lists before "and N more".
+LISTED_NAMES = 12
+
+
+def _name_list(items: object, option: str) -> tuple[str, ...] | None:
+    """``columns=``/``drop=`` as a tuple of names: one name (a string) or a sequence of them."""
+    if items is None:
+        return None
+    if isinstance(items, (str, int, np.integer)) and not isinstance(items, bool):
+        return (str(items),)
+    if isinstance(items, Iterable) and not isinstance(items, (bytes, Mapping)):
+        values = list(items)
+        if all(isinstance(v, (str, int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in values):
+            return tuple(str(v) for v in values)
+    raise InvalidParameterError(
+        f"{option} takes column names: a name or a list of names, e.g. {option}=['age', 'income']; got {items!r}"
+    )
+
+
+def unknown_column_message(name: str, names: Sequence[str], option: str) -> str:
+    """``option`` named ``name``, which is not among ``names``: say so, suggest close names, list the valid ones."""
+    folded = [n for n in names if n.casefold() == name.casefold()]
+    close = folded or difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    listed = ", ".join(names[:LISTED_NAMES]) + (f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else "")
+    return f"{option}: the data have no column {name!r}{hint} (the {len(names)} columns: {listed})"
+
+
+def column_positions(
+    names: Sequence[str], columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
+) -> list[int]:
+    """The positions of the columns to use: those named in ``columns`` (all by default), in that
+    order, less those named in ``drop``.
+
+    Every name must be a column's (a misspelt one is refused with the closest
+    names); a name given twice in ``columns``, and a selection that leaves no
+    column, are refused too (:class:`~spcakit.errors.InvalidParameterError`).
+    """
+    position = {name: j for j, name in enumerate(names)}
+    for option, given in (("columns", columns), ("drop", drop)):
+        for name in given or ():
+            if name not in position:
+                raise InvalidParameterError(unknown_column_message(name, names, option))
+    if columns is not None:
+        twice = sorted(name for name, count in Counter(columns).items() if count > 1)
+        if twice:
+            raise InvalidParameterError(f"columns: {', '.join(map(repr, twice))} named more than once; name each column once")
+    kept = list(columns) if columns is not None else list(names)
+    dropped = set(drop or ())
+    chosen = [position[name] for name in kept if name not in dropped]
+    if not chosen:
+        raise InvalidParameterError(
+            f"no column is left after {'columns= and drop=' if columns is not None and drop else 'drop=' if drop else 'columns='}"
+            f" ({len(names)} column(s): {', '.join(names[:LISTED_NAMES])}); keep at least one"
+        )
+    return chosen
+
+
+def unread_columns(
+    source: str | os.PathLike[str], columns: Sequence[str] | None, drop: Sequence[str] | None
+) -> frozenset[str]:
+    """The columns of a CSV/TSV ``source`` that need not be read as numbers: those dropped and those not kept.
+
+    :func:`~spcakit.datasets.load_source` leaves their cells unread, so that they may hold text (labels,
+    IDs); other sources need no such care (they hold numbers only).
+    """
+    unread = set(drop or ())
+    path = Path(source)
+    if columns is not None and path.suffix.lower() in (".csv", ".tsv") and path.is_file():
+        try:
+            unread |= set(csv_layout(path).names) - set(columns)
+        except OSError:
+            pass  # load_source says what is wrong with the file
+    return frozenset(unread)
+
+
+def _table_names(data: object, feature_names: Sequence[str] | None, p: int) -> tuple[str, ...]:
+    """The names ``columns=``/``drop=`` refer to: ``feature_names``, a DataFrame's labels, or the default names."""
+    if feature_names is None and _pandas_class(data) == "DataFrame":
+        feature_names = [_label_text(label) for label in data.columns]  # type: ignore[attr-defined]
+    return _check_names(feature_names, p)  # unique, one per column
+
+
+def _selected(
+    data: object, covariance: bool, feature_names: Sequence[str] | None, columns: tuple[str, ...] | None,
+    drop: tuple[str, ...] | None,
+) -> tuple[object, tuple[str, ...] | None]:
+    """The table with only the chosen columns (rows too, for a covariance), and their names.
+
+    A DataFrame holding data is cut before its values are read, so that the
+    non-numeric columns it drops (labels, IDs) never need to be numbers.
+    """
+    if _pandas_class(data) == "DataFrame" and not covariance:
+        names = _table_names(data, feature_names, data.shape[1])  # type: ignore[attr-defined]
+        chosen = column_positions(names, columns, drop)
+        return data.iloc[:, chosen], tuple(names[j] for j in chosen)  # type: ignore[attr-defined]
+    if covariance:
+        _check_frame_order(data)
+    what = "the covariance matrix" if covariance else "the data matrix"
+    matrix, _ = numeric_array(data, what)
+    if matrix.ndim != 2 or (covariance and matrix.shape[0] != matrix.shape[1]):
+        return data, None  # not a table: the builder says what is wrong
+    names = _table_names(data, feature_names, matrix.shape[1])
+    chosen = column_positions(names, columns, drop)
+    picked = matrix[np.ix_(chosen, chosen)] if covariance else matrix[:, chosen]
+    return picked, tuple(names[j] for j in chosen)
 
 
 def as_problem(
@@ -438,7 +667,10 @@ def as_problem(
     *,
     covariance: bool = False,
     center: bool = True,
+    standardize: bool = False,
     feature_names: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
+    drop: Sequence[str] | str | None = None,
     source: str = "",
 ) -> Problem:
     """Turn what a user passed into a :class:`Problem`.
@@ -452,21 +684,52 @@ def as_problem(
     ``covariance=True``. Booleans count as 0 and 1; text, dates, Python objects,
     a pandas Series and ``scipy.sparse`` matrices are refused with
     :class:`~spcakit.errors.InvalidDataError` (see the module's description).
+
+    ``standardize=True`` works on the correlation scale: data columns are
+    scaled to unit variance, a covariance becomes its correlation matrix
+    (see :func:`data_problem`, :func:`covariance_problem`).
+
+    ``columns`` keeps only the named columns (in that order), ``drop`` removes
+    the named ones - an ID or label column, say; a DataFrame's non-numeric
+    columns must be dropped so. Names are a DataFrame's column labels (as
+    text), ``feature_names``, a file's header, or the default names (``x1``,
+    ``x2``, ..., zero-padded to one width: ``x01`` from ten columns on); for a
+    covariance matrix the rows go with the columns.
+    A Problem or an operator is used as it is: it takes neither.
     """
-    if isinstance(data, Problem):
-        return data
+    column_names, dropped = _name_list(columns, "columns"), _name_list(drop, "drop")
+    selecting = column_names is not None or dropped is not None
+    if isinstance(data, Problem) or (
+        not isinstance(data, np.ndarray) and _pandas_class(data) is None and isinstance(data, CovarianceOperator)
+    ):
+        if selecting or standardize:
+            given = ", ".join(k for k, v in (("columns", column_names), ("drop", dropped), ("standardize", standardize)) if v)
+            kind = "spcakit.Problem" if isinstance(data, Problem) else "covariance operator"
+            raise InvalidParameterError(
+                f"a {kind} is used as it is, so {given} cannot apply to it; pass the data matrix or the covariance "
+                "matrix itself (as an array, DataFrame, spcakit.Covariance or file) to have it standardised or its "
+                "columns chosen"
+            )
+        if isinstance(data, Problem):
+            return data
+        record = InputRecord(kind="operator", shape=(data.p, data.p), sha256=None, center=None)
+        return Problem(data, _check_names(feature_names, data.p), None, source, record)
     if isinstance(data, (str, os.PathLike)):
-        dataset = load_source(data)
-        if dataset.is_covariance or covariance:
-            return covariance_problem(dataset.matrix, feature_names or dataset.feature_names, dataset.source)
-        return data_problem(dataset.matrix, feature_names or dataset.feature_names, center=center, source=dataset.source)
-    if isinstance(data, Covariance):
-        return covariance_problem(data.matrix, feature_names or data.feature_names, source)
-    if not isinstance(data, np.ndarray) and _pandas_class(data) is None and isinstance(data, CovarianceOperator):
-        return Problem(data, _check_names(feature_names, data.p), None, source)
+        dataset = load_source(data, unread_columns(data, column_names, dropped))
+        covariance = covariance or dataset.is_covariance
+        matrix: object = dataset.matrix
+        names = feature_names or dataset.feature_names
+        source = dataset.source
+    elif isinstance(data, Covariance):
+        covariance, matrix, names = True, data.matrix, feature_names or data.feature_names
+    else:
+        matrix, names = data, feature_names
+    if selecting:
+        matrix, chosen = _selected(matrix, covariance, names, column_names, dropped)
+        names = chosen if chosen is not None else names
     if covariance:
-        return covariance_problem(data, feature_names, source)
-    return data_problem(data, feature_names, center=center, source=source)
+        return covariance_problem(matrix, names, source, standardize=standardize)
+    return data_problem(matrix, names, center=center, standardize=standardize, source=source)
 
 
 #: The former name of :func:`as_problem`, kept so that existing code keeps working.

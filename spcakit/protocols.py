@@ -77,6 +77,14 @@ class PartMeta:
         The paper (authors and title) it comes from.
     lam
         The field that ``--lam`` (the papers' λ) sets, or ``None``.
+    k
+        The field that the sparsity knob ``k`` (``-k``, ``spcakit.fit(k=...)``)
+        sets, or ``None``: a field holding the number of nonzero variables of
+        each loading (at most that many, for parts whose loadings may come out
+        sparser, such as a support shared by all loadings).
+    k_per_component
+        Whether that field also takes one cardinality per component (a list
+        of ``r`` integers).
     """
 
     role: str
@@ -84,6 +92,8 @@ class PartMeta:
     summary: str = ""
     paper: str = ""
     lam: str | None = None
+    k: str | None = None
+    k_per_component: bool = False
 
 
 class Part:
@@ -220,13 +230,24 @@ def _summary(cls: type) -> str:
     return doc.splitlines()[0].strip() if doc else ""
 
 
-def part(name: str, *, paper: str = "", lam: str | None = None, summary: str | None = None) -> Callable[[P], P]:
+def part(
+    name: str,
+    *,
+    paper: str = "",
+    lam: str | None = None,
+    k: str | None = None,
+    k_per_component: bool = False,
+    summary: str | None = None,
+) -> Callable[[P], P]:
     """Class decorator: make ``cls`` a frozen attrs part registered as ``name``.
 
     The class derives from the base class of its role (:class:`Truncator`,
     ...); its fields are its parameters; its docstring's first line is its
     summary unless ``summary`` is given; ``lam`` names the field ``--lam``
-    sets; ``paper`` the paper it comes from.
+    sets; ``k`` the field that holds the number of nonzero variables per
+    loading, which the sparsity knob ``k`` sets (``k_per_component``: the
+    field also takes one value per component); ``paper`` the paper it comes
+    from.
     """
 
     def wrap(cls: P) -> P:
@@ -238,9 +259,15 @@ def part(name: str, *, paper: str = "", lam: str | None = None, summary: str | N
             )
         built = attrs.frozen(cls)
         fields = {f.name for f in attrs.fields(built)}
-        if lam is not None and lam not in fields:
-            raise TypeError(f"part {name!r}: lam={lam!r} is not one of its fields ({', '.join(sorted(fields)) or 'none'})")
-        built.__part__ = PartMeta(role=role, name=name, summary=summary or _summary(cls), paper=paper, lam=lam)
+        for option, field in (("lam", lam), ("k", k)):
+            if field is not None and field not in fields:
+                raise TypeError(
+                    f"part {name!r}: {option}={field!r} is not one of its fields ({', '.join(sorted(fields)) or 'none'})"
+                )
+        if k_per_component and k is None:
+            raise TypeError(f"part {name!r}: k_per_component=True needs k, the field that holds the cardinality")
+        built.__part__ = PartMeta(role=role, name=name, summary=summary or _summary(cls), paper=paper, lam=lam, k=k,
+                                  k_per_component=k_per_component)  # fmt: skip
         return built  # type: ignore[return-value]
 
     return wrap

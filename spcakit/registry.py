@@ -34,7 +34,7 @@ class PartInfo:
         Where it is registered (``truncator``, ``hard``).
     cls
         The part class; ``cls(**params)`` builds the part.
-    summary, paper, lam
+    summary, paper, lam, k, k_per_component
         From the class (see :class:`~spcakit.protocols.PartMeta`).
     plugin
         Name of the plugin that registered it.
@@ -46,6 +46,8 @@ class PartInfo:
     summary: str = ""
     paper: str = ""
     lam: str | None = None
+    k: str | None = None
+    k_per_component: bool = False
     plugin: str = ""
 
     def parameters(self) -> dict[str, Any]:
@@ -106,7 +108,7 @@ class Registry:
                 f"plugin {plugin!r} cannot register it again (choose another name)"
             )
         info = PartInfo(role=meta.role, name=meta.name, cls=cls, summary=meta.summary, paper=meta.paper,
-                        lam=meta.lam, plugin=plugin)  # fmt: skip
+                        lam=meta.lam, k=meta.k, k_per_component=meta.k_per_component, plugin=plugin)  # fmt: skip
         self._parts[meta.role][meta.name] = info
         return info
 
@@ -195,6 +197,13 @@ class Registry:
             raise SpecError(f"{info.where}: extends unknown method {parent!r}")
         base = self._resolved(parent, seen + (name,))
         base.pop("compose_default", None)  # a default composition is not inherited
+        if "cardinality" in base and "cardinality" not in raw:
+            # a cardinality form stands in for the parent's parts: it goes with the parts it replaces
+            kept = {role: ref for role, ref in base["cardinality"].items() if role not in raw}
+            if kept:
+                base["cardinality"] = kept
+            else:
+                del base["cardinality"]
         return {**base, **raw}
 
     def methods(self) -> list[MethodInfo]:

@@ -26,7 +26,7 @@ from spcakit.state import Result
 
 #: Keywords of :func:`spcakit.fit` that a row's ``params`` (or ``overrides``) may set, in the order
 #: :func:`spcakit.api.configure` applies them; any other key is a part parameter (``k``, ``stopper.tol``).
-FIT_KEYS = ("truncator", "lam", "deflator", "stopper", "refiner", "seed")
+FIT_KEYS = ("truncator", "lam", "k", "deflator", "stopper", "refiner", "seed")
 #: Keywords of :func:`spcakit.fit` that an experiment sets once for every row, or not at all.
 _NOT_ROW_KEYS = {
     "r": "r is set once for the whole experiment (the top-level r)",

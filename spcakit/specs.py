@@ -27,6 +27,19 @@ A spec may extend another registered method and replace some of its keys::
 ``compose_default = true`` marks a method whose parts :func:`spcakit.compose`
 takes as defaults for that method's driver (not inherited by ``extends``).
 
+``cardinality`` says how the method reads the sparsity knob ``k`` (the
+number of nonzero variables per loading) when none of its parts holds a
+cardinality itself: the parts, by role, that replace the method's own when
+``k`` is given. SPCArt's hard thresholding has no cardinality, but the
+paper's truncation by sparsity keeps the ``k`` largest entries::
+
+    cardinality = { truncator = "sparsity" }
+
+so ``spcakit.fit(data, "spcart", k=5)`` runs SPCArt with the truncation by
+sparsity, λ = p − 5 zeros per loading. ``extends`` inherits
+the form for the roles the child does not replace; ``cardinality = {}``
+removes it.
+
 Both kinds of spec are checked against a schema (:mod:`spcakit.schema`) when
 they are read: an unknown key (with the closest valid one as a hint), a value
 of the wrong type or out of range is a :class:`~spcakit.errors.SpecError`
@@ -150,6 +163,9 @@ def _check_nested_parts(value: Any, path: KeyPath) -> None:
             PartKind()(item, (*path, i))
 
 
+#: The roles whose part a method's ``cardinality`` form may replace.
+CARDINALITY_ROLES = ("initializer", "updater", "truncator")
+
 #: The keys of a method spec and what each may hold (required keys are checked once ``extends`` is resolved).
 METHOD_SCHEMA = Table(
     {
@@ -166,6 +182,10 @@ METHOD_SCHEMA = Table(
         "version": Field(Int()),
         "extends": Field(Str(empty=False)),
         "compose_default": Field(Bool()),
+        "cardinality": Field(Table(
+            {role: Field(PartKind()) for role in CARDINALITY_ROLES},
+            expected='a table of parts by role that express the cardinality k, e.g. { truncator = "sparsity" }',
+        )),
     },
     expected="a table of method keys",
 )
@@ -186,6 +206,8 @@ class MethodSpec:
     refiner: PartRef | None = None
     summary: str = ""
     paper: str = ""
+    #: the parts (by role) that replace the method's own when the cardinality ``k`` is given (see above)
+    cardinality: dict[str, PartRef] = attrs.field(factory=dict)
 
     @staticmethod
     def check_keys(data: Mapping[str, Any], where: str = "spec") -> None:
@@ -222,6 +244,11 @@ class MethodSpec:
             refiner=None if refiner in (None, "", "none") else PartRef.parse(refiner, f"{where}: refiner"),
             summary=str(data.get("summary", "")),
             paper=str(data.get("paper", "")),
+            cardinality={
+                role: PartRef.parse(ref, f"{where}: cardinality.{role}")
+                for role, ref in (data.get("cardinality") or {}).items()
+                if ref is not None
+            },
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -236,6 +263,7 @@ class MethodSpec:
             "deflator": None if self.deflator is None else self.deflator.to_dict(),
             "stopper": self.stopper.to_dict(),
             "refiner": None if self.refiner is None else self.refiner.to_dict(),
+            **({"cardinality": {role: ref.to_dict() for role, ref in self.cardinality.items()}} if self.cardinality else {}),
         }
 
 

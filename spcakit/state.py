@@ -7,6 +7,11 @@ from typing import Any
 import attrs
 import numpy as np
 
+#: The optional dependency that :meth:`Result.loadings_frame` and :meth:`Result.metrics_frame` need.
+PANDAS_EXTRA = "spcakit[pandas]"
+#: Components shown one by one in :meth:`Result.__repr__` (more are elided).
+REPR_COMPONENTS = 10
+
 
 def _arrays_equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     if a is None or b is None:
@@ -114,6 +119,76 @@ class Outcome:
 
 
 @attrs.frozen(kw_only=True)
+class InputRecord:
+    r"""What a run's input was and what was done to it before the method ran: the record of a result.
+
+    Attributes
+    ----------
+    kind
+        ``"data"`` (a data matrix), ``"covariance"`` (an explicit covariance
+        or correlation matrix) or ``"operator"`` (a covariance operator given
+        as such: nothing is known of its entries).
+    shape
+        The matrix's shape as the method saw it (``n x p`` for data, ``p x p``
+        for a covariance), after columns were selected (``columns=``/``drop=``).
+    sha256
+        The content hash of that matrix (see
+        :func:`spcakit.problem.content_sha256`): the SHA-256 of its shape
+        and its values as float64; ``None`` for an operator.
+    center
+        Whether the data columns were centred (``None`` for a covariance).
+    standardize
+        Whether the columns were scaled to unit variance (data) or the
+        covariance turned into its correlation matrix.
+    mean
+        The column means :math:`\bar a_j` subtracted from the data (``None``
+        when not centred, or for a covariance).
+    scale
+        The standard deviations :math:`s_j` each column (or variable) was
+        divided by when standardising, else ``None``.
+    """
+
+    kind: str
+    shape: tuple[int, ...]
+    sha256: str | None = None
+    center: bool | None = None
+    standardize: bool = False
+    mean: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
+    scale: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``input`` object of the JSON output (the mean and scale vectors are left out)."""
+        return {
+            "kind": self.kind,
+            "shape": [int(d) for d in self.shape],
+            "center": self.center,
+            "standardize": self.standardize,
+            "sha256": self.sha256,
+        }
+
+
+def _import_pandas(what: str) -> Any:
+    """pandas, imported here and only here; a clear :class:`ImportError` naming the extra when it is missing."""
+    try:
+        import pandas
+    except ImportError as exc:
+        raise ImportError(
+            f"{what} returns a pandas DataFrame, but pandas is not installed; install it with "
+            f"pip install '{PANDAS_EXTRA}' (or pip install pandas), or use the arrays (Result.loadings, "
+            f"Result.metrics) instead ({exc})"
+        ) from exc
+    return pandas
+
+
+def _elided(values: list[int]) -> str:
+    """``[4, 2, 4]``, or the first and last few of a long list around ``...``."""
+    if len(values) <= REPR_COMPONENTS:
+        return str(values)
+    head, tail = values[: REPR_COMPONENTS - 3], values[-2:]
+    return "[" + ", ".join(map(str, head)) + ", ..., " + ", ".join(map(str, tail)) + "]"
+
+
+@attrs.frozen(kw_only=True, repr=False)
 class Result:
     """The result of :func:`spcakit.fit`.
 
@@ -141,6 +216,19 @@ class Result:
     warnings
         What the user should know about the result, e.g. a component that
         stopped at its iteration cap before converging.
+    seed
+        The seed of the run's random generator (drawn and recorded when
+        :func:`spcakit.fit` was given ``seed=None``), so that the run can be
+        repeated exactly.
+    version
+        The spcakit version that computed the result.
+    input
+        What the input was and what was done to it (an :class:`InputRecord`:
+        kind, shape, content hash, centring, standardisation); ``None`` for
+        a :class:`~spcakit.problem.Problem` built by hand.
+
+    ``repr(result)`` is a one-line summary (method, r, p, nonzeros per
+    component, CPEV); :meth:`to_dict` is the whole record.
     """
 
     method: str
@@ -153,6 +241,9 @@ class Result:
     objective_history: tuple[float, ...] = ()
     seconds: float = 0.0
     warnings: tuple[str, ...] = ()
+    seed: int | None = None
+    version: str = ""
+    input: InputRecord | None = None
 
     @property
     def r(self) -> int:
@@ -161,6 +252,60 @@ class Result:
     @property
     def p(self) -> int:
         return self.loadings.shape[0]
+
+    @property
+    def component_names(self) -> tuple[str, ...]:
+        """``("PC1", "PC2", ...)``: the columns of :meth:`loadings_frame`, one per loading."""
+        return tuple(f"PC{j + 1}" for j in range(self.r))
+
+    def __repr__(self) -> str:
+        nonzeros = [int(count) for count in np.count_nonzero(self.loadings, axis=0)]
+        fields = [f"method={self.method!r}", f"r={self.r}", f"p={self.p}", f"nz={_elided(nonzeros)}"]
+        cpev = self.metrics.get("cpev")
+        if isinstance(cpev, (int, float)) and not isinstance(cpev, bool):
+            fields.append(f"cpev={cpev:.4f}")
+        if self.warnings:
+            fields.append(f"warnings={len(self.warnings)}")
+        return f"Result({', '.join(fields)})"
+
+    def loadings_frame(self) -> Any:
+        """The loadings as a pandas DataFrame: one row per variable (``feature_names``), one column per
+        component (:attr:`component_names`).
+
+        Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
+        The frame holds a copy: changing it leaves the result unchanged.
+        """
+        pandas = _import_pandas("Result.loadings_frame()")
+        return pandas.DataFrame(
+            np.array(self.loadings, dtype=float, copy=True),
+            index=pandas.Index(list(self.feature_names), name="variable"),
+            columns=pandas.Index(list(self.component_names), name="component"),
+        )
+
+    def metrics_frame(self) -> Any:
+        """The metrics as a pandas DataFrame: one row per component and a last row ``"all"``.
+
+        A metric with one value per component (a list of length ``r``: ``pattern``,
+        ``additional_variance``, ``cumulative_variance``, ...) fills the component
+        rows; a metric of the whole result (``nz``, ``sp``, ``cpev``, ...) fills the
+        ``"all"`` row; the other cells are missing (NaN). Columns are in the order of
+        :attr:`metrics`; metrics that are neither (lists of another length, text)
+        are left out. Counts (``pattern``, ``nz``) are pandas' nullable ``Int64``,
+        the rest floats. Needs pandas, as :meth:`loadings_frame`.
+        """
+        pandas = _import_pandas("Result.metrics_frame()")
+        index = pandas.Index([*self.component_names, "all"], name="component")
+        columns: dict[str, Any] = {}
+        for key, value in self.metrics.items():
+            if isinstance(value, (list, tuple)) and len(value) == self.r and all(_is_number(v) for v in value):
+                cells = [*value, None]
+            elif _is_number(value):
+                cells = [None] * self.r + [value]
+            else:
+                continue
+            counts = all(isinstance(v, (int, np.integer)) for v in cells if v is not None)
+            columns[key] = pandas.array(cells, dtype="Int64" if counts else "float64")
+        return pandas.DataFrame(columns, index=index)
 
     def components(self, digits: int | None = None) -> list[list[tuple[str, float]]]:
         """Per loading, its nonzero variables as ``(name, weight)``, largest magnitude first.
@@ -194,4 +339,11 @@ class Result:
             "objective_history": list(self.objective_history),
             "seconds": self.seconds,
             "warnings": list(self.warnings),
+            "spcakit_version": self.version,
+            "seed": self.seed,
+            "input": None if self.input is None else self.input.to_dict(),
         }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))

@@ -205,11 +205,11 @@ def index_list(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> No
 def check_cardinality(k: Any, p: int, what: str, *, low: int = 1, hint: str = "") -> int:
     """``k`` as an integer in ``[low, p]``: a number of nonzeros (variables) per loading.
 
-    ``None`` is refused with a message saying how to give it (``--param k=K``).
+    ``None`` is refused with a message saying how to give it (``-k K``).
     """
     if k is None:
         raise InvalidParameterError(
-            f"{what} needs the cardinality: --param k=K with K an integer in [{low}, {p}]{'; ' + hint if hint else ''}"
+            f"{what} needs the cardinality: -k K with K an integer in [{low}, {p}]{'; ' + hint if hint else ''}"
         )
     value = to_int(k)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= p:

@@ -507,7 +507,7 @@ def _bordered_support_matrix(columns: np.ndarray, support: list[int], diag_a: np
     return a
 
 
-@part("exhaustive", paper=PAPER)
+@part("exhaustive", paper=PAPER, k="k")
 class ExhaustiveSolver(Updater):
     r"""rank-one solver: exact search over all supports of size k (small p only)
 
@@ -547,7 +547,7 @@ class ExhaustiveSolver(Updater):
         return _embed(p, support, y)[:, None], value, state
 
 
-@part("greedy", paper=PAPER)
+@part("greedy", paper=PAPER, k="k")
 class GreedySolver(Updater):
     r"""rank-one solver: greedy forward support selection (GSLDA-like), k = cardinality; backward = true adds elimination
 

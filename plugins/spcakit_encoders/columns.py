@@ -303,7 +303,7 @@ class _ColumnSelection(Initializer):
         return x0
 
 
-@part("dual-set-columns", paper=PAPER)
+@part("dual-set-columns", paper=PAPER, k="sparsity", k_per_component=True)
 class DualSetColumns(_ColumnSelection):
     """CSSP, Thm 6(i): r columns by deterministic dual-set sparsification of V_k and X - X_k (sparsity = r)"""
 
@@ -313,7 +313,7 @@ class DualSetColumns(_ColumnSelection):
         return dual_set_columns(x, k, r, rng, self._name)
 
 
-@part("leverage-columns", paper=PAPER)
+@part("leverage-columns", paper=PAPER, k="sparsity", k_per_component=True)
 class LeverageColumns(_ColumnSelection):
     """CSSP: the r columns of largest leverage ||V_k row j||^2 (deterministic; sparsity = r)"""
 
@@ -323,7 +323,7 @@ class LeverageColumns(_ColumnSelection):
         return top_leverage_columns(x, k, r, rng, self._name)
 
 
-@part("leverage-sampling", paper=PAPER)
+@part("leverage-sampling", paper=PAPER, k="sparsity", k_per_component=True)
 class LeverageSampling(_ColumnSelection):
     """CSSP, Thm 6(ii) simplified: r distinct columns drawn with prob. ~ leverage (seeded; sparsity = r)"""
 

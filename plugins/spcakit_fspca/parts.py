@@ -72,7 +72,7 @@ def row_sparsity(k: Any, d: int, m: int, what: str) -> int:
 
 
 # -- truncator ---------------------------------------------------------------------
-@part("row-sparse", paper=PAPER)
+@part("row-sparse", paper=PAPER, k="k")
 class RowSparseTruncation(Truncator):
     r"""l2,0: keep the k rows of largest norm (ties: smaller index); all loadings share one support
 
@@ -127,7 +127,7 @@ def ridge(problem: Problem, epsilon: float, form: str) -> float:
     return float(epsilon) * problem.covariance.trace() / problem.p
 
 
-@part("go", paper=PAPER)
+@part("go", paper=PAPER, k="k")
 class GoUpdater(Updater):
     r"""Go (Alg. 1): rows = top-k of diag((A + eps I)_m), W = m leading eigenvectors of A_II; one step
 
@@ -159,7 +159,7 @@ class GoUpdater(Updater):
         return estimate.loadings, estimate.objective, state
 
 
-@part("ipu", paper=PAPER)
+@part("ipu", paper=PAPER, k="k")
 class IPUUpdater(Updater):
     r"""IPU step (Alg. 2): rows = top-k of diag(P_t) in O(dkm), W = eig_m(A_II); A + eps I (eps = 0.1, relative)
 
@@ -200,7 +200,7 @@ class IPUUpdater(Updater):
         return estimate.loadings, estimate.objective, state
 
 
-@part("exhaustive-support", paper=PAPER)
+@part("exhaustive-support", paper=PAPER, k="k")
 class ExhaustiveSupportUpdater(Updater):
     r"""exact FSPCA: best of all C(d, k) row supports (small d only); one step
 

@@ -198,7 +198,7 @@ class L0PenaltyTruncation(Truncator):
         return refuse_zeroed_columns(x, z, "l0-penalty thresholding", f"no entry has z_i^2 > gamma={gamma:g}; use a smaller --lam")
 
 
-@part("sparsity", paper=PAPER, lam="n_zeros")
+@part("sparsity", paper=PAPER, lam="n_zeros", k="k")
 class SparsityTruncation(Truncator):
     r"""T-sp: zero the lambda smallest entries, lambda integer in [0, p-1]
 
@@ -225,8 +225,8 @@ class SparsityTruncation(Truncator):
             return
         if self.n_zeros is None:
             raise InvalidParameterError(
-                f"truncation by sparsity needs --lam: the number of zeros per loading, an integer in [0, {p - 1}] "
-                f"(or --param k=CARDINALITY)"
+                f"truncation by sparsity needs -k K, the number of nonzeros per loading (an integer in [1, {p}]), "
+                f"or --lam, the number of zeros per loading (an integer in [0, {p - 1}])"
             )
         if isinstance(self.n_zeros, bool) or not isinstance(self.n_zeros, int):
             raise InvalidParameterError(

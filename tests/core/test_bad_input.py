@@ -193,7 +193,7 @@ CASES = [
     pytest.param(["run", "tpower", "--lam", "20"], ["[0, 12]"], id="tpower-lam-20"),
     pytest.param(["run", "spcart", "--truncator", "sparsity", "--lam", "-1"], ["[0, 12]"], id="sparsity-lam-negative"),
     pytest.param(["run", "spcart", "--truncator", "sparsity", "--lam", "2.5"], ["integer", "2.5"], id="sparsity-lam-fraction"),
-    pytest.param(["run", "tpower"], ["needs --lam", "integer in [0, 12]"], id="sparsity-no-lam"),
+    pytest.param(["run", "tpower"], ["needs -k K", "[1, 13]", "or --lam", "integer in [0, 12]"], id="sparsity-no-lam"),
     pytest.param(["run", "tpower", "--data", "builtin:random?n=30&p=50&seed=1", "--lam", "50"], ["[0, 49]"], id="sparsity-lam-p50"),
     pytest.param(["run", "spcart", "--truncator", "energy", "--lam", "1"], ["energy", "[0, 1)"], id="energy-lam-1"),
     pytest.param(["run", "spcart", "--truncator", "energy", "--lam", "-0.2"], ["energy", "[0, 1)"], id="energy-lam-negative"),

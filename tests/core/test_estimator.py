@@ -264,9 +264,9 @@ def test_center_false_scales_by_root_mean_square():
 
 # -- bad parameters and data: clear messages ------------------------------------------------------------------
 def test_k_refused_by_a_method_without_cardinality_names_those_that_take_it(cancer):
-    with pytest.raises(InvalidParameterError, match=r"'spcart' takes no cardinality k.*truncator='sparsity'.*tpower"):
-        SparsePCA(k=5).fit(cancer)
-    model = SparsePCA(k=5, truncator="sparsity").fit(cancer)  # SPCArt with truncation by sparsity takes it
+    with pytest.raises(InvalidParameterError, match=r"'gpower-l1' takes no k.*tpower"):
+        SparsePCA(k=5, method="gpower-l1").fit(cancer)
+    model = SparsePCA(k=5).fit(cancer)  # SPCArt (the default) takes k: truncation by sparsity, λ = p - k
     assert np.count_nonzero(model.components_, axis=1).tolist() == [5, 5]
 
 
@@ -304,3 +304,12 @@ def test_fit_leaves_parameters_alone(cancer):
         warnings.simplefilter("error")
         model.fit(cancer)
     assert params == {"stopper.tol": 1e-3} and model.params is params
+
+
+def test_k_per_component_where_the_method_takes_it(cancer):
+    model = SparsePCA(n_components=2, k=[3, 5], method="encoder-iterative", standardize=True).fit(cancer)
+    assert np.count_nonzero(model.components_, axis=1).tolist() == [3, 5]
+    with pytest.raises(InvalidParameterError, match="one k for all its loadings"):
+        SparsePCA(n_components=2, k=[3, 5], method="tpower").fit(cancer)
+    with pytest.raises(InvalidParameterError, match="k=31 nonzeros per component"):
+        SparsePCA(n_components=2, k=[3, 31], method="encoder-iterative").fit(cancer)

@@ -298,7 +298,7 @@ def test_paths_folders_nul_and_unreadable_files(tmp_path, monkeypatch):
     assert "is a folder" in refusal(str(tmp_path))
     assert "NUL character" in refusal("x\0.csv")
 
-    def denied(path: Path) -> None:
+    def denied(path: Path, *_: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(csv_files, "load_csv", denied)

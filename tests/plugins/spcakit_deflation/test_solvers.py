@@ -228,7 +228,7 @@ def test_exhaustive_refuses_large_problems():
 @pytest.mark.parametrize("method", ["greedy", "exhaustive"])
 def test_greedy_and_exhaustive_need_k(method):
     c = spcakit.Covariance(pitprops().matrix)
-    with pytest.raises(InvalidParameterError, match=r"cardinality.*k=K"):
+    with pytest.raises(InvalidParameterError, match=r"cardinality.*-k K"):
         spcakit.fit(c, method, r=1)
     with pytest.raises(InvalidParameterError, match="cardinality"):
         solve(method, covariance_problem(np.eye(3)))

@@ -498,6 +498,19 @@ def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) ->
     return doc
 
 
+def _metric_names(metrics: Any) -> list[str]:
+    """``metrics`` as a list of names: a string is one name, not a sequence of letters."""
+    if isinstance(metrics, str):
+        return [metrics]
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise InvalidParameterError(f"metrics must be a list of metric names or None; got {metrics!r}") from None
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidParameterError(f"metrics must be a list of metric names or None; got {metrics!r}")
+    return names
+
+
 def fit(
     data: Any,
     method: str | MethodSpec | None = None,
@@ -517,6 +530,7 @@ def fit(
     columns: Sequence[str] | str | None = None,
     drop: Sequence[str] | str | None = None,
     on_step: StepCallback | None = None,
+    metrics: Sequence[str] | None = None,
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -581,6 +595,18 @@ def fit(
         Keep only the named columns (in that order) / remove the named ones,
         e.g. an ID or label column; a DataFrame's non-numeric columns must
         be removed so. Misspelt names are refused with the closest ones.
+    on_step
+        Called after every update step as ``on_step(state)`` with the
+        driver's :class:`~spcakit.state.IterState` (iteration, loadings,
+        objective, component being found): for progress bars, logging or
+        early inspection. It must not change the state.
+    metrics
+        The names of the metrics to compute (``spcakit.get_registry().metrics()``
+        lists them; default: all). Some metrics cost more than the fit on
+        large data (the encoders' losses need passes over the data); name
+        only those you read, as :class:`spcakit.SparsePCA` does.
+    registry
+        The registry to look names up in (default: the plugins' registry).
     **params
         Part parameters, ``name=value`` or ``role.name=value`` (write the
         latter as ``**{"stopper.tol": 1e-4}``).
@@ -604,6 +630,7 @@ def fit(
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
                      params=params, registry=registry, k=k)
     check_driver(spec, registry)
+    chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in _metric_names(metrics)]
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
@@ -636,13 +663,13 @@ def fit(
         "converged; raise the stopper's iteration cap or loosen its tolerance"
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
     )
-    metrics = compute_metrics(problem, loadings, registry.metrics())
+    computed = compute_metrics(problem, loadings, chosen_metrics)
     return Result(
         method=spec.name,
         spec=resolved_spec(spec, registry, parts, problem.p),
         loadings=loadings,
         feature_names=problem.feature_names,
-        metrics=metrics,
+        metrics=computed,
         iterations=outcome.iterations,
         stopping_reason=reason,
         objective_history=tuple(v for v in outcome.objective_history if math.isfinite(v)),

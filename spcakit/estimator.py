@@ -64,6 +64,10 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
     return configure(spec, truncator=truncator, deflator=deflator, registry=registry)
 
 
+#: The metrics the estimator reads (the others, such as the encoders' losses, can cost more than the fit on
+#: large data): ``result_.metrics`` holds these; :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
+ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance")
+
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
 _ESTIMATOR_ARGUMENTS = {
     "data": "fit(X)", "method": "SparsePCA(method=...)", "r": "SparsePCA(n_components=...)",
@@ -71,7 +75,7 @@ _ESTIMATOR_ARGUMENTS = {
     "seed": "SparsePCA(random_state=...)", "center": "SparsePCA(center=...)", "covariance": "the estimator (data only)",
     "feature_names": "the DataFrame's columns", "standardize": "SparsePCA(standardize=...)",
     "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
-    "registry": "spcakit.fit (not the estimator)",
+    "registry": "spcakit.fit (not the estimator)", "metrics": "the estimator (see ESTIMATOR_METRICS)",
 }  # fmt: skip
 
 
@@ -367,7 +371,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         problem = as_problem(x, center=center, standardize=standardize, feature_names=names)
         mean = problem.input.mean if center else np.zeros(n_features)
         scale = problem.input.scale if standardize else None
-        result = fit(problem, spec, r, seed=seed, registry=registry, **kwargs)
+        result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
         for message in result.warnings:
             warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
 

@@ -249,9 +249,9 @@ class Registry:
         try:
             return self._metrics[name].metric
         except KeyError:
-            raise UnknownNameError(
-                f"unknown metric {name!r}; registered metrics: {', '.join(self._metrics) or '(none)'}"
-            ) from None
+            from spcakit.schema import unknown_name
+
+            raise UnknownNameError(unknown_name("metric", name, list(self._metrics))) from None
 
     # -- building -----------------------------------------------------
     def build(self, role: str, ref: PartRef | str) -> Any:

@@ -26,3 +26,16 @@ def test_fit_source_string_for_a_data_file(tmp_path):
 def test_fit_unknown_source_string_says_what_is_valid():
     with pytest.raises(InvalidDataError, match="builtin:pitprops"):
         spcakit.fit("no-such-file.csv", "spcart", r=2)
+
+
+def test_fit_computes_only_the_metrics_named():
+    full = spcakit.fit("builtin:pitprops", "spcart", r=3)
+    chosen = spcakit.fit("builtin:pitprops", "spcart", r=3, metrics=["cpev", "additional_variance"])
+    assert set(chosen.metrics) == {"cpev", "additional_variance"}
+    assert chosen.metrics["cpev"] == full.metrics["cpev"]
+    assert np.array_equal(chosen.loadings, full.loadings)
+    assert set(spcakit.fit("builtin:pitprops", "spcart", r=3, metrics="nz").metrics) == {"nz"}
+    with pytest.raises(spcakit.UnknownNameError, match="did you mean 'additional_variance'"):
+        spcakit.fit("builtin:pitprops", "spcart", metrics=["additonal_variance"])
+    with pytest.raises(spcakit.InvalidParameterError, match="list of metric names"):
+        spcakit.fit("builtin:pitprops", "spcart", metrics=[3])

@@ -411,6 +411,10 @@ def _block_rows(p: int) -> int:
     return max(1, BLOCK_BYTES // max(1, 8 * p))
 
 
+#: Column magnitudes between which squares and their sums over any realistic n stay normal doubles.
+_SQUARES_SAFE = (1e-100, 1e100)
+
+
 def _column_magnitudes(a: np.ndarray) -> np.ndarray:
     """Each column's largest magnitude, by two reductions (``np.abs(a)`` would be a copy of the data)."""
     return np.maximum(a.max(axis=0), -a.min(axis=0))
@@ -523,10 +527,15 @@ def data_problem(
     if standardize:  # in place in the centred copy, which is ours; else in the one copy made here
         scaled = np.divide(a, safe, out=a) if center else a / safe
         sum_of_squares = np.einsum("ij,ij->j", scaled, scaled)
-    else:
+        with np.errstate(over="ignore"):
+            norms = largest * np.sqrt(sum_of_squares)
+    elif _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]:
+        # no square (nor a sum of n of them) can over- or underflow: the plain sums of squares are exact enough
+        norms = np.sqrt(np.einsum("ij,ij->j", a, a))
+    else:  # the data span extreme magnitudes: scale each column to at most 1 first (a block of rows at a time)
         sum_of_squares = _scaled_sum_of_squares(a, safe)
-    with np.errstate(over="ignore"):
-        norms = largest * np.sqrt(sum_of_squares)
+        with np.errstate(over="ignore"):
+            norms = largest * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)

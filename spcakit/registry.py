@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from spcakit.errors import DuplicateNameError, InvalidParameterError, SpecError, UnknownNameError
+from spcakit.errors import DuplicateNameError, InvalidParameterError, SpcakitError, SpecError, UnknownNameError
 from spcakit.protocols import BASES, ROLES, Part, PartMeta, parameters
 from spcakit.specs import MethodSpec, PartRef
 
@@ -96,6 +96,7 @@ class Registry:
         self._parts: dict[str, dict[str, PartInfo]] = {role: {} for role in ROLES}
         self._methods: dict[str, _RegisteredSpec] = {}
         self._metrics: dict[str, MetricInfo] = {}
+        self._checked: set[str] = set()  # methods whose parts have been built once (see method())
 
     # -- registration -------------------------------------------------
     def register_part(self, cls: type, *, plugin: str = "") -> PartInfo:
@@ -110,6 +111,7 @@ class Registry:
         info = PartInfo(role=meta.role, name=meta.name, cls=cls, summary=meta.summary, paper=meta.paper,
                         lam=meta.lam, k=meta.k, k_per_component=meta.k_per_component, plugin=plugin)  # fmt: skip
         self._parts[meta.role][meta.name] = info
+        self._checked.clear()
         return info
 
     def register_method(self, spec: MethodSpec | Mapping[str, Any], *, where: str = "", plugin: str = "") -> None:
@@ -125,6 +127,7 @@ class Registry:
                 f"plugin {plugin!r} cannot register it again (choose another name)"
             )
         self._methods[raw["name"]] = _RegisteredSpec(raw=raw, where=where or raw["name"], plugin=plugin)
+        self._checked.clear()
 
     def register_metric(self, metric: Metric, *, plugin: str = "") -> MetricInfo:
         """Register a :class:`~spcakit.metrics.Metric`."""
@@ -147,6 +150,7 @@ class Registry:
         for table in (*self._parts.values(), self._methods, self._metrics):
             for name in [n for n, info in table.items() if info.plugin == plugin]:
                 del table[name]
+        self._checked.clear()
 
     # -- look-up ------------------------------------------------------
     def part(self, role: str, name: str) -> PartInfo:
@@ -155,8 +159,12 @@ class Registry:
         try:
             return self._parts[role][name]
         except KeyError:
+            from spcakit.schema import did_you_mean
+
+            guess = did_you_mean(name, sorted(self._parts[role]))
+            hint = f" (did you mean {guess!r}?)" if guess is not None else ""
             raise UnknownNameError(
-                f"unknown {role} {name!r}; registered {role}s: {', '.join(sorted(self._parts[role])) or '(none)'}"
+                f"unknown {role} {name!r}{hint}; registered {role}s: {', '.join(sorted(self._parts[role])) or '(none)'}"
             ) from None
 
     def parts(self, role: str | None = None) -> list[PartInfo]:
@@ -171,9 +179,32 @@ class Registry:
     def part_names(self, role: str) -> list[str]:
         return [info.name for info in self.parts(role)]
 
-    def method(self, name: str) -> MethodSpec:
-        """The method spec ``name``, with its ``extends`` chain resolved."""
-        return MethodSpec.from_dict(self._resolved(name, ()), where=self._info(name).where)
+    def method(self, name: str, *, check_parts: bool = True) -> MethodSpec:
+        """The method spec ``name``, with its ``extends`` chain resolved.
+
+        With ``check_parts`` (the default) every part of the spec is built once, so that a part
+        name or a parameter the spec itself gets wrong is a :class:`~spcakit.errors.SpecError`
+        naming the spec's file and the part's role (``x.toml: truncator: ...``) rather than an
+        error at run time that does not say where the value came from. Listing methods does not
+        check, so that one broken spec cannot hide the others.
+        """
+        info = self._info(name)
+        spec = MethodSpec.from_dict(self._resolved(name, ()), where=info.where)
+        if check_parts and name not in self._checked:
+            self._check_parts(spec, info.where)
+            self._checked.add(name)
+        return spec
+
+    def _check_parts(self, spec: MethodSpec, where: str) -> None:
+        refs = [(role, getattr(spec, role)) for role in ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")]
+        refs += [(role, ref) for role, ref in spec.cardinality.items()]
+        for role, ref in refs:
+            if ref is None:
+                continue
+            try:
+                self.build(role, ref)
+            except SpcakitError as exc:
+                raise SpecError(f"{where}: {role}: {exc}") from None
 
     def _info(self, name: str) -> _RegisteredSpec:
         try:
@@ -208,7 +239,8 @@ class Registry:
 
     def methods(self) -> list[MethodInfo]:
         """Every registered method (resolved) with its plugin, by name."""
-        return [MethodInfo(spec=self.method(n), plugin=self._methods[n].plugin) for n in sorted(self._methods)]
+        return [MethodInfo(spec=self.method(n, check_parts=False), plugin=self._methods[n].plugin)
+                for n in sorted(self._methods)]
 
     def method_plugin(self, name: str) -> str:
         return self._info(name).plugin

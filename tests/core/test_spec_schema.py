@@ -356,3 +356,24 @@ def test_schema_kinds_return_defaults_and_prefer_the_deepest_error():
     with pytest.raises(Invalid) as info:
         schema({"r": 1, "tags": ["a", 2]}, ("top",))
     assert info.value.path == ("top", "tags", 1)
+
+
+def test_a_method_spec_with_a_bad_part_parameter_names_its_file_and_role():
+    """A part parameter the spec itself gets wrong is refused when the method is looked up, with the spec's
+    file and the part's role, not at run time without saying where the value came from."""
+    registry = Registry()
+    for info in spcakit.get_registry().parts():
+        registry.register_part(info.cls, plugin=info.plugin)
+    registry.register_method({
+        "name": "bad-threshold", "driver": "block", "initializer": "pca", "updater": "rotation",
+        "truncator": "hard", "stopper": {"name": "max-iterations", "n": -5},
+    }, where="plugins/x/specs/bad.toml", plugin="x")  # fmt: skip
+    registry.register_method({
+        "name": "unknown-part", "driver": "block", "initializer": "pca", "updater": "rotation",
+        "truncator": "hrad", "stopper": "max-iterations",
+    }, where="plugins/x/specs/typo.toml", plugin="x")  # fmt: skip
+    with pytest.raises(SpecError, match=r"^plugins/x/specs/bad\.toml: stopper: .*n must be a positive integer"):
+        registry.method("bad-threshold")
+    with pytest.raises(SpecError, match=r"^plugins/x/specs/typo\.toml: truncator: .*'hrad'.*did you mean 'hard'"):
+        registry.method("unknown-part")
+    assert {info.spec.name for info in registry.methods()} == {"bad-threshold", "unknown-part"}  # listing still works

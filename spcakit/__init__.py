@@ -34,7 +34,7 @@ _EXPORTS = {
 }  # fmt: skip
 #: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
 _SUBMODULES = frozenset({
-    "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "operators",
+    "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "model", "operators",
     "output", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip

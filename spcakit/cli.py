@@ -8,6 +8,8 @@ to ``--out`` unless the run succeeded.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import os
@@ -23,6 +25,7 @@ from spcakit.api import fit
 from spcakit.csv_files import CsvLayout, csv_layout
 from spcakit.datasets import load_source
 from spcakit.errors import PartFailure, SpcakitError
+from spcakit.model import Model, check_model_path
 from spcakit.output import check_output, write_output
 from spcakit.plugins import get_registry, get_session
 from spcakit.problem import Covariance, default_feature_names, unknown_column_message, unread_columns
@@ -201,6 +204,15 @@ def _check_out(out: Path | None, data: str) -> None:
     check_output(out, [Path(data)] if Path(data).exists() else [])
 
 
+def _check_save_model(save_model: Path | None, data: str, out: Path | None) -> None:
+    """Refuse a --save-model path before any work: a folder, a missing folder, the input data, the --out file."""
+    if save_model is None:
+        return
+    check_model_path(save_model, [data], "--save-model")
+    if out is not None and os.path.realpath(out) == os.path.realpath(save_model):
+        raise BadInput(f"--save-model and --out name the same file {str(save_model)!r}; give the model its own path")
+
+
 class _Progress:
     """A one-line progress display on stderr, only when stderr is a terminal."""
 
@@ -241,9 +253,11 @@ def _run_and_report(
     index_col: str | None = None,
     drop: list[str] | None = None,
     columns: list[str] | None = None,
+    save_model: Path | None = None,
 ) -> None:
     try:
         _check_out(out, data)
+        _check_save_model(save_model, data, out)
         lam_value = parse_lam(lam)
         param_values = parse_params(params)
         if k is not None:
@@ -259,6 +273,11 @@ def _run_and_report(
         dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
         is_cov = covariance or dataset.is_covariance
         matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+        if save_model is not None and is_cov:
+            raise BadInput(
+                f"--save-model: {dataset.source} is a covariance matrix, which has no column means to centre new data "
+                "with; a model that scores new rows needs the data matrix (n samples x p variables)"
+            )
         if index_col is not None:
             if is_cov:
                 raise BadInput(
@@ -291,6 +310,7 @@ def _run_and_report(
             )
         finally:
             progress.close()
+        model_text = None if save_model is None else Model.from_result(result).to_json()
     except (SpcakitError, BadInput) as exc:
         _fail(str(exc))
         return
@@ -303,6 +323,14 @@ def _run_and_report(
         except OSError as exc:  # the result must not be lost: print it, then say what went wrong
             typer.echo(text)
             _fail(f"cannot write --out {out}: {exc.strerror or exc}; the result is printed above instead "
+                  "(the previous content of the file, if any, is untouched)")
+            return
+    if save_model is not None and model_text is not None:
+        try:
+            write_output(save_model, model_text)
+        except OSError as exc:
+            typer.echo(text if as_json else render_text(result, dataset.source))
+            _fail(f"cannot write --save-model {save_model}: {exc.strerror or exc}; nothing was written there "
                   "(the previous content of the file, if any, is untouched)")
             return
     typer.echo(text if as_json else render_text(result, dataset.source))
@@ -326,6 +354,7 @@ StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="work on the
 IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="a column of row IDs or labels, by name or position (from 0): not a variable, dropped")]
 DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="leave these columns out, e.g. a label column (repeatable)")]
 ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="use only these columns, in this order (repeatable)")]
+SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
 @app.command()
@@ -348,6 +377,7 @@ def run(
     index_col: IndexColOpt = None,
     drop: DropOpt = None,
     columns: ColumnsOpt = None,
+    save_model: SaveModelOpt = None,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
     registry = get_registry()
@@ -357,7 +387,7 @@ def run(
     _run_and_report(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
-        standardize=standardize, index_col=index_col, drop=drop, columns=columns,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
     )  # fmt: skip
 
 
@@ -384,6 +414,7 @@ def compose(
     index_col: IndexColOpt = None,
     drop: DropOpt = None,
     columns: ColumnsOpt = None,
+    save_model: SaveModelOpt = None,
 ) -> None:
     """Assemble a method from parts and run it: new combinations are configuration, not code."""
     get_registry()
@@ -399,8 +430,92 @@ def compose(
     _run_and_report(
         spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, k=k,
-        standardize=standardize, index_col=index_col, drop=drop, columns=columns,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
     )  # fmt: skip
+
+
+def scores_csv(names: tuple[str, ...], scores: Any) -> str:
+    """Scores as CSV: a header of component names, one line per row, numbers that read back exactly."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(names)
+    for row in scores.tolist():
+        writer.writerow(map(repr, row))
+    return buffer.getvalue()
+
+
+def _new_data(model: Model, data: str, index_col: str | None, dropped: list[str] | None, kept: list[str] | None) -> Any:
+    """Load the new data for ``transform`` and score them: ``(source, scores)``.
+
+    A CSV's columns that are dropped, set aside by ``--index-col``, not kept by ``--columns``, or unknown to the
+    model are never read as numbers (they may hold text); the unknown ones are then refused by name unless
+    dropped (:meth:`spcakit.model.Model.columns_of`).
+    """
+    layout = csv_header(data)
+    label = None
+    if index_col is not None and layout is not None:
+        label = index_column(index_col, layout.names, layout)
+    unread = set(unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
+    if layout is not None and kept is None:
+        unread |= set(layout.names) - set(model.feature_names)
+    dataset = load_source(data, unread)
+    if dataset.is_covariance:
+        raise BadInput(
+            f"--data {dataset.source} holds a covariance matrix; transform scores data rows (n samples x p variables)"
+        )
+    if index_col is not None and layout is None:
+        names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
+        label = index_column(index_col, names, None)
+    if label is not None:
+        dropped = [*(dropped or ()), label]
+    scores = model.transform(dataset.matrix, dataset.feature_names, columns=kept, drop=dropped)
+    return dataset.source, scores
+
+
+@app.command()
+def transform(
+    model: Annotated[Path, typer.Argument(help="a model file written by `spcakit run ... --save-model MODEL`")],
+    data: Annotated[str, typer.Option("--data", "-d", help="the new data: a .csv/.tsv/.npy/.npz path; columns with names (a header) are matched to the model's variables by name, unnamed ones (.npy) taken in the model's order")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the scores to this file instead of printing them (never over the data or the model)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="write one JSON object (component_names, scores, ...) instead of CSV")] = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+) -> None:
+    """Score new data with a model saved by `run --save-model`: CSV, one column per component.
+
+    Columns are matched to the model's variables by name (a header, .npz names), in any order; a variable the
+    data lack, or a column the model does not know, is refused by name (leave extra columns out with --drop or
+    --columns). Data without names (.npy) are taken in the model's column order.
+    """
+    get_registry()
+    _warn_plugin_failures()
+    try:
+        if out is not None:
+            check_output(out, [path for path in (Path(data), model) if path.exists()])
+        fitted = Model.load(model)
+        source, scores = _new_data(fitted, data, index_col, parse_names(drop), parse_names(columns))
+    except (SpcakitError, BadInput) as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        document = {
+            "model": str(model), "method": fitted.method, "data": source, "n": int(scores.shape[0]),
+            "r": fitted.r, "component_names": list(fitted.component_names), "scores": scores.tolist(),
+        }  # fmt: skip
+        text = json.dumps(document, indent=2) + "\n"
+    else:
+        text = scores_csv(fitted.component_names, scores)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        write_output(out, text)
+    except OSError as exc:
+        _fail(f"cannot write --out {out}: {exc.strerror or exc}; nothing was written there "
+              "(the previous content of the file, if any, is untouched)")
+        return
+    typer.echo(f"wrote the scores of {scores.shape[0]} row(s) on {fitted.r} component(s) to {out}", err=True)
 
 
 @app.command()

@@ -40,6 +40,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from spcakit.api import configure, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
+from spcakit.model import regression_map
 from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
 from spcakit.registry import Registry
@@ -170,23 +171,6 @@ def _seed(random_state: Any) -> int:
         return int(random_state)
     generator = check_random_state(random_state)
     return int(generator.randint(np.iinfo(np.int32).max))
-
-
-def _regression_map(loadings: np.ndarray) -> tuple[np.ndarray, int]:
-    r"""The ``p x r`` matrix :math:`W` with scores :math:`S = A W` (least squares), and the rank of the loadings.
-
-    For loadings :math:`X` (``p x r``) the scores of centred rows :math:`A` solve
-    :math:`\min_S \|A - S X^\top\|_F`: :math:`S = A X (X^\top X)^{-1}`, i.e.
-    :math:`W = (X^+)^\top`. With the pseudo-inverse the same formula holds when
-    :math:`X` is rank-deficient (two loadings equal, say): the scores are then the
-    minimum-norm least-squares solution, and :math:`S X^\top = A X X^+` is still
-    the orthogonal projection of the rows onto the loadings' span.
-    """
-    u, singular, vt = np.linalg.svd(loadings, full_matrices=False)
-    # numpy's pinv/matrix_rank rule: singular values below max(p, r) * eps * the largest count as zero
-    kept = singular > singular.max(initial=0.0) * max(loadings.shape) * np.finfo(float).eps
-    inverse = np.divide(1.0, singular, out=np.zeros_like(singular), where=kept)
-    return np.ascontiguousarray((u * inverse) @ vt), int(kept.sum())
 
 
 # -- the estimator -----------------------------------------------------------------------------------------
@@ -376,7 +360,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
 
         loadings = result.loadings
-        regression, rank = _regression_map(loadings)
+        regression, rank = regression_map(loadings)
         if rank < r:
             warnings.warn(
                 f"the {r} loadings of {spec.name!r} span only {rank} dimension(s) (some are linearly dependent); "

@@ -22,7 +22,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import spcakit  # noqa: E402
 from spcakit import InvalidDataError, InvalidParameterError  # noqa: E402
-from spcakit.estimator import SparsePCA, _regression_map  # noqa: E402
+from spcakit.estimator import SparsePCA  # noqa: E402
+from spcakit.model import regression_map  # noqa: E402
 from spcakit.metrics import nonorthogonality  # noqa: E402
 
 
@@ -182,7 +183,7 @@ def test_inverse_transform_refuses_scores_of_the_wrong_width():
 def test_regression_map_of_dependent_loadings_is_minimum_norm():
     unit = np.array([[0.6], [0.8], [0.0]])
     loadings = np.hstack([unit, unit, [[0.0], [0.0], [1.0]]])  # the first two loadings coincide
-    regression, rank = _regression_map(loadings)
+    regression, rank = regression_map(loadings)
     assert rank == 2
     rows = np.random.default_rng(0).normal(size=(5, 3))
     scores = rows @ regression

@@ -360,7 +360,11 @@ def _read_fast(path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset
         raise InvalidDataError(f"{path}: the table does not fit in memory") from None
     except Exception:  # any complaint of the parser: the careful reader finds it and names the line
         return None
-    if table is None or table.size == 0 or not np.isfinite(np.delete(table, _unread_positions(layout, unread), axis=1)).all():
+    if table is None or table.size == 0:
+        return None
+    skipped = _unread_positions(layout, unread)
+    checked = np.delete(table, skipped, axis=1) if skipped else table  # np.delete copies even when nothing goes
+    if not np.isfinite(checked).all():
         return None
     return table
 

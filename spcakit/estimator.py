@@ -31,7 +31,7 @@ import numpy as np
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.utils.validation import check_array, check_is_fitted, check_random_state, validate_data
+    from sklearn.utils.validation import _check_feature_names_in, check_array, check_is_fitted, check_random_state, validate_data
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "spcakit.SparsePCA needs scikit-learn >= 1.6 (for sklearn.utils.validation.validate_data); "
@@ -64,6 +64,9 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
         )
     return configure(spec, truncator=truncator, deflator=deflator, registry=registry)
 
+
+#: The prefix of the scores' column names (``spca0``, ``spca1``, ...; :meth:`SparsePCA.get_feature_names_out`).
+OUTPUT_PREFIX = "spca"
 
 #: The metrics the estimator reads (the others, such as the encoders' losses, can cost more than the fit on
 #: large data): ``result_.metrics`` holds these; :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
@@ -386,6 +389,16 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     # -- transforming ----------------------------------------------------------------------------------------
     def _scores(self, x: np.ndarray) -> np.ndarray:
         return (x - self.mean_) @ self._regression
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The names of the scores' columns: ``spca0``, ``spca1``, ...
+
+        ``input_features`` are checked against ``feature_names_in_`` as scikit-learn
+        checks them, and otherwise not used (each score mixes its component's variables).
+        """
+        check_is_fitted(self, "_n_features_out")
+        _check_feature_names_in(self, input_features, generate_names=False)
+        return np.asarray([f"{OUTPUT_PREFIX}{i}" for i in range(self._n_features_out)], dtype=object)
 
     def transform(self, X: Any) -> np.ndarray:
         """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""

@@ -581,7 +581,7 @@ def fit(
         Read a plain array (or DataFrame) as a covariance matrix.
     center
         Subtract the column means of a data matrix (``False``: the
-        covariance is :math:`A^\top A/n` of the data as given).
+        covariance is :math:`A^\\top A/n` of the data as given).
     standardize
         Work on the correlation scale: divide each data column by its
         standard deviation (``n - 1`` in the denominator, as the covariance;

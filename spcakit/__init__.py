@@ -31,11 +31,13 @@ _EXPORTS = {
     "MethodSpec": "spcakit.specs", "PartRef": "spcakit.specs",
     "Carry": "spcakit.state", "Result": "spcakit.state",
     "SparsePCA": "spcakit.estimator",
+    "PathLevel": "spcakit.paths", "SparsityPath": "spcakit.paths", "Target": "spcakit.paths", "path": "spcakit.paths",
+    "target_k": "spcakit.paths",
 }  # fmt: skip
 #: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
 _SUBMODULES = frozenset({
     "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "model", "operators",
-    "output", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
+    "output", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip
 #: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.
@@ -74,6 +76,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.estimator import SparsePCA
     from spcakit.hookspecs import hookimpl
     from spcakit.metrics import Metric
+    from spcakit.paths import PathLevel, SparsityPath, Target, path, target_k
     from spcakit.plugins import get_plugin_manager, get_registry
     from spcakit.problem import Covariance, Problem, as_problem, make_problem
     from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part

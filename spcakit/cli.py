@@ -27,6 +27,8 @@ from spcakit.datasets import load_source
 from spcakit.errors import PartFailure, SpcakitError
 from spcakit.model import Model, check_model_path
 from spcakit.output import check_output, write_output
+from spcakit.paths import PathLevel, SparsityPath, Target, target_k
+from spcakit.paths import path as fit_path
 from spcakit.plugins import get_registry, get_session
 from spcakit.problem import Covariance, default_feature_names, unknown_column_message, unread_columns
 from spcakit.protocols import ROLES
@@ -233,6 +235,57 @@ class _Progress:
             sys.stderr.flush()
 
 
+def check_targets(target_sparsity: float | None, target_cpev: float | None, sparsity_given: list[str]) -> None:
+    """At most one target, and none with another setting of the same sparsity (``-k``, ``--lam``)."""
+    if target_sparsity is not None and target_cpev is not None:
+        raise BadInput("--target-sparsity and --target-cpev both choose k; give one of them")
+    target = "--target-sparsity" if target_sparsity is not None else "--target-cpev" if target_cpev is not None else None
+    if target is not None and sparsity_given:
+        verb = "sets" if len(sparsity_given) == 1 else "set"
+        raise BadInput(f"{target} chooses k, and {' and '.join(sparsity_given)} {verb} the sparsity too; give one of them")
+
+
+def fit_or_target(
+    data: Any, method: Any, target_sparsity: float | None, target_cpev: float | None, **kwargs: Any
+) -> tuple[Result, Target | None]:
+    """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
+    if target_sparsity is None and target_cpev is None:
+        return fit(data, method, **kwargs), None
+    chosen = target_k(data, method, sparsity=target_sparsity, cpev=target_cpev, **kwargs)
+    return chosen.result, chosen
+
+
+def read_input(
+    data: str, covariance: bool, index_col: str | None, drop: list[str] | None, columns: list[str] | None
+) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
+    """Read ``--data`` as ``run``, ``compose`` and ``path`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
+
+    ``matrix`` is the data matrix or a :class:`~spcakit.problem.Covariance`; ``kept`` and ``dropped`` are the
+    columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
+    are dropped are never read as numbers: they may hold text (labels, IDs).
+    """
+    dropped, kept = parse_names(drop), parse_names(columns)
+    layout = csv_header(data)
+    label = None
+    if index_col is not None and layout is not None and not covariance:
+        label = index_column(index_col, layout.names, layout)
+    dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
+    is_cov = covariance or dataset.is_covariance
+    matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+    if index_col is not None:
+        if is_cov:
+            raise BadInput(
+                "--index-col names a column of row IDs or labels in a data table; a covariance matrix has none "
+                "(to leave variables out of a covariance, use --drop or --columns)"
+            )
+        if layout is None:
+            names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
+            label = index_column(index_col, names, None)
+        if label is not None:
+            dropped = [*(dropped or ()), label]
+    return dataset, matrix, is_cov, kept, dropped
+
+
 def _run_and_report(
     method: Any,
     *,
@@ -254,6 +307,8 @@ def _run_and_report(
     drop: list[str] | None = None,
     columns: list[str] | None = None,
     save_model: Path | None = None,
+    target_sparsity: float | None = None,
+    target_cpev: float | None = None,
 ) -> None:
     try:
         _check_out(out, data)
@@ -264,36 +319,22 @@ def _run_and_report(
             if "k" in param_values:
                 raise BadInput("k is given twice (-k and --param k=...); give it once")
             param_values["k"] = parse_k(k)
-        dropped, kept = parse_names(drop), parse_names(columns)
-        layout = csv_header(data)
-        label = None
-        if index_col is not None and layout is not None and not covariance:
-            label = index_column(index_col, layout.names, layout)
-        # a CSV's columns that are dropped are never read as numbers: they may hold text (labels, IDs)
-        dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
-        is_cov = covariance or dataset.is_covariance
-        matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+        check_targets(target_sparsity, target_cpev, sparsity_given=[
+            name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
+        ])  # fmt: skip
+        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
         if save_model is not None and is_cov:
             raise BadInput(
                 f"--save-model: {dataset.source} is a covariance matrix, which has no column means to centre new data "
                 "with; a model that scores new rows needs the data matrix (n samples x p variables)"
             )
-        if index_col is not None:
-            if is_cov:
-                raise BadInput(
-                    "--index-col names a column of row IDs or labels in a data table; a covariance matrix has none "
-                    "(to leave variables out of a covariance, use --drop or --columns)"
-                )
-            if layout is None:
-                names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
-                label = index_column(index_col, names, None)
-            if label is not None:
-                dropped = [*(dropped or ()), label]
         progress = _Progress(sys.stderr.isatty() and not as_json)
         try:
-            result = fit(
+            result, chosen = fit_or_target(
                 matrix,
                 method,
+                target_sparsity,
+                target_cpev,
                 r=r,
                 truncator=truncator,
                 lam=lam_value,
@@ -316,6 +357,8 @@ def _run_and_report(
         return
     document = result.to_dict()
     document["data"] = dataset.source
+    if chosen is not None:
+        document["target"] = chosen.to_dict()
     text = json.dumps(document, indent=2)
     if out is not None:
         try:
@@ -333,14 +376,17 @@ def _run_and_report(
             _fail(f"cannot write --save-model {save_model}: {exc.strerror or exc}; nothing was written there "
                   "(the previous content of the file, if any, is untouched)")
             return
-    typer.echo(text if as_json else render_text(result, dataset.source))
+    target_line = "" if chosen is None else f"\n\n{chosen.describe()}"
+    typer.echo(text if as_json else render_text(result, dataset.source) + target_line)
 
 
 # -- shared options -------------------------------------------------------------------
 DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
 CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
 ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
-KOpt = Annotated[str | None, typer.Option("-k", "--k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
+KOpt = Annotated[str | None, typer.Option("-k", "--k", "--target-k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
+TargetSparsityOpt = Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="choose k for a fraction S of zeros per loading (0 <= S < 1): k = round((1 - S) p), a half rounded to the denser k")]
+TargetCpevOpt = Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="choose the smallest k whose CPEV is at least F x PCA's CPEV (0 < F <= 1): every k from below for up to 100 levels, by bisection over k beyond")]
 TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
 LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
 DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
@@ -378,6 +424,8 @@ def run(
     drop: DropOpt = None,
     columns: ColumnsOpt = None,
     save_model: SaveModelOpt = None,
+    target_sparsity: TargetSparsityOpt = None,
+    target_cpev: TargetCpevOpt = None,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
     registry = get_registry()
@@ -388,6 +436,7 @@ def run(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
         standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
+        target_sparsity=target_sparsity, target_cpev=target_cpev,
     )  # fmt: skip
 
 
@@ -516,6 +565,149 @@ def transform(
               "(the previous content of the file, if any, is untouched)")
         return
     typer.echo(f"wrote the scores of {scores.shape[0]} row(s) on {fitted.r} component(s) to {out}", err=True)
+
+
+def render_path(found: SparsityPath, source: str, chosen: PathLevel | None = None, target_line: str = "") -> str:
+    """The text table of ``spcakit path``: a header, then one line per level (the target's marked ``*``)."""
+    grid = "auto grid of k" if found.auto else f"grid of {found.knob}"
+    lines = [
+        f"{found.method} on {source or 'the data'}: p={found.p}, r={found.r}, {len(found)} level(s) ({grid}); "
+        f"PCA's CPEV (the ceiling) {found.ceiling:.4f}",
+        f"warm start: {found.warm_start_note}",
+    ]
+    if found.stop_note:
+        lines.append(found.stop_note)
+    header = [found.knob, "nz", "CPEV", "CPEV/PCA", "NOR", "seconds"]
+    table = [header] + [
+        [f"{lv.level:g}" if isinstance(lv.level, float) else str(lv.level), str(lv.nz), f"{lv.cpev:.4f}",
+         f"{lv.cpev_ratio:.4f}", f"{lv.nor + 0.0:.4f}", f"{lv.seconds:.4f}"]
+        for lv in found.levels
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines.append("")
+    for row, level in zip(table, (None, *found.levels)):
+        mark = "  *" if chosen is not None and level is chosen else ""
+        lines.append("  ".join(cell.rjust(width) for cell, width in zip(row, widths)) + mark)
+    if target_line:
+        lines += ["", target_line]
+    return "\n".join(lines)
+
+
+def describe_path_target(
+    found: SparsityPath, level: PathLevel, target_sparsity: float | None, target_cpev: float | None
+) -> str:
+    """One line: the level of a path that meets ``--target-sparsity``/``--target-cpev``."""
+    where = f"{found.knob} = {level.level:g}" if isinstance(level.level, float) else f"{found.knob} = {level.level}"
+    if target_cpev is not None:
+        which = "the smallest k" if found.knob == "k" else "the fewest nonzeros"
+        head = (f"* target CPEV >= {target_cpev:g} x PCA's ({target_cpev * found.ceiling:.4f}): {where}, {which} "
+                "of this path that reaches it")  # fmt: skip
+    else:
+        head = (f"* target sparsity {target_sparsity:g} (fraction of zeros per loading): {where} = "
+                f"round((1 - {target_sparsity:g}) * {found.p})")  # fmt: skip
+    return f"{head}; CPEV {level.cpev:.4f} = {level.cpev_ratio:.4f} x PCA's"
+
+
+class _LevelProgress(_Progress):
+    """The levels of a path done so far, on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(enabled)
+        self.count = 0
+
+    def level(self, level: PathLevel) -> None:
+        self.count += 1
+        if self.enabled:
+            sys.stderr.write(f"\r{self.count} level(s) done, the last at {level.level}: CPEV {level.cpev:.4f}   ")
+            sys.stderr.flush()
+            self.shown = True
+
+
+@app.command("path")
+def path_command(
+    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
+    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c run in that order (sparsest first, so that warm starts go from sparse to dense)")] = None,
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    truncator: TruncOpt = None,
+    deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (the levels with all their criteria, the ceiling, the input's record)")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with every column")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the table (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+    warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
+    target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
+    target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
+) -> None:
+    """Fit METHOD at a grid of sparsity levels: nonzeros, CPEV against PCA's, NOR and time at each.
+
+    The sparsity-variance trade-off, to choose k by eye or by a target. PCA's CPEV for the same r is the
+    ceiling; with k = p (no truncation) the truncating methods reach it.
+    """
+    registry = get_registry()
+    _warn_plugin_failures()
+    if method not in registry.method_names():
+        _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    try:
+        if as_json and as_csv:
+            raise BadInput("--json and --csv both choose the output format; give one of them")
+        _check_out(out, data)
+        param_values = parse_params(param)
+        if "k" in param_values:
+            raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
+        check_targets(target_sparsity, target_cpev, sparsity_given=[])
+        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
+        progress = _LevelProgress(sys.stderr.isatty())
+        try:
+            found = fit_path(
+                matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
+                standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
+                drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                **param_values,
+            )  # fmt: skip
+        finally:
+            progress.close()
+        chosen = None
+        if target_sparsity is not None or target_cpev is not None:
+            chosen = found.target(cpev=target_cpev, sparsity=target_sparsity)
+    except (SpcakitError, BadInput) as exc:
+        _fail(str(exc))
+        return
+    target_line = "" if chosen is None else describe_path_target(found, chosen, target_sparsity, target_cpev)
+    if as_json:
+        document = found.to_dict()
+        document["data"] = dataset.source
+        if chosen is not None:
+            document["target"] = {"kind": "cpev" if target_cpev is not None else "sparsity",
+                                  "value": target_cpev if target_cpev is not None else target_sparsity,
+                                  found.knob: chosen.level, "cpev": chosen.cpev, "cpev_ratio": chosen.cpev_ratio}  # fmt: skip
+        text = json.dumps(document, indent=2) + "\n"
+    elif as_csv:
+        text = found.to_csv()
+    else:
+        text = render_path(found, dataset.source, chosen, target_line) + "\n"
+    if out is not None:
+        try:
+            write_output(out, text)
+        except OSError as exc:  # the path must not be lost: print it, then say what went wrong
+            typer.echo(text, nl=False)
+            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the path is printed above instead "
+                  "(the previous content of the file, if any, is untouched)")
+            return
+        typer.echo(f"wrote {len(found)} level(s) of {found.method} to {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    if as_csv and target_line:  # the CSV holds the levels only
+        typer.echo(target_line, err=True)
 
 
 @app.command()

@@ -16,6 +16,7 @@ from typing import Any
 import pluggy
 
 hookspec = pluggy.HookspecMarker("spcakit")
+#: Marks a plugin's hook implementations: ``@spcakit.hookimpl`` on a function named as one of the hooks.
 hookimpl = pluggy.HookimplMarker("spcakit")
 
 

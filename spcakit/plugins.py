@@ -180,10 +180,12 @@ def get_session() -> PluginSession:
 
 
 def get_registry() -> Registry:
+    """The registry of every part, method and metric the loaded plugins registered (loaded on first use)."""
     return get_session().registry
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
+    """The pluggy plugin manager of the process-wide session: the loaded plugins and their hooks."""
     return get_session().manager
 
 

@@ -233,6 +233,8 @@ class Problem:
         centring, standardisation, the column means and scales), for the
         record of a result; ``None`` for a problem built by hand.
 
+    Notes
+    -----
     A deflator returns a new problem (a deflated covariance, a residual data
     matrix); what a method carries between rounds besides is in the run's
     :class:`~spcakit.state.Carry`, never here.

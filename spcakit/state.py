@@ -227,6 +227,8 @@ class Result:
         kind, shape, content hash, centring, standardisation); ``None`` for
         a :class:`~spcakit.problem.Problem` built by hand.
 
+    Notes
+    -----
     ``repr(result)`` is a one-line summary (method, r, p, nonzeros per
     component, CPEV); :meth:`to_dict` is the whole record.
     """

@@ -1,0 +1,178 @@
+"""The documentation site (``mkdocs.yml``) builds with ``mkdocs build --strict`` and holds what it should.
+
+One strict build into a temporary folder (a few seconds), then checks on what it wrote:
+
+* the build passes in strict mode: no warning of any kind, so no broken link between pages, no link
+  to a missing ``#anchor``, no page left out of the nav, no docstring griffe cannot parse;
+* the API reference lists every public name: each name of ``spcakit.__all__``, ``SparsePCA`` and
+  ``plotting`` is in the site's objects inventory (``objects.inv``) as ``spcakit.NAME``, and the
+  page it points to has that anchor;
+* the docstrings' Sphinx roles were turned into Markdown (``docs/griffe_rst.py``), so that no
+  ``:class:`` or ``:math:`` is printed literally on a reference page;
+* every Parameters, Other Parameters and Attributes entry of a documented object names real
+  parameters (griffe reads a paragraph placed after such a section, without a ``Notes`` heading,
+  as more entries, and shows it as a table row: it warns about nothing, so this is checked here);
+* the figures of ``docs/figures`` are in the site byte for byte (an image a page shows but the
+  site lacks is a broken link, which fails the strict build).
+
+Skipped, with the reason, where the ``docs`` extra (mkdocs, mkdocs-material, mkdocstrings) is not
+installed; the ``test`` extra installs it, so CI runs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+import spcakit
+
+REPO = Path(__file__).resolve().parents[1]
+FIGURES = REPO / "docs" / "figures"
+DOCS_MODULES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
+#: A strict build takes about 6 s on a 2-core machine; this is only a guard against a hang.
+BUILD_TIMEOUT_S = 300
+#: Names documented on the reference pages besides ``spcakit.__all__``.
+EXTRA_PUBLIC = ("SparsePCA", "plotting")
+#: ``name domain:role priority uri title``, one object per line of the decompressed inventory.
+INVENTORY_LINE = re.compile(
+    r"^(?P<name>\S+)\s+(?P<domain>[^:\s]+):(?P<role>\S+)\s+(?P<priority>-?\d+)\s+(?P<uri>\S*)\s+(?P<title>.*)$"
+)
+#: An entry of a NumPy Parameters/Attributes section: a name, or several (``r, p``), with ``*``/``**``.
+ENTRY_NAMES = re.compile(r"^\*{0,2}[A-Za-z_]\w*(?:, \*{0,2}[A-Za-z_]\w*)*$")
+NAMED_SECTIONS = ("parameters", "other parameters", "attributes")
+SPHINX_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj|math):`")
+
+
+def _missing_docs_modules() -> list[str]:
+    return [name for name in DOCS_MODULES if importlib.util.find_spec(name) is None]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    missing = _missing_docs_modules()
+    if missing:
+        pytest.skip(f"the docs extra is not installed ({', '.join(missing)} missing): pip install -e '.[docs]'")
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's banner about its successor
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(REPO / "mkdocs.yml"), "--site-dir", str(out)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+    )  # fmt: skip
+    log = done.stdout + done.stderr
+    assert done.returncode == 0, f"mkdocs build --strict failed (exit {done.returncode}):\n{log}"
+    warnings = [line for line in log.splitlines() if line.startswith(("WARNING", "ERROR"))]
+    assert not warnings, "\n".join(warnings)
+    return out
+
+
+def read_inventory(path: Path) -> dict[str, str]:
+    """A Sphinx objects inventory (version 2): object name -> URI relative to the site (``$`` expanded)."""
+    raw = path.read_bytes()
+    header, _, body = raw.partition(b"# The remainder of this file is compressed using zlib.\n")
+    assert header.startswith(b"# Sphinx inventory version 2\n"), header[:80]
+    entries: dict[str, str] = {}
+    for line in zlib.decompress(body).decode("utf-8").splitlines():
+        match = INVENTORY_LINE.match(line)
+        assert match, f"unreadable inventory line {line!r}"
+        uri = match["uri"]
+        entries[match["name"]] = uri[:-1] + match["name"] if uri.endswith("$") else uri
+    return entries
+
+
+def page_file(site: Path, uri: str) -> tuple[Path, str]:
+    """The HTML file a site-relative URI names (``reference/api/#x``: ``reference/api/index.html``) and its fragment."""
+    parts = urlsplit(uri)
+    page = site / unquote(parts.path)
+    if parts.path == "" or parts.path.endswith("/"):
+        page = page / "index.html"
+    return page, unquote(parts.fragment)
+
+
+def public_names() -> list[str]:
+    return sorted(set(spcakit.__all__) | set(EXTRA_PUBLIC))
+
+
+def test_reference_lists_every_public_name(site: Path) -> None:
+    inventory = read_inventory(site / "objects.inv")
+    names = public_names()
+    assert "fit" in names and "Result" in names  # the list the check runs over is the real one
+    missing = [name for name in names if f"spcakit.{name}" not in inventory]
+    assert not missing, (
+        f"not in the API reference: {', '.join('spcakit.' + n for n in missing)}; add a `::: spcakit.NAME` "
+        f"block to a page of docs/reference/ (and the page to the nav in mkdocs.yml when it is new)"
+    )
+    for name in names:
+        page, anchor = page_file(site, inventory[f"spcakit.{name}"])
+        assert page.is_file(), f"spcakit.{name}: the inventory points to {page}, which the build did not write"
+        assert f'id="{anchor}"' in page.read_text(encoding="utf-8"), f"spcakit.{name}: no anchor #{anchor} on {page}"
+
+
+def test_fit_documents_on_step(site: Path) -> None:
+    page, anchor = page_file(site, read_inventory(site / "objects.inv")["spcakit.fit"])
+    html = page.read_text(encoding="utf-8")
+    section = html[html.index(f'id="{anchor}"') :]
+    section = section[: section.find('class="doc doc-object ', 1)]  # up to the next documented object
+    # the parameters table of fit names on_step and links to the state it is called with
+    assert "<code>on_step</code>" in section, "fit's on_step parameter is not documented"
+    assert re.search(r'href="[^"]*#spcakit\.state\.IterState"', section), "on_step does not link to IterState"
+
+
+def test_reference_pages_print_no_sphinx_roles(site: Path) -> None:
+    pages = sorted((site / "reference").rglob("*.html"))
+    assert len(pages) >= 10, [str(p) for p in pages]
+    literal = {str(p.relative_to(site)): SPHINX_ROLE.findall(p.read_text(encoding="utf-8")) for p in pages}
+    assert not {page: roles for page, roles in literal.items() if roles}
+    # and the mathematics became MathJax input
+    assert 'class="arithmatex"' in (site / "reference" / "metrics" / "index.html").read_text(encoding="utf-8")
+
+
+def test_site_holds_the_figures(site: Path) -> None:
+    figures = sorted(FIGURES.glob("*.svg"))
+    assert figures, f"no figures in {FIGURES}"
+    for figure in figures:
+        copy = site / "figures" / figure.name
+        assert copy.is_file(), f"{figure.name} is not in the built site"
+        assert copy.read_bytes() == figure.read_bytes(), f"{figure.name} differs in the built site"
+
+
+
+def test_docstring_sections_name_real_entries(site: Path) -> None:
+    import griffe
+
+    spec = importlib.util.spec_from_file_location("griffe_rst", REPO / "docs" / "griffe_rst.py")
+    assert spec is not None and spec.loader is not None
+    griffe_rst = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(griffe_rst)
+    loader = griffe.GriffeLoader(
+        search_paths=[str(REPO), str(REPO / "plugins")],
+        docstring_parser=griffe.Parser.numpy,
+        extensions=griffe.load_extensions(griffe_rst.RestToMarkdown),
+    )
+    package = loader.load("spcakit")
+    documented = {name for name in read_inventory(site / "objects.inv") if name.startswith("spcakit.")}
+    bad: list[str] = []
+    seen: set[str] = set()
+    checked = 0
+    for name in sorted(documented):
+        try:
+            obj = package[name.removeprefix("spcakit.")]
+        except (KeyError, griffe.AliasResolutionError, griffe.CyclicAliasError):
+            continue
+        if obj.docstring is None or obj.canonical_path in seen:
+            continue
+        seen.add(obj.canonical_path)
+        for section in obj.docstring.parsed:
+            if section.kind.value in NAMED_SECTIONS:
+                checked += len(section.value)
+                where = f"{obj.canonical_path} ({section.kind.value})"
+                bad += [f"{where}: {entry.name[:70]!r}" for entry in section.value if not ENTRY_NAMES.match(entry.name)]
+    assert checked > 100, checked  # the reference documents about 160 entries: fewer means the walk went wrong
+    assert not bad, "text read as section entries (put a paragraph after a section under a 'Notes' heading):\n" + "\n".join(bad)

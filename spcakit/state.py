@@ -284,6 +284,18 @@ class Result:
             columns=pandas.Index(list(self.component_names), name="component"),
         )
 
+    def plot_loadings(self, **options: Any) -> Any:
+        """A heat-map of the loadings by variable name (:func:`spcakit.plotting.plot_loadings`; needs matplotlib)."""
+        from spcakit import plotting
+
+        return plotting.plot_loadings(self, **options)
+
+    def plot_variance(self, **options: Any) -> Any:
+        """Bars of each component's additional variance (:func:`spcakit.plotting.plot_variance`; needs matplotlib)."""
+        from spcakit import plotting
+
+        return plotting.plot_variance(self, **options)
+
     def metrics_frame(self) -> Any:
         """The metrics as a pandas DataFrame: one row per component and a last row ``"all"``.
 

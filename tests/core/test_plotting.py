@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import spcakit
 from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError
 
 mpl = pytest.importorskip("matplotlib")
@@ -368,3 +369,13 @@ def test_the_committed_figure1_plots_are_what_the_script_draws_from_the_committe
         pytest.skip(f"{committed.name} was drawn by another matplotlib version than {mpl.__version__}")
     shutil.copy(committed.with_suffix(".json"), tmp_path)
     assert figure1.replot(dataset, tmp_path).read_bytes() == committed.read_bytes()
+
+
+def test_a_result_plots_its_loadings_and_variance():
+    result = spcakit.fit("builtin:pitprops", "spcart", r=3, k=4)
+    heat = result.plot_loadings()
+    bars = result.plot_variance()
+    assert heat.axes and bars.axes
+    labels = [t.get_text() for t in heat.axes[0].get_yticklabels()]
+    assert "topdiam" in labels and "length" in labels  # rows named by the variables
+    assert len(bars.axes[0].patches) == 3  # one bar per component

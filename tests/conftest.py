@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run and machine (a test that passes in review passes
+# in CI); SPCAKIT_HYPOTHESIS_EXPLORE=1 draws new random examples to look for counterexamples.
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("explore" if os.environ.get("SPCAKIT_HYPOTHESIS_EXPLORE") == "1" else "deterministic")
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -13,6 +13,7 @@ Principal Subspace*, NeurIPS 2020), checked on random small problems.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -103,6 +104,26 @@ def test_ipu_never_decreases_the_objective_and_stays_feasible(case, epsilon, sta
     assert history[-1] <= best.objective + 1e-9 * scale
     if start == "low-rank":  # IPU started at Go never ends below it
         assert close_or_above(history[-1], alg.go(DenseCovariance(a), m, k, epsilon).objective)
+
+
+#: A counterexample random exploration found (2026-11-23): a 4 x 4 covariance of rank 2 up to rounding.
+_LOW_RANK_CASE = np.array([
+    [0.24018738, -1.26649796, -0.78694817, 0.12479505],
+    [-1.26649796, 6.74036559, 4.14920002, -0.60233108],
+    [-0.78694817, 4.14920002, 2.57835311, -0.40918635],
+    [0.12479505, -0.60233108, -0.40918635, 0.11475381],
+])  # fmt: skip
+
+
+@pytest.mark.xfail(strict=False, reason=(  # not strict: on another BLAS the near-null eigenvectors may differ
+    "known bug, not yet understood: fspca-ipu from the low-rank start ends at 9.4335, below Go's 9.5589, "
+    "although one IPU step from the top eigenvectors alone gives Go's value; the run's start differs from U_m "
+    "when C has near-null eigenvalues (-2.4e-9, 3.8e-9)"
+))
+def test_ipu_started_at_go_on_a_rank_deficient_covariance():
+    result = spcakit.fit(spcakit.Covariance(_LOW_RANK_CASE), "fspca-ipu", r=2, k=3, epsilon=0.1, start="low-rank")
+    go = alg.go(DenseCovariance(_LOW_RANK_CASE), 2, 3, 0.1)
+    assert close_or_above(result.objective_history[-1], go.objective)
 
 
 @SETTINGS

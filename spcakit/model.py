@@ -70,7 +70,7 @@ import numpy as np
 
 from spcakit import __version__
 from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, SpecError
-from spcakit.output import OutputError, check_output, write_output
+from spcakit.output import check_output, write_output
 from spcakit.problem import (
     _check_matrix,
     _label_text,
@@ -507,11 +507,7 @@ class Model:
 
 def check_model_path(path: Path, inputs: Iterable[str | os.PathLike[str]] = (), option: str = "--save-model") -> None:
     """Refuse a path the model cannot be written to, before any work: a folder, a missing folder, an input file."""
-    try:
-        check_output(path, [Path(source) for source in inputs if Path(source).exists()])
-    except OutputError as exc:
-        # spcakit.output names the path --out; say which option it is here
-        raise OutputError(str(exc).replace("--out", option, 1)) from None
+    check_output(path, [Path(source) for source in inputs if Path(source).exists()], option=option)
 
 
 # -- reading and checking the file -------------------------------------------------------------------------

@@ -35,18 +35,21 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def check_output(out: Path, inputs: Iterable[Path] = ()) -> None:
-    """Refuse an output path that would destroy an input or cannot be written, before any work is done."""
+def check_output(out: Path, inputs: Iterable[Path] = (), option: str = "--out") -> None:
+    """Refuse an output path that would destroy an input or cannot be written, before any work is done.
+
+    ``option`` names the path in messages (``--out``, ``--save-model``).
+    """
     if out.is_dir():
-        raise OutputError(f"--out {out} is a directory; give a file path")
+        raise OutputError(f"{option} {out} is a directory; give a file path")
     target = Path(os.path.realpath(out))
     parent = target.parent
     if not parent.is_dir():
-        raise OutputError(f"--out {out}: the folder {parent} does not exist")
+        raise OutputError(f"{option} {out}: the folder {parent} does not exist")
     for source in inputs:
         if out.exists() and _same_file(out, source):
             raise OutputError(
-                f"--out {out} is the input file {source}; writing the result there would destroy the input; "
+                f"{option} {out} is the input file {source}; writing the result there would destroy the input; "
                 "choose another path"
             )
 
@@ -59,20 +62,22 @@ def _is_stream(path: Path) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
-def write_output(out: Path, text: str) -> None:
-    """Write ``text`` to ``out`` as described in the module docstring; raises :class:`OSError` on failure.
+def write_output(out: Path, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8, or bytes) to ``out`` as described in the module docstring.
 
-    On failure the previous content of the target is untouched (the temporary file is removed).
+    Raises :class:`OSError` on failure; the previous content of the target is then untouched (the
+    temporary file is removed).
     """
+    data = content.encode("utf-8") if isinstance(content, str) else content
     target = Path(os.path.realpath(out))  # through symbolic links, to the file they point at
     if _is_stream(target):
-        with open(target, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with open(target, "wb") as stream:
+            stream.write(data)
         return
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666 & ~_umask()
         os.chmod(tmp, mode)
         os.replace(tmp, target)

@@ -31,8 +31,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import stat
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -41,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError
-from spcakit.output import check_output
+from spcakit.output import check_output, write_output
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -651,7 +649,7 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
     buffer = io.BytesIO()
     with _rc(mpl):
         figure.savefig(buffer, format=fmt, dpi=figure.dpi if dpi is None else dpi, metadata=dict(_METADATA[fmt]))
-    _write_bytes(out, buffer.getvalue())
+    write_output(out, buffer.getvalue())
     return out
 
 
@@ -676,29 +674,3 @@ def check_plot_path(path: str | os.PathLike[str]) -> Path:
     return out
 
 
-def _write_bytes(out: Path, data: bytes) -> None:
-    """:func:`spcakit.output.write_output` for bytes: atomic for files, through links, streamed into devices."""
-    target = Path(os.path.realpath(out))
-    try:
-        mode = os.stat(target).st_mode
-    except OSError:
-        mode = None
-    if mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-        with open(target, "wb") as stream:
-            stream.write(data)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        if mode is not None:
-            permissions = stat.S_IMODE(mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            permissions = 0o666 & ~umask
-        os.chmod(tmp, permissions)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

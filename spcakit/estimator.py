@@ -80,6 +80,7 @@ _ESTIMATOR_ARGUMENTS = {
     "feature_names": "the DataFrame's columns", "standardize": "SparsePCA(standardize=...)",
     "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
     "registry": "spcakit.fit (not the estimator)", "metrics": "the estimator (see ESTIMATOR_METRICS)",
+    "refiner": "SparsePCA(refiner=...)", "target_cpev": "SparsePCA(target_cpev=...)",
 }  # fmt: skip
 
 
@@ -88,7 +89,7 @@ def _sparsity_params(k: Any, lam: Any, params: Mapping[str, Any] | None) -> dict
 
     ``lam`` goes to the method's truncator as its λ (``spcakit.fit(lam=...)``);
     ``params`` are part parameters as ``spcakit.fit(**params)`` takes them
-    (and ``stopper``/``refiner`` replacements), never an argument the
+    (and a ``stopper`` replacement), never an argument the
     estimator sets itself (``seed``, ``lam``, ...: the message says which);
     ``k``, the number of nonzero variables per loading, is ``spcakit.fit``'s
     sparsity knob ``k``, which every method translates to its own parameter
@@ -106,7 +107,7 @@ def _sparsity_params(k: Any, lam: Any, params: Mapping[str, Any] | None) -> dict
     reserved = sorted(set(out) & set(_ESTIMATOR_ARGUMENTS))
     if reserved:
         raise InvalidParameterError(
-            "params holds part parameters (and stopper/refiner replacements); "
+            "params holds part parameters (and a stopper replacement); "
             + "; ".join(f"{key!r} is set by {_ESTIMATOR_ARGUMENTS[key]}" for key in reserved)
         )
     if lam is not None:
@@ -154,6 +155,22 @@ def _check_k(k: Any, n_features: int) -> int | list[int] | None:
                 f"valid: 1 <= k <= {n_features}"
             )
     return [int(v) for v in values] if isinstance(k, (list, tuple, np.ndarray)) else int(k)
+
+
+def _check_target_cpev(target_cpev: Any, k: Any, lam: Any) -> float | None:
+    """``target_cpev`` as a float in (0, 1], or ``None``; refused beside ``k`` or ``lam`` (they set the sparsity too)."""
+    if target_cpev is None:
+        return None
+    given = [name for name, value in (("k", k), ("lam", lam)) if value is not None]
+    if given:
+        raise InvalidParameterError(
+            f"target_cpev chooses k itself; give either target_cpev or {' / '.join(given)}, not both"
+        )
+    if isinstance(target_cpev, (bool, np.bool_)) or not isinstance(target_cpev, numbers.Real) or not 0 < target_cpev <= 1:
+        raise InvalidParameterError(
+            f"target_cpev is a fraction of PCA's CPEV in (0, 1], e.g. 0.9; got {target_cpev!r}"
+        )
+    return float(target_cpev)
 
 
 def _check_flag(value: Any, name: str) -> bool:
@@ -204,6 +221,17 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
     truncator, deflator : str, optional
         Replace the method's truncation (e.g. ``"sparsity"``) or deflation.
+    refiner : str, optional
+        Refine the finished loadings with this part (``spcakit parts --role
+        refiner``; e.g. ``"swap"``), or ``"none"`` to skip the method's own
+        refiner; default: the method's.
+    target_cpev : float, optional
+        Instead of ``k``: the sparsest solution whose CPEV is at least this
+        fraction :math:`F \in (0, 1]` of PCA's for the same ``n_components``,
+        the smallest ``k`` found by :func:`spcakit.target_k` (each level a
+        cold fit; see there for the search and its tolerance). The chosen
+        level is ``k_``. Only for the methods that take ``k``; not with ``k``
+        or ``lam``.
     standardize : bool, default=False
         Work on the correlation scale: divide each column by its standard
         deviation (``ddof=1``, as spcakit's covariance :math:`A^\top A/(n-1)`),
@@ -223,7 +251,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     params : dict, optional
         Further part parameters, as :func:`spcakit.fit` takes them
         (``{"stopper.tol": 1e-4}``, ``{"epsilon": 0.2}``), and replacements of
-        the stopping rule or refiner (``{"stopper": {"name": "max-iterations", "n": 50}}``).
+        the stopping rule (``{"stopper": {"name": "max-iterations", "n": 50}}``).
 
     Attributes
     ----------
@@ -236,6 +264,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Column standard deviations when ``standardize=True``, else ``None``.
     n_components_ : int
         Number of components.
+    k_ : int, list of int or None
+        Nonzero variables per component as fitted: ``k``, or the level that
+        ``target_cpev`` chose (``None`` when the sparsity was set by ``lam``
+        or the method's default).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -318,6 +350,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         center: bool = True,
         random_state: Any = 0,
         params: Mapping[str, Any] | None = None,
+        refiner: str | None = None,
+        target_cpev: float | None = None,
     ) -> None:
         self.n_components = n_components
         self.method = method
@@ -329,6 +363,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.center = center
         self.random_state = random_state
         self.params = params
+        self.refiner = refiner
+        self.target_cpev = target_cpev
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> SparsePCA:
@@ -351,6 +387,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         registry = get_registry()
         spec = _resolve_method(self.method, self.truncator, self.deflator, registry)
         kwargs = _sparsity_params(k, self.lam, self.params)
+        target = _check_target_cpev(self.target_cpev, k, self.lam)
+        if self.refiner is not None:
+            kwargs["refiner"] = self.refiner
         seed = _seed(self.random_state)
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 
@@ -358,7 +397,14 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         problem = as_problem(x, center=center, standardize=standardize, feature_names=names)
         mean = problem.input.mean if center else np.zeros(n_features)
         scale = problem.input.scale if standardize else None
-        result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
+        if target is None:
+            result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
+            fitted_k = k
+        else:
+            from spcakit.paths import target_k  # noqa: PLC0415 - only for target_cpev
+
+            fitted_k, result = target_k(problem, spec, r, cpev=target, seed=seed, metrics=ESTIMATOR_METRICS,
+                                        registry=registry, **kwargs)  # fmt: skip
         for message in result.warnings:
             warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
 
@@ -377,6 +423,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.mean_ = mean
         self.scale_ = scale
         self.n_components_ = r
+        self.k_ = fitted_k
         self.explained_variance_ = adjusted
         self.explained_variance_ratio_ = adjusted / total_variance
         self.n_iter_ = int(result.iterations)

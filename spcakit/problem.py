@@ -61,7 +61,7 @@ import hashlib
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +286,29 @@ def content_sha256(matrix: np.ndarray) -> str:
     return digest.hexdigest()
 
 
+#: Matrices of at least this many bytes are hashed on a second thread while the checks and the Gram
+#: product run (hashlib and NumPy release the GIL); smaller ones are hashed before (a thread costs more).
+BACKGROUND_HASH_BYTES = 1 << 20
+_hash_pool: Any = None
+
+
+def _start_sha256(matrix: np.ndarray) -> Callable[[], str]:
+    """Begin :func:`content_sha256` of ``matrix``; the returned function waits for the digest.
+
+    ``matrix`` must not change until then: it is the caller's array (or a private copy), which
+    the problem's construction only reads.
+    """
+    global _hash_pool
+    if matrix.nbytes < BACKGROUND_HASH_BYTES:
+        digest = content_sha256(matrix)
+        return lambda: digest
+    if _hash_pool is None:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only for large data
+
+        _hash_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spcakit-sha256")
+    return _hash_pool.submit(content_sha256, matrix).result
+
+
 def default_feature_names(p: int) -> tuple[str, ...]:
     width = len(str(p))
     return tuple(f"x{j + 1:0{width}d}" for j in range(p))
@@ -298,6 +321,14 @@ def _check_matrix(
 
     ``names`` (else the DataFrame's) name the columns in the message about NaN or infinite entries.
     """
+    arr, frame_names, _ = _finite_matrix(matrix, what, names)
+    return arr, frame_names
+
+
+def _finite_matrix(
+    matrix: object, what: str, names: Sequence[str] | None = None
+) -> tuple[np.ndarray, tuple[str, ...] | None, tuple[np.ndarray, np.ndarray]]:
+    """:func:`_check_matrix`, and the columns' largest and smallest values, found by the finiteness check."""
     arr, frame_names = numeric_array(matrix, what)
     if arr.ndim != 2:
         raise InvalidDataError(
@@ -306,8 +337,9 @@ def _check_matrix(
         )
     if arr.size == 0 or min(arr.shape) == 0:
         raise InvalidDataError(f"{what} is empty (shape {arr.shape}); it needs at least one row and one column")
-    bad = ~np.isfinite(arr)
-    if bad.any():
+    high, low = _column_extremes(arr)  # NaN and ±inf show in the extremes: no boolean copy of the data
+    if not (np.isfinite(high).all() and np.isfinite(low).all()):
+        bad = ~np.isfinite(arr)
         names = tuple(names) if names is not None else frame_names
         named = names is not None and len(names) == arr.shape[1]
 
@@ -327,7 +359,7 @@ def _check_matrix(
             f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
             f"finite numbers - drop or fill in the missing values{advice}"
         )
-    return arr, frame_names
+    return arr, frame_names, (high, low)
 
 
 def _check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
@@ -417,9 +449,11 @@ def _block_rows(p: int) -> int:
 _SQUARES_SAFE = (1e-100, 1e100)
 
 
-def _column_magnitudes(a: np.ndarray) -> np.ndarray:
-    """Each column's largest magnitude, by two reductions (``np.abs(a)`` would be a copy of the data)."""
-    return np.maximum(a.max(axis=0), -a.min(axis=0))
+def _column_extremes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's largest and smallest value, by two reductions (NaN where the column has one)."""
+    with np.errstate(invalid="ignore"):
+        return a.max(axis=0), a.min(axis=0)
+
 
 
 def _scaled_sum_of_squares(a: np.ndarray, divisors: np.ndarray) -> np.ndarray:
@@ -502,11 +536,11 @@ def data_problem(
     The column means and the :math:`s_j` are kept in the problem's ``input``
     record.
     """
-    a, frame_names = _check_matrix(matrix, "the data matrix", feature_names)
+    a, frame_names, (high, low) = _finite_matrix(matrix, "the data matrix", feature_names)
     n, p = a.shape
     names = _check_names(feature_names if feature_names is not None else frame_names, p)
-    digest = content_sha256(a)
-    magnitude = _column_magnitudes(a)  # each column's largest value as given (finite)
+    digest = _start_sha256(a)  # hashed while the data are checked, centred and multiplied
+    magnitude = np.maximum(high, -low)  # each column's largest magnitude as given (finite)
     mean = None
     if center:
         if n < 2:
@@ -524,7 +558,11 @@ def data_problem(
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
-    largest = _column_magnitudes(a)
+    if center:  # rounding is monotone: the centred extremes are the extremes centred, no pass over the data
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = np.maximum(high - mean, mean - low)
+    else:
+        largest = magnitude
     safe = np.where(largest > 0, largest, 1.0)
     if standardize:  # in place in the centred copy, which is ours; else in the one copy made here
         scaled = np.divide(a, safe, out=a) if center else a / safe
@@ -549,8 +587,7 @@ def data_problem(
             deviations = largest * unit
     else:
         _check_double_range(norms, largest, scale, names)
-    record = InputRecord(kind="data", shape=(n, p), sha256=digest, center=center, standardize=standardize,
-                         mean=mean, scale=deviations)  # fmt: skip
+    covariance: CovarianceOperator = GramCovariance(a, scale)
     if n >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -560,8 +597,10 @@ def data_problem(
                 f"the data's values (up to {float(largest.max()):.3g} after centring) are too large for a covariance "
                 "in double precision (its entries overflow); rescale the data, e.g. divide by a power of 10"
             )
-        return Problem(DenseCovariance((gram + gram.T) / 2), names, a, source, record)
-    return Problem(GramCovariance(a, scale), names, a, source, record)
+        covariance = DenseCovariance((gram + gram.T) / 2)
+    record = InputRecord(kind="data", shape=(n, p), sha256=digest(), center=center, standardize=standardize,
+                         mean=mean, scale=deviations)  # fmt: skip
+    return Problem(covariance, names, a, source, record)
 
 
 # -- choosing columns -----------------------------------------------------------------------------------

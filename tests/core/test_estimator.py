@@ -52,6 +52,7 @@ CHECKED = [
     SparsePCA(method="tpower", k=2),
     SparsePCA(method="greedy", k=2),
     SparsePCA(method="fspca-ipu", k=2),
+    SparsePCA(method="tpower", target_cpev=0.8),
 ]
 
 
@@ -281,6 +282,10 @@ def test_k_refused_by_a_method_without_cardinality_names_those_that_take_it(canc
     ({"n_components": 0}, r"n_components must be a positive integer"),
     ({"method": 3}, r"method must be a registered method name"),
     ({"standardize": "yes"}, r"standardize must be True or False"),
+    ({"target_cpev": 0.9, "k": 4}, r"give either target_cpev or k, not both"),
+    ({"target_cpev": 1.5}, r"target_cpev is a fraction of PCA's CPEV in \(0, 1\]"),
+    ({"target_cpev": 0.9, "method": "gpower-l1"}, r"k"),
+    ({"params": {"refiner": "swap"}}, r"'refiner' is set by SparsePCA\(refiner=\.\.\.\)"),
 ])  # fmt: skip
 def test_bad_parameters_say_what_is_valid(cancer, params, message):
     with pytest.raises(InvalidParameterError, match=message):
@@ -314,3 +319,37 @@ def test_k_per_component_where_the_method_takes_it(cancer):
         SparsePCA(n_components=2, k=[3, 5], method="tpower").fit(cancer)
     with pytest.raises(InvalidParameterError, match="k=31 nonzeros per component"):
         SparsePCA(n_components=2, k=[3, 31], method="encoder-iterative").fit(cancer)
+
+
+def _pca_cpev(correlation: np.ndarray, r: int) -> float:
+    values = np.linalg.eigvalsh(correlation)
+    return float(values[-r:].sum() / values.sum())
+
+
+def test_target_cpev_chooses_the_smallest_k_that_reaches_the_fraction_of_pca(cancer):
+    model = SparsePCA(n_components=3, method="tpower", target_cpev=0.9, standardize=True).fit(cancer)
+    ceiling = _pca_cpev(np.corrcoef(cancer.to_numpy(), rowvar=False), 3)
+    k = model.k_
+    assert isinstance(k, int) and 1 <= k < 30
+    assert np.count_nonzero(model.components_, axis=1).tolist() == [k] * 3
+    assert model.explained_variance_ratio_.sum() >= 0.9 * ceiling * (1 - 1e-9)
+    below = spcakit.fit(cancer, "tpower", r=3, k=k - 1, standardize=True)
+    assert below.metrics["cpev"] < 0.9 * ceiling  # the level below misses the target (a scan: p = 30 levels)
+
+
+def test_k_attribute_is_the_k_given_or_none():
+    x = gaussian()
+    assert SparsePCA(method="tpower", k=3).fit(x).k_ == 3
+    assert SparsePCA(method="tpower", lam=5).fit(x).k_ is None
+
+
+def test_refiner_replaces_or_removes_the_methods_refiner():
+    x = gaussian(n=120, p=10)
+    refined = SparsePCA(n_components=2, method="tpower", k=3, refiner="support-refit").fit(x)
+    plain = SparsePCA(n_components=2, method="tpower", k=3, refiner="none").fit(x)
+    assert refined.result_.spec["refiner"] == {"name": "support-refit"}
+    assert plain.result_.spec["refiner"] is None
+    with pytest.raises(spcakit.UnknownNameError, match=r"unknown refiner 'no-such-refiner'.*registered refiners"):
+        SparsePCA(refiner="no-such-refiner").fit(x)
+    assert np.count_nonzero(refined.components_, axis=1).tolist() == [3, 3]
+    assert refined.explained_variance_ratio_.sum() >= plain.explained_variance_ratio_.sum() * (1 - 1e-12)

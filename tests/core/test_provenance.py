@@ -108,6 +108,17 @@ def test_the_hash_covers_large_matrices_block_by_block():
     assert tall.nbytes > problem.BLOCK_BYTES  # the tall one takes several blocks
 
 
+def test_large_data_hashed_on_a_second_thread_record_the_same_digest():
+    """Data of at least BACKGROUND_HASH_BYTES are hashed while the problem is built: same digest, any layout."""
+    from spcakit import problem
+
+    x = np.random.default_rng(2).standard_normal((3000, 60))
+    assert x.nbytes >= problem.BACKGROUND_HASH_BYTES
+    for matrix in (x, np.asfortranarray(x)):
+        assert as_problem(matrix).input.sha256 == recipe(x)
+        assert as_problem(matrix, standardize=True).input.sha256 == recipe(x)  # the values given, not the scaled
+
+
 def test_the_record_of_a_covariance_and_of_an_operator():
     d = spcakit.datasets.pitprops()
     record = spcakit.fit(Covariance(d.matrix), r=2).input

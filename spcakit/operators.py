@@ -23,7 +23,6 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 import scipy.linalg
-import scipy.sparse.linalg
 
 #: Above this dimension an operator is never densified to find eigenvectors.
 DENSE_EIGEN_LIMIT = 600
@@ -138,10 +137,12 @@ def lanczos_top(matrix: np.ndarray, k: int, *, vectors: bool = True) -> Any:
     gives the same digits: :math:`O(p^2 k)` per restart instead of a dense
     solver's :math:`O(p^3)`, for large ``p`` and small ``k``.
     """
+    from scipy.sparse.linalg import eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
+
     start = np.random.default_rng(0).standard_normal(matrix.shape[0])
     if not vectors:
-        return np.sort(scipy.sparse.linalg.eigsh(matrix, k=k, which="LA", v0=start, return_eigenvectors=False))[::-1]
-    values, vecs = scipy.sparse.linalg.eigsh(matrix, k=k, which="LA", v0=start)
+        return np.sort(eigsh(matrix, k=k, which="LA", v0=start, return_eigenvectors=False))[::-1]
+    values, vecs = eigsh(matrix, k=k, which="LA", v0=start)
     order = np.argsort(values)[::-1]
     return values[order], vecs[:, order]
 
@@ -169,10 +170,10 @@ def _operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarra
     if p <= DENSE_EIGEN_LIMIT or r >= p - 1:
         dense = op.matmat(np.eye(p))
         return _eigh_top((dense + dense.T) / 2, r)
-    linear = scipy.sparse.linalg.LinearOperator(
-        (p, p), matvec=op.matmat, matmat=op.matmat, dtype=float
-    )
-    values, vectors = scipy.sparse.linalg.eigsh(linear, k=r, which="LA")
+    from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
+
+    linear = LinearOperator((p, p), matvec=op.matmat, matmat=op.matmat, dtype=float)
+    values, vectors = eigsh(linear, k=r, which="LA")
     order = np.argsort(values)[::-1]
     return values[order], vectors[:, order]
 
@@ -261,7 +262,9 @@ class GramCovariance(OperatorAccess):
                 return full_values / self.scale, _orthonormal_completion(right, r)
             values, vectors = _eigh_top(self.data.T @ self.data, r)
             return values / self.scale, vectors
-        _, sing, vt = scipy.sparse.linalg.svds(self.data, k=r)
+        from scipy.sparse.linalg import svds  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
+
+        _, sing, vt = svds(self.data, k=r)
         order = np.argsort(sing)[::-1]
         return sing[order] ** 2 / self.scale, vt[order].T
 

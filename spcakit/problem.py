@@ -225,7 +225,8 @@ class Problem:
         One name per variable, in column order.
     data
         The centred data matrix :math:`A` (``n x p``), or ``None`` when only a
-        covariance was given.
+        covariance was given; made on first use when the covariance was formed
+        without it (:class:`DeferredData`).
     source
         Where the problem came from, for reports (``builtin:pitprops``, a path).
     input
@@ -242,9 +243,16 @@ class Problem:
 
     covariance: CovarianceOperator
     feature_names: tuple[str, ...]
-    data: np.ndarray | None = None
+    _data: np.ndarray | DeferredData | None = attrs.field(default=None, alias="data")
     source: str = ""
     input: InputRecord | None = None
+
+    @property
+    def data(self) -> np.ndarray | None:
+        """The centred (scaled) data matrix, made on first use when the problem was built without it."""
+        if isinstance(self._data, DeferredData):
+            object.__setattr__(self, "_data", self._data.make())
+        return self._data  # type: ignore[return-value]
 
     @property
     def p(self) -> int:
@@ -252,14 +260,27 @@ class Problem:
 
     @property
     def n_samples(self) -> int | None:
-        return None if self.data is None else self.data.shape[0]
+        return None if self._data is None else self._data.shape[0]
 
     @property
     def max_rank(self) -> int:
         """An upper bound on rank(C): ``p``, or ``n - 1`` for centred data."""
-        if self.data is None:
+        if self._data is None:
             return self.p
-        return min(self.p, self.data.shape[0] - 1)
+        return min(self.p, self._data.shape[0] - 1)
+
+
+@attrs.frozen(eq=False)
+class DeferredData:
+    """A data matrix that :attr:`Problem.data` makes on first use (``make()``), of a known ``shape``.
+
+    A problem whose covariance was formed in one pass over the caller's array
+    (:func:`data_problem`) needs its centred copy only for the parts that read
+    the data themselves; the others never pay for it.
+    """
+
+    shape: tuple[int, int]
+    make: Callable[[], np.ndarray]
 
 
 def content_sha256(matrix: np.ndarray) -> str:
@@ -473,6 +494,45 @@ def _scaled_sum_of_squares(a: np.ndarray, divisors: np.ndarray) -> np.ndarray:
     return total
 
 
+def _centred_gram(a: np.ndarray, mean: np.ndarray | None, weights: np.ndarray | None) -> np.ndarray:
+    r""":math:`B^\top B` for :math:`B = (A - \mathbf 1\mu^\top)\,\operatorname{diag}(w)`, a block of
+    :data:`BLOCK_BYTES` of rows at a time in one reused buffer: no copy of the data (``mean`` and ``weights``
+    ``None`` for none). Each block's product is a symmetric rank-k update (NumPy calls BLAS ``syrk`` for
+    ``block.T @ block``).
+    """
+    n, p = a.shape
+    if mean is None and weights is None:
+        return a.T @ a
+    rows = min(n, _block_rows(p))
+    buffer = np.empty((rows, p))
+    gram = np.zeros((p, p))
+    for start in range(0, n, rows):
+        block = buffer[: min(rows, n - start)]
+        if mean is None:
+            np.multiply(a[start : start + rows], weights, out=block)
+        else:
+            np.subtract(a[start : start + rows], mean, out=block)
+            if weights is not None:
+                block *= weights
+        gram += block.T @ block
+    return gram
+
+
+def _centred_copy_maker(
+    a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray, standardize: bool
+) -> Callable[[], np.ndarray]:
+    """A function making the centred copy of ``a`` (columns divided by ``divisors`` when standardising)."""
+
+    def make() -> np.ndarray:
+        with np.errstate(over="ignore", invalid="ignore"):
+            data = a - mean if mean is not None else np.array(a, dtype=float, copy=True)
+        if standardize:
+            np.divide(data, divisors, out=data)
+        return data
+
+    return make
+
+
 def _column_means(a: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     """Column means that cannot overflow: a column whose plain sum overflows is averaged scaled to at most 1."""
     with np.errstate(over="ignore", invalid="ignore"):
@@ -528,18 +588,27 @@ def data_problem(
     set never costs :math:`p^2` memory. Data whose covariance over- or
     underflows double precision are refused (see the module's description).
 
+    When the covariance is formed, it is formed from the caller's array a
+    block of :data:`BLOCK_BYTES` of rows at a time (centred, scaled, then a
+    symmetric rank-k update), and the centred copy :math:`A` is made only if
+    a part reads ``problem.data`` (:class:`DeferredData`): building the
+    problem then takes the Gram matrix and one block beyond the data. The
+    problem keeps a reference to the caller's array until then: do not change
+    the array while the problem is in use. Otherwise (wide data) the centred
+    copy is made at once; the operator multiplies with it.
+
     With ``standardize=True`` each column is divided by its standard deviation
     :math:`s_j = \|a_j\|/\sqrt{n-1}` (the root mean square
     :math:`\|a_j\|/\sqrt n` when ``center=False``), so the covariance of the
     scaled data is the correlation matrix :math:`R = D^{-1/2} C D^{-1/2}`,
-    :math:`D = \operatorname{diag}(C)`, with unit diagonal. It is done in the
-    pass that measures the columns: :math:`a_j` is first divided by its largest
-    magnitude :math:`m_j` (as for the range checks), then by
-    :math:`\|a_j/m_j\|/\sqrt{n-1} = s_j/m_j`, in place in the centred copy
-    (in one copy of the data when not centring), so no further copy is made
-    and nothing can overflow: values of any magnitude that can be centred are
-    accepted (the range checks are then moot: every scaled column has norm
-    :math:`\sqrt{n-1}`).
+    :math:`D = \operatorname{diag}(C)`, with unit diagonal. Each column
+    :math:`a_j` is first divided by its largest magnitude :math:`m_j` (as for
+    the range checks), the Gram matrix :math:`G` of these columns gives
+    :math:`\|a_j/m_j\|^2 = G_{jj}` and :math:`R_{ij} = G_{ij}/\sqrt{G_{ii}G_{jj}}`,
+    and the centred copy (when made) is divided by
+    :math:`m_j\|a_j/m_j\|/\sqrt{n-1} = s_j`; nothing can overflow: values of
+    any magnitude that can be centred are accepted (the range checks are then
+    moot: every scaled column has norm :math:`\sqrt{n-1}`).
     The column means and the :math:`s_j` are kept in the problem's ``input``
     record.
     """
@@ -555,50 +624,65 @@ def data_problem(
                 f"the data matrix has {n} row; centring needs at least 2 samples (rows)"
             )
         mean = _column_means(a, magnitude)
-        with np.errstate(over="ignore", invalid="ignore"):
-            a = a - mean  # the one copy of the data; standardising below works in it
-        if 2 * float(magnitude.max()) > np.finfo(float).max and not np.all(np.isfinite(a)):
-            raise InvalidDataError(
-                f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
-                "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
-            )
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
     if center:  # rounding is monotone: the centred extremes are the extremes centred, no pass over the data
         with np.errstate(over="ignore", invalid="ignore"):
             largest = np.maximum(high - mean, mean - low)
+        if not np.all(np.isfinite(largest)):
+            raise InvalidDataError(
+                f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
+                "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
+            )
     else:
         largest = magnitude
     safe = np.where(largest > 0, largest, 1.0)
-    if standardize:  # in place in the centred copy, which is ours; else in the one copy made here
-        scaled = np.divide(a, safe, out=a) if center else a / safe
-        sum_of_squares = np.einsum("ij,ij->j", scaled, scaled)
+    # plain: no square (nor a sum of n of them) can over- or underflow, the plain sums of squares are exact enough
+    plain = not standardize and _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]
+    scale = float(n - 1) if center else float(n)
+    if n >= p and p <= DENSE_COVARIANCE_LIMIT:
+        # the data already take n*p >= p*p numbers: the Gram matrix makes every later product O(p^2); it is
+        # formed a block of rows at a time from the caller's array, and the centred copy is made only if a
+        # part reads the data
+        gram = _centred_gram(a, mean, None if plain else 1.0 / safe)
+        sum_of_squares = np.diag(gram).copy()  # of the centred columns (scaled to at most 1 unless plain)
         with np.errstate(over="ignore"):
-            norms = largest * np.sqrt(sum_of_squares)
-    elif _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]:
-        # no square (nor a sum of n of them) can over- or underflow: the plain sums of squares are exact enough
-        norms = np.sqrt(np.einsum("ij,ij->j", a, a))
-    else:  # the data span extreme magnitudes: scale each column to at most 1 first (a block of rows at a time)
-        sum_of_squares = _scaled_sum_of_squares(a, safe)
-        with np.errstate(over="ignore"):
-            norms = largest * np.sqrt(sum_of_squares)
+            norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
+        data: np.ndarray | DeferredData = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
+    else:
+        data = _centred_copy_maker(a, mean, safe, standardize)()
+        gram = None
+        if standardize:
+            sum_of_squares = np.einsum("ij,ij->j", data, data)  # of the columns scaled to at most 1
+            with np.errstate(over="ignore"):
+                norms = largest * np.sqrt(sum_of_squares)
+        elif plain:
+            norms = np.sqrt(np.einsum("ij,ij->j", data, data))
+        else:  # the data span extreme magnitudes: scale each column to at most 1 first (a block of rows at a time)
+            sum_of_squares = _scaled_sum_of_squares(data, safe)
+            with np.errstate(over="ignore"):
+                norms = largest * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
-    scale = float(n - 1) if center else float(n)
     deviations = None
     if standardize:
         unit = np.sqrt(sum_of_squares / scale)  # s_j / m_j, in (0, sqrt(n / scale)]
-        a = np.divide(scaled, unit, out=scaled)
         with np.errstate(over="ignore"):
             deviations = largest * unit
+        if gram is None:
+            data = np.divide(data, unit, out=data)  # type: ignore[arg-type]
+        else:  # the correlation matrix, from the Gram matrix of the columns scaled to at most 1
+            gram = gram / np.outer(unit, unit) / scale
+            data = DeferredData((n, p), _centred_copy_maker(a, mean, safe * unit, True))
     else:
         _check_double_range(norms, largest, scale, names)
-    covariance: CovarianceOperator = GramCovariance(a, scale)
-    if n >= p and p <= DENSE_COVARIANCE_LIMIT:
-        # the data already take n*p >= p*p numbers: one Gram product makes every later product O(p^2)
-        with np.errstate(over="ignore", invalid="ignore"):
-            gram = a.T @ a / scale
+        if gram is not None:
+            with np.errstate(over="ignore", invalid="ignore"):
+                gram = gram / scale if plain else gram * np.outer(largest, largest) / scale
+    if gram is None:
+        covariance: CovarianceOperator = GramCovariance(data, scale)  # type: ignore[arg-type]
+    else:
         if not np.all(np.isfinite(gram)):  # excluded by the range check; kept as the last guard
             raise InvalidDataError(
                 f"the data's values (up to {float(largest.max()):.3g} after centring) are too large for a covariance "
@@ -607,7 +691,7 @@ def data_problem(
         covariance = DenseCovariance((gram + gram.T) / 2)
     record = InputRecord(kind="data", shape=(n, p), sha256=digest(), center=center, standardize=standardize,
                          mean=mean, scale=deviations)  # fmt: skip
-    return Problem(covariance, names, a, source, record)
+    return Problem(covariance, names, data, source, record)
 
 
 # -- choosing columns -----------------------------------------------------------------------------------

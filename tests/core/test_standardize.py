@@ -141,19 +141,30 @@ def test_a_covariance_becomes_its_correlation_matrix():
     np.testing.assert_allclose(again, pitprops.matrix, rtol=0, atol=4 * EPS)
 
 
-def test_standardising_copies_the_data_once():
-    """Peak extra memory of building the problem: one copy of the data (the centred, scaled one) and small
-    temporaries, never a second copy. (The Gram matrix here is 10 x 10.)"""
-    x = np.random.default_rng(0).standard_normal((100_000, 10)) * np.arange(1, 11)
-    for center in (True, False):
+def test_building_the_problem_copies_no_data_and_the_centred_copy_is_made_on_first_use():
+    """Tall data (n >= p): the Gram matrix is formed a block of rows at a time in one buffer of
+    BLOCK_BYTES, so building the problem takes far less than a copy of the data (here 32 MB against a
+    4 MiB buffer and a 10 x 10 Gram matrix); the centred (scaled) copy is made, once, when a part reads
+    ``problem.data``, and equals what the covariance was formed from."""
+    from spcakit.problem import BLOCK_BYTES, DeferredData
+
+    x = np.random.default_rng(0).standard_normal((400_000, 10)) * np.arange(1, 11) + 5.0
+    for center, standardize in ((True, True), (False, True), (True, False)):
         tracemalloc.start()
         try:
-            problem = as_problem(x, center=center, standardize=True)
+            problem = as_problem(x, center=center, standardize=standardize)
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
-        assert problem.data is not x and np.shares_memory(problem.data, x) is False
-        assert peak < 1.15 * x.nbytes, (center, peak / x.nbytes)
+        assert peak < BLOCK_BYTES + 0.05 * x.nbytes, (center, standardize, peak / x.nbytes)
+        assert isinstance(problem._data, DeferredData) and problem.n_samples == 400_000
+        data = problem.data
+        assert data is problem.data and not np.shares_memory(data, x)  # made once, a copy
+        shift = x.mean(axis=0) if center else 0.0
+        spread = np.sqrt(((x - shift) ** 2).sum(axis=0) / (399_999 if center else 400_000)) if standardize else 1.0
+        np.testing.assert_allclose(data, (x - shift) / spread, rtol=1e-12, atol=1e-12)
+        gram = data.T @ data / (399_999 if center else 400_000)
+        np.testing.assert_allclose(problem.covariance.explicit(), gram, rtol=1e-11, atol=1e-11)
 
 
 def test_constant_columns_are_refused_by_name():

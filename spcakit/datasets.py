@@ -12,8 +12,12 @@ r"""Built-in data sets and data sources.
 * ``builtin:random?n=..&p=..&seed=..`` - standard Gaussian data.
 
 A source string is one of those or a path to a file: ``.npy`` or ``.npz``
-(read by :mod:`spcakit.numpy_files`), ``.csv`` or ``.tsv`` (read by
-:mod:`spcakit.csv_files`). Every failure - a damaged or truncated file, text
+(read by :mod:`spcakit.numpy_files`; a ``.npz`` written by
+:func:`scipy.sparse.save_npz` gives that sparse matrix), ``.csv`` or ``.tsv``
+(read by :mod:`spcakit.csv_files`), or a Matrix Market ``.mtx`` file (a
+sparse matrix; a dense ``array`` one gives an array; read by
+:func:`spcakit.sparse_data.load_mtx`). Sparse files hold no column names:
+the variables are called ``x1``, ``x2``, ... Every failure - a damaged or truncated file, text
 that is not UTF-8, a folder, missing permissions - is an
 :class:`~spcakit.errors.InvalidDataError` that names the file and says what
 would be valid.
@@ -25,6 +29,7 @@ import os
 import urllib.parse
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -59,7 +64,7 @@ _PITPROPS_LOWER = (
 class Dataset:
     """A loaded source: a matrix, its variables' names, and what it is."""
 
-    matrix: np.ndarray
+    matrix: Any  # a NumPy array, or a scipy.sparse matrix from a sparse .npz or a .mtx file
     feature_names: tuple[str, ...] | None
     is_covariance: bool
     source: str
@@ -169,7 +174,7 @@ def _parse_builtin(spec: str) -> Dataset:
 
 #: What a data source may be, for messages.
 VALID_SOURCES = (
-    "a .npy, .npz, .csv or .tsv file, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
+    "a .npy, .npz, .csv or .tsv file, a Matrix Market .mtx file, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
 )
 
 
@@ -205,12 +210,19 @@ def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
     if suffix in (".csv", ".tsv"):
         table, columns = csv_files.load_csv(path, unread)
         return Dataset(table, columns, False, str(path))
+    if suffix == ".mtx":
+        from spcakit.sparse_data import load_mtx  # noqa: PLC0415 - scipy.sparse and scipy.io only for .mtx files
+
+        return Dataset(load_mtx(path), None, False, str(path))
     advice = f" ({_OTHER_FORMATS[suffix]})" if suffix in _OTHER_FORMATS else ""
-    raise InvalidDataError(f"{path}: unsupported file type {suffix or '(none)'!r}{advice}; use .npy, .npz, .csv or .tsv")
+    raise InvalidDataError(
+        f"{path}: unsupported file type {suffix or '(none)'!r}{advice}; use .npy, .npz, .csv or .tsv (or .mtx for a "
+        "sparse Matrix Market file)"
+    )
 
 
 def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) -> Dataset:
-    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv`` path.
+    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path.
 
     ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
     drops): they come back as NaN (see :func:`spcakit.csv_files.load_csv`); other sources ignore it.

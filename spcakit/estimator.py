@@ -17,6 +17,13 @@ The estimator checks its input with scikit-learn's own validation (so a
 DataFrame's column names become ``feature_names_in_``), standardises when
 asked, and hands a float array and the names to :func:`spcakit.fit`; the
 full :class:`~spcakit.state.Result` is kept as ``result_``.
+
+``X`` may be a ``scipy.sparse`` matrix or array (CSR or CSC as they are, other
+formats converted to CSR by scikit-learn's validation): it is never densified.
+``fit`` centres and standardises it implicitly
+(:class:`~spcakit.operators.CenteredSparseGram`), ``transform`` computes
+:math:`(X - \mathbf 1\mu^\top)R` as :math:`XR - \mathbf 1(\mu^\top R)`, and
+``score`` takes the squared norms of the centred rows from the stored entries.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
@@ -41,12 +49,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from spcakit.api import configure, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
+from spcakit.operators import SPARSE_BLOCK_ENTRIES, stored_per_column
 from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 
 __all__ = ["SparsePCA"]
+
+#: The ``scipy.sparse`` formats the estimator works in (others are converted to the first by scikit-learn).
+SPARSE_FORMATS = ("csr", "csc")
 
 
 
@@ -191,6 +203,32 @@ def _seed(random_state: Any) -> int:
         return int(random_state)
     generator = check_random_state(random_state)
     return int(generator.randint(np.iinfo(np.int32).max))
+
+
+def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores: np.ndarray, components: np.ndarray) -> float:
+    r""":math:`\|A - S L^\top\|_F^2` for the centred (scaled) rows :math:`A = (X - \mathbf 1\mu^\top)D^{-1}` of a
+    sparse ``x``, without forming :math:`A`.
+
+    :math:`SL^\top = AP` is the orthogonal projection of :math:`A` onto the loadings' span (see
+    :class:`SparsePCA`'s Notes), so the squared residual is :math:`\|A\|_F^2 - \|SL^\top\|_F^2`, with
+    :math:`\|SL^\top\|_F^2 = \operatorname{tr}(S\,L^\top L\,S^\top)` (``n x r``) and :math:`\|A\|_F^2` summed
+    over the stored entries, :math:`\sum_{ij:\,x_{ij} \ne 0} ((x_{ij} - \mu_j)/d_j)^2`, plus
+    :math:`(n - \mathrm{nnz}_j)\,(\mu_j/d_j)^2` for each column's implicit zeros.
+    """
+    x = x.tocsr()
+    if not x.has_canonical_format:  # duplicates are summed in a copy, never in the caller's matrix
+        x = x.copy()
+        x.sum_duplicates()
+    n, p = x.shape
+    divisors = np.ones(p) if scale is None else scale
+    total = 0.0
+    for start in range(0, x.nnz, SPARSE_BLOCK_ENTRIES):  # temporaries of a block of stored entries, not nnz
+        columns = x.indices[start : start + SPARSE_BLOCK_ENTRIES]
+        deviations = (x.data[start : start + SPARSE_BLOCK_ENTRIES] - mean[columns]) / divisors[columns]
+        total += float(deviations @ deviations)
+    total += float((n - stored_per_column(x)) @ (mean / divisors) ** 2)
+    kept = float(np.einsum("ij,ij->", scores @ (components @ components.T), scores))
+    return max(total - kept, 0.0)
 
 
 # -- the estimator -----------------------------------------------------------------------------------------
@@ -380,7 +418,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """Fit and return the validated ``X`` as a float array."""
         center = _check_flag(self.center, "center")
         standardize = _check_flag(self.standardize, "standardize")
-        x = validate_data(self, X, dtype=np.float64, ensure_min_samples=2 if center else 1)
+        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_min_samples=2 if center else 1)
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
         k = _check_k(self.k, n_features)
@@ -434,8 +472,15 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return x
 
     # -- transforming ----------------------------------------------------------------------------------------
-    def _scores(self, x: np.ndarray) -> np.ndarray:
-        return (x - self.mean_) @ self._regression
+    def _scores(self, x: Any) -> np.ndarray:
+        if sp.issparse(x):  # (X - 1 mu^T) R without densifying X
+            return np.asarray(x @ self._regression) - self.mean_ @ self._regression
+        return (x - self.mean_) @ self._regression  # type: ignore[no-any-return]
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """The names of the scores' columns: ``spca0``, ``spca1``, ...
@@ -450,7 +495,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X: Any) -> np.ndarray:
         """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""
         check_is_fitted(self)
-        x = validate_data(self, X, dtype=np.float64, reset=False)
+        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
         return self._scores(x)
 
     def inverse_transform(self, X: Any) -> np.ndarray:
@@ -470,7 +515,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def score(self, X: Any, y: Any = None) -> float:
         """Negative mean squared reconstruction error per sample, on the method's scale (see Notes)."""
         check_is_fitted(self)
-        x = validate_data(self, X, dtype=np.float64, reset=False)
+        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
+        if sp.issparse(x):
+            return -_sparse_residual(x, self.mean_, self.scale_, self._scores(x), self.components_) / x.shape[0]
         rows = x - self.mean_
         scores = rows @ self._regression
         if self.scale_ is not None:

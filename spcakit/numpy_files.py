@@ -6,7 +6,10 @@
   ``covariance``, ``C`` (a covariance), else its only 2-D array; variable
   names from a 1-D array ``feature_names``, ``names``, ``genes``,
   ``accession`` or ``columns``, which must hold one name per column. Only the
-  members used are read.
+  members used are read. An archive written by :func:`scipy.sparse.save_npz`
+  (members ``format``, ``shape`` and ``data``, with the index arrays of its
+  format) is read as that sparse matrix instead, its index arrays checked in
+  full (:func:`spcakit.sparse_data.sparse_from_npz`); it has no names.
 
 Pickled objects are never loaded; every failure is an
 :class:`~spcakit.errors.InvalidDataError` naming the file.
@@ -30,6 +33,8 @@ _NAME_KEYS = ("feature_names", "names", "genes", "accession", "columns")
 _MATRIX_KEYS = ("X", "x", "data", "cov", "covariance", "C")
 _COVARIANCE_KEYS = ("cov", "covariance", "C")
 _NPY_MAGIC = b"\x93NUMPY"
+#: The members that mark an archive written by scipy.sparse.save_npz.
+_SPARSE_SIGNATURE = frozenset({"format", "shape", "data"})
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 
 
@@ -131,7 +136,7 @@ def _npz_member(archive: Any, key: str, arrays: dict[str, Any], path: Path) -> n
         raise InvalidDataError(f"{path}: array {key!r} cannot be read ({_numpy_reason(exc)})") from None
 
 
-def load_npz(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None, bool]:
+def load_npz(path: Path) -> tuple[Any, tuple[str, ...] | None, bool]:
     _check_magic(path, ".npz")
     try:
         archive = np.load(path, allow_pickle=False)
@@ -144,6 +149,10 @@ def load_npz(path: Path) -> tuple[np.ndarray, tuple[str, ...] | None, bool]:
                 f"{path}: the archive holds no NumPy arrays (files: {', '.join(archive.files) or 'none'}); "
                 "save the data with numpy.savez(path, X=matrix)"
             )
+        if _SPARSE_SIGNATURE <= set(arrays):  # scipy.sparse.save_npz's archive: no names, never a covariance
+            from spcakit.sparse_data import sparse_from_npz  # noqa: PLC0415 - scipy.sparse only for sparse files
+
+            return sparse_from_npz(lambda key: _npz_member(archive, key, arrays, path), frozenset(arrays), path), None, False
         matrix_key = next((k for k in _MATRIX_KEYS if k in arrays), None)
         if matrix_key is None:
             two_d = [k for k, shape in arrays.items() if isinstance(shape, tuple) and len(shape) == 2]

@@ -15,9 +15,11 @@ or boolean: their column names become the variables' names (unless
 message saying what to do instead: arrays of text, dates, times, records or
 Python objects that are not numbers; a DataFrame's non-numeric columns (by
 name); a pandas Series (one variable); masked arrays with masked entries;
-complex numbers; ``scipy.sparse`` matrices (not supported yet: the message
-gives the size ``.toarray()`` would take). spcakit never imports pandas: a
-DataFrame is recognised by its class.
+complex numbers; a ``scipy.sparse`` covariance matrix (the message gives
+the size ``.toarray()`` would take). A ``scipy.sparse`` *data* matrix (any
+format, matrix or array) is accepted and never densified: see
+:mod:`spcakit.sparse_data`. spcakit never imports pandas: a DataFrame is
+recognised by its class, a sparse matrix by ``scipy.sparse`` being imported.
 
 Double precision
 ----------------
@@ -148,8 +150,10 @@ def numeric_array(data: object, what: str) -> tuple[np.ndarray, tuple[str, ...] 
     if _is_scipy_sparse(data):
         shape = tuple(int(d) for d in data.shape)  # type: ignore[attr-defined]
         raise InvalidDataError(
-            f"{what} is a scipy.sparse {type(data).__name__} of shape {shape} with {int(data.nnz):,} stored entries "  # type: ignore[attr-defined]
-            "(sparse input is not supported yet); convert it with .toarray() if the dense array fits in memory: it "
+            f"{what} is a scipy.sparse {type(data).__name__} of shape {shape} with {int(data.nnz):,} stored entries, "  # type: ignore[attr-defined]
+            "which must be dense here (sparse matrices are taken only as the data matrix a method is fitted to: "
+            "spcakit.fit, spcakit.SparsePCA, spcakit run/compose/path --data); convert it with .toarray() if the "
+            "dense array fits in memory: it "
             f"would take {format_size(8 * math.prod(shape))}"
         )
     if isinstance(data, np.ma.MaskedArray) and np.ma.getmaskarray(data).any():
@@ -260,12 +264,17 @@ class Problem:
 
     @property
     def n_samples(self) -> int | None:
-        return None if self._data is None else self._data.shape[0]
+        if self._data is None:  # data held in the operator only (sparse input): the record knows n
+            return self.input.shape[0] if self.input is not None and self.input.kind == "data" else None
+        return self._data.shape[0]
 
     @property
     def max_rank(self) -> int:
-        """An upper bound on rank(C): ``p``, or ``n - 1`` for centred data."""
+        """An upper bound on rank(C): ``p``, or ``n - 1`` for centred data (``n`` for sparse data not centred)."""
         if self._data is None:
+            if self.input is not None and self.input.kind == "data":
+                n = self.input.shape[0]
+                return min(self.p, n - 1 if self.input.center else n)
             return self.p
         return min(self.p, self._data.shape[0] - 1)
 
@@ -299,6 +308,11 @@ def content_sha256(matrix: np.ndarray) -> str:
     doubles, or the same table as ``.npy``, hash alike). It is one pass over
     the data (about 0.7 ms per MB); rows are copied to C order a block of
     :data:`BLOCK_BYTES` at a time, never the whole matrix.
+
+    A ``scipy.sparse`` data matrix is hashed by
+    :func:`spcakit.sparse_data.sparse_content_sha256` instead (its canonical
+    CSR form, whatever its format), which differs from this hash of the same
+    matrix made dense.
     """
     digest = hashlib.sha256(np.asarray(matrix.shape, dtype="<u8").tobytes())
     rows = _block_rows(int(np.prod(matrix.shape[1:], dtype=np.int64)))
@@ -612,6 +626,10 @@ def data_problem(
     The column means and the :math:`s_j` are kept in the problem's ``input``
     record.
     """
+    if _is_scipy_sparse(matrix):  # kept sparse: the covariance centres and scales it implicitly
+        from spcakit.sparse_data import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        return sparse_problem(matrix, feature_names, center=center, standardize=standardize, source=source)
     a, frame_names, (high, low) = _finite_matrix(matrix, "the data matrix", feature_names)
     n, p = a.shape
     names = _check_names(feature_names if feature_names is not None else frame_names, p)
@@ -823,8 +841,10 @@ def as_problem(
     NumPy array, nested lists or a pandas DataFrame (whose column names become
     the variables' names) - a data matrix by default, a covariance matrix when
     ``covariance=True``. Booleans count as 0 and 1; text, dates, Python objects,
-    a pandas Series and ``scipy.sparse`` matrices are refused with
-    :class:`~spcakit.errors.InvalidDataError` (see the module's description).
+    a pandas Series and ``scipy.sparse`` covariance matrices are refused with
+    :class:`~spcakit.errors.InvalidDataError` (see the module's description);
+    a ``scipy.sparse`` data matrix (or a sparse ``.npz``/``.mtx`` file) is
+    taken as it is, never densified (:func:`spcakit.sparse_data.sparse_problem`).
 
     ``standardize=True`` works on the correlation scale: data columns are
     scaled to unit variance, a covariance becomes its correlation matrix
@@ -865,6 +885,11 @@ def as_problem(
         covariance, matrix, names = True, data.matrix, feature_names or data.feature_names
     else:
         matrix, names = data, feature_names
+    if not covariance and _is_scipy_sparse(matrix):
+        from spcakit.sparse_data import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        return sparse_problem(matrix, names, center=center, standardize=standardize, source=source,
+                              columns=column_names, drop=dropped)  # fmt: skip
     if selecting:
         matrix, chosen = _selected(matrix, covariance, names, column_names, dropped)
         names = chosen if chosen is not None else names

@@ -134,13 +134,30 @@ def encoder_metrics(
     }
 
 
+def _operator_data_divisor(problem: Problem) -> float:
+    r""":math:`s` with :math:`X^\top X = sC` when the data are held only inside the covariance operator
+    (``scipy.sparse`` input: ``problem.data`` is ``None`` but the record says data), else 1."""
+    record = problem.input
+    if record is None or record.kind != "data" or problem.data is not None:
+        return 1.0
+    n = record.shape[0]
+    return float(n - 1 if record.center else n)
+
+
 def run_criteria(problem: Problem, loadings: np.ndarray, context: MetricContext) -> dict[str, float]:
-    """The three criteria of a run, on its data when it has some: computed once per run and shared."""
-    return context.shared(
-        SHARED_KEY,
-        lambda: encoder_metrics(loadings, problem.covariance, problem.data,
-                                spectrum=context.top_eigenvalues(loadings.shape[1])),
-    )
+    """The three criteria of a run, on its data when it has some: computed once per run and shared.
+
+    Data held only in the operator (sparse input) are :math:`X = \\sqrt{s}\\,C^{1/2}` as far as the
+    criteria go (they depend on :math:`X^\\top X = sC` alone): the loss is that of :math:`C^{1/2}` times
+    :math:`s`, equal to the loss on the same data given dense.
+    """
+    def compute() -> dict[str, float]:
+        criteria = encoder_metrics(loadings, problem.covariance, problem.data,
+                                   spectrum=context.top_eigenvalues(loadings.shape[1]))  # fmt: skip
+        criteria["loss"] *= _operator_data_divisor(problem)
+        return criteria
+
+    return context.shared(SHARED_KEY, compute)
 
 
 def _criterion(name: str) -> Callable[[Problem, np.ndarray, MetricContext], float]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -142,11 +141,13 @@ def test_a_dataframe_is_fitted_with_its_column_names():
     assert result.feature_names == ("w", "x", "y", "z")
 
 
-def test_sparse_input_is_refused_with_toarray_advice():
+def test_a_sparse_covariance_is_refused_with_toarray_advice():
     from scipy import sparse
 
     with pytest.raises(spcakit.InvalidDataError, match=r"toarray\(\)"):
-        spcakit.fit(sparse.csr_matrix(GAUSS), "spcart", r=1)
+        spcakit.fit(sparse.csr_matrix(GAUSS.T @ GAUSS), "spcart", r=1, covariance=True)
+    dense = spcakit.fit(GAUSS, "spcart", r=1)  # sparse data are taken as they are (tests/core/test_sparse.py)
+    np.testing.assert_allclose(spcakit.fit(sparse.csr_matrix(GAUSS), "spcart", r=1).loadings, dense.loadings, atol=1e-12)
 
 
 def test_computation_interrupted_exits_130(monkeypatch):

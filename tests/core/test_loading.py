@@ -343,14 +343,15 @@ def test_booleans_count_as_zero_and_one_and_objects_holding_numbers_are_numbers(
 
 
 @pytest.mark.parametrize("kind", ["csr_matrix", "csc_array", "coo_matrix"])
-def test_sparse_input_is_refused_with_the_dense_size(kind):
+def test_a_sparse_covariance_is_refused_with_the_dense_size(kind):
     sparse = pytest.importorskip("scipy.sparse")
     matrix = getattr(sparse, kind)(np.eye(1000, 300))
-    message = refusal(matrix)
+    message = refusal(matrix, covariance=True)
     assert f"scipy.sparse {kind} of shape (1000, 300) with 300 stored entries" in message
-    assert "not supported yet" in message and ".toarray()" in message and "2.29 MiB" in message
+    assert "must be dense here" in message and ".toarray()" in message and "2.29 MiB" in message
     with pytest.raises(InvalidDataError, match="toarray"):
         spcakit.Covariance(matrix)
+    assert as_problem(matrix).input.kind == "data"  # as data it is taken, sparse (tests/core/test_sparse.py)
 
 
 # -- pandas DataFrames -------------------------------------------------------------------------------------

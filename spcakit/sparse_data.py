@@ -1,0 +1,385 @@
+r"""``scipy.sparse`` data matrices: checked, hashed and centred without ever being densified.
+
+A sparse data matrix :math:`X` (``n x p``: CSR, CSC, COO or any other
+``scipy.sparse`` format, as a ``*_matrix`` or a ``*_array``) given to
+:func:`spcakit.fit`, :class:`spcakit.SparsePCA` or the CLI (a ``.npz`` file
+written by :func:`scipy.sparse.save_npz`, a Matrix Market ``.mtx`` file)
+becomes a :class:`~spcakit.problem.Problem` whose covariance is the
+:class:`~spcakit.operators.CenteredSparseGram` of :math:`X`: the centring
+(:math:`\mu`, the column means) and the standardisation (:math:`D`, the
+column standard deviations) are applied inside its products, so :math:`X`
+stays sparse and nothing ``n x p`` is ever allocated.
+
+Memory
+------
+:math:`X` is held once, as a canonical CSR array of float64
+(:func:`canonical_csr`: sorted column indices, duplicates summed, explicit
+zeros dropped). A float64 CSR array already in that form is used as it is
+(no copy); anything else - CSC, COO, integers, ``float32``, unsorted
+indices - is converted once, a copy of the stored entries only
+(``12 nnz + 4 n`` bytes with 32-bit indices). The checks below walk the
+stored entries in blocks of :data:`~spcakit.operators.SPARSE_BLOCK_ENTRIES`,
+so their temporaries are a few MiB plus a few vectors of length ``p``.
+
+Checks
+------
+As for dense data (see :mod:`spcakit.problem`): every stored value must be
+finite (NaN and infinities are refused, naming their columns), centring needs
+at least 2 rows, constant columns (zero variance - among them the columns
+with no stored entry) are refused by name, and data whose covariance would
+over- or underflow double precision are refused. Unlike dense data, whose
+columns ``standardize=True`` rescales before anything is squared, sparse
+data are never rescaled, so these range checks apply with ``standardize``
+too: values beyond about :math:`10^{150}` (or standard deviations below
+about :math:`10^{-154}`) are refused either way; rescale by a power of 10.
+
+A covariance given as a sparse matrix is refused (covariance matrices are
+dense: pass ``.toarray()``).
+
+Content hash
+------------
+:func:`sparse_content_sha256` identifies the numbers of a sparse matrix,
+whatever its format: the same matrix as CSR, CSC or COO (with duplicates,
+unsorted, with explicit zeros) hashes alike. It differs from
+:func:`spcakit.problem.content_sha256` of the same matrix made dense, which
+would take hashing ``n x p`` doubles.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from spcakit.errors import SHOWN, InvalidDataError, format_size
+from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, stored_per_column
+from spcakit.problem import (
+    _SQUARES_SAFE,
+    Problem,
+    _check_double_range,
+    _check_names,
+    _refuse_zero_variance,
+    column_positions,
+)
+from spcakit.state import InputRecord
+
+#: The scipy.sparse formats a ``.npz`` archive may hold (those :func:`scipy.sparse.save_npz` writes).
+NPZ_FORMATS = ("csr", "csc", "coo", "bsr", "dia")
+#: The members that mark a ``.npz`` archive as written by :func:`scipy.sparse.save_npz`.
+NPZ_SIGNATURE = frozenset({"format", "shape", "data"})
+
+
+# -- the canonical form ------------------------------------------------------------------------------------
+def canonical_csr(matrix: Any, what: str = "the data matrix", *, owned: bool = False) -> Any:
+    """``matrix`` as a canonical ``scipy.sparse.csr_array`` of float64: sorted indices, no duplicates, no
+    explicit zeros.
+
+    The caller's arrays are never changed: a float64 CSR matrix already
+    canonical is wrapped without a copy (its arrays are shared); any other is
+    converted to a new CSR array (one copy of the stored entries), which is
+    then canonicalised in place. ``owned=True`` says that ``matrix`` is the
+    caller's own temporary, which may be canonicalised in place. Complex or
+    non-numeric values and shapes other than 2-D are refused
+    (:class:`~spcakit.errors.InvalidDataError`).
+    """
+    if not sp.issparse(matrix):
+        raise InvalidDataError(f"{what} must be a scipy.sparse matrix or array; got {type(matrix).__name__}")
+    if matrix.ndim != 2:
+        raise InvalidDataError(f"{what} must be 2-D (rows x columns); got a {matrix.ndim}-D sparse array of shape {matrix.shape}")
+    kind = np.dtype(matrix.dtype).kind
+    if kind == "c":
+        raise InvalidDataError(f"{what} is complex; sparse PCA here needs real numbers")
+    if kind not in "biuf":
+        raise InvalidDataError(f"{what} must hold numbers; got a sparse matrix of dtype {matrix.dtype}")
+    x = matrix
+    if x.dtype != np.float64:
+        x, owned = x.astype(np.float64), True  # bool and integer duplicates then sum as numbers
+    if x.format != "csr":
+        x, owned = x.tocsr(), True  # COO's duplicates are summed here
+    canonical = bool(x.has_canonical_format)
+    zeros = int(np.count_nonzero(x.data)) != x.data.size
+    if not owned and (not canonical or zeros):
+        x, owned = x.copy(), True
+    if not canonical:
+        x.sum_duplicates()
+    if zeros:
+        x.eliminate_zeros()
+    return x if isinstance(x, sp.csr_array) else sp.csr_array(x)
+
+
+def sparse_content_sha256(matrix: Any) -> str:
+    r"""The SHA-256 (hex) of a sparse matrix's shape and entries, whatever its format.
+
+    The digest covers the ASCII bytes ``csr``, the shape as two little-endian
+    unsigned 64-bit integers, then the canonical CSR form
+    (:func:`canonical_csr`: indices sorted within each row, duplicates summed,
+    explicit zeros dropped): the row pointers and the column indices as
+    little-endian signed 64-bit integers, the stored values as little-endian
+    float64. For a canonical CSR array ``x`` it equals ::
+
+        h = hashlib.sha256(b"csr")
+        h.update(np.array(x.shape, dtype="<u8").tobytes())
+        for part, dtype in ((x.indptr, "<i8"), (x.indices, "<i8"), (x.data, "<f8")):
+            h.update(part.astype(dtype).tobytes())
+        h.hexdigest()
+
+    So a matrix hashes alike as CSR, CSC or COO, with 32- or 64-bit indices,
+    stored as float32 or float64 values of the same numbers; it does *not*
+    equal :func:`spcakit.problem.content_sha256` of the dense matrix (that
+    would take hashing ``n x p`` numbers). One pass over the stored entries,
+    converted a block at a time.
+    """
+    x = canonical_csr(matrix)
+    digest = hashlib.sha256(b"csr")
+    digest.update(np.asarray(x.shape, dtype="<u8").tobytes())
+    for part, dtype in ((x.indptr, "<i8"), (x.indices, "<i8"), (x.data, "<f8")):
+        for start in range(0, part.size, SPARSE_BLOCK_ENTRIES):
+            digest.update(np.ascontiguousarray(part[start : start + SPARSE_BLOCK_ENTRIES], dtype=dtype))
+    return digest.hexdigest()
+
+
+# -- the checks --------------------------------------------------------------------------------------------
+def _blocks(x: Any) -> Any:
+    """``(columns, values, start)`` of the stored entries of the CSR ``x``, a block at a time."""
+    for start in range(0, x.data.size, SPARSE_BLOCK_ENTRIES):
+        stop = start + SPARSE_BLOCK_ENTRIES
+        yield x.indices[start:stop], x.data[start:stop], start
+
+
+def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
+    """Raise when a stored value is NaN or infinite, naming the first one and the columns that hold them."""
+    bad = ~np.isfinite(x.data)
+    count = int(bad.sum())
+    first = int(np.argmax(bad))
+    row = int(np.searchsorted(x.indptr, first, side="right")) - 1
+    col = int(x.indices[first])
+    per_column = np.bincount(x.indices[bad], minlength=x.shape[1])
+    columns = np.nonzero(per_column)[0]
+
+    def column(j: int) -> str:
+        return f"{j} ({names[j]!r})"
+
+    kind = "NaN" if np.isnan(x.data[first]) else "infinite"
+    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
+    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
+    raise InvalidDataError(
+        f"{what} (scipy.sparse) has {count} NaN or infinite stored entr{'y' if count == 1 else 'ies'} "
+        f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
+        "finite numbers - drop or fill in the missing values"
+    )
+
+
+def _column_statistics(x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Per column: stored entries, sum, largest and smallest value (the implicit zeros counted); and whether
+    every stored value is finite. One pass over the stored entries."""
+    n, p = x.shape
+    stored = stored_per_column(x)
+    sums, high, low = np.zeros(p), np.full(p, -np.inf), np.full(p, np.inf)
+    finite = True
+    with np.errstate(over="ignore", invalid="ignore"):
+        for columns, values, _ in _blocks(x):
+            finite = finite and bool(np.isfinite(values).all())
+            sums += np.bincount(columns, weights=values, minlength=p)
+            np.maximum.at(high, columns, values)
+            np.minimum.at(low, columns, values)
+    implicit = stored < n  # the column holds zeros that are not stored
+    high[implicit] = np.maximum(high[implicit], 0.0)
+    low[implicit] = np.minimum(low[implicit], 0.0)
+    return stored, sums, high, low, finite
+
+
+def _column_means(x: Any, sums: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Column means that cannot overflow: a column whose plain sum overflows is summed scaled to at most 1."""
+    n, p = x.shape
+    mean = sums / n
+    overflowed = ~np.isfinite(mean)
+    if overflowed.any():
+        safe = np.where(magnitude > 0, magnitude, 1.0)
+        scaled = np.zeros(p)
+        for columns, values, _ in _blocks(x):
+            scaled += np.bincount(columns, weights=values / safe[columns], minlength=p)
+        mean[overflowed] = safe[overflowed] * (scaled[overflowed] / n)
+    return mean
+
+
+def _centred_sum_of_squares(x: Any, mean: np.ndarray | None, stored: np.ndarray, divisors: np.ndarray | None) -> np.ndarray:
+    r""":math:`\sum_i ((x_{ij} - \mu_j)/d_j)^2` per column, over the stored entries plus the
+    :math:`n - \mathrm{nnz}_j` implicit zeros (:math:`\mu_j^2/d_j^2` each); no division when ``divisors``
+    is ``None``."""
+    n, p = x.shape
+    total = np.zeros(p)
+    for columns, values, _ in _blocks(x):
+        deviations = values if mean is None else values - mean[columns]
+        if divisors is not None:
+            deviations = deviations / divisors[columns]
+        total += np.bincount(columns, weights=deviations * deviations, minlength=p)
+    if mean is not None:
+        zero = mean if divisors is None else mean / divisors
+        total += (n - stored) * zero * zero
+    return total
+
+
+def sparse_problem(
+    matrix: Any,
+    feature_names: Sequence[str] | None = None,
+    *,
+    center: bool = True,
+    standardize: bool = False,
+    source: str = "",
+    columns: Sequence[str] | None = None,
+    drop: Sequence[str] | None = None,
+) -> Problem:
+    r"""Check a ``scipy.sparse`` data matrix (``n`` samples x ``p`` variables) and wrap it, never densified.
+
+    The covariance is :math:`(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)/(n-1)`
+    (:math:`X^\top X/n` with ``center=False``) applied matrix-free by
+    :class:`~spcakit.operators.CenteredSparseGram`; with ``standardize=True``
+    it is divided on both sides by the columns' standard deviations
+    :math:`s_j` (the correlation matrix), as for dense data
+    (:func:`spcakit.problem.data_problem`). ``columns``/``drop`` choose columns
+    by name (the default names ``x1``, ``x2``, ... unless ``feature_names``
+    are given). The problem holds no dense data (``problem.data`` is
+    ``None``); its ``input`` record has the shape, the hash
+    (:func:`sparse_content_sha256`), the means and the :math:`s_j`. See the
+    module's description for the memory taken and the checks made.
+    """
+    what = "the data matrix"
+    x = canonical_csr(matrix, what)
+    n, p = x.shape
+    if n == 0 or p == 0:
+        raise InvalidDataError(f"{what} is empty (shape {x.shape}); it needs at least one row and one column")
+    names = _check_names(feature_names, p)
+    if columns is not None or drop is not None:
+        chosen = column_positions(names, columns, drop)
+        if chosen != list(range(p)):
+            x = canonical_csr(x[:, chosen], what, owned=True)
+            names = tuple(names[j] for j in chosen)
+            p = len(chosen)
+    stored, sums, high, low, finite = _column_statistics(x)
+    if not finite:
+        _refuse_non_finite(x, what, names)
+    if center and n < 2:
+        raise InvalidDataError(f"{what} has {n} row; centring needs at least 2 samples (rows)")
+    magnitude = np.maximum(high, -low)  # each column's largest magnitude as given
+    mean = _column_means(x, sums, magnitude) if center else None
+    if mean is not None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = np.maximum(high - mean, mean - low)
+        if not np.all(np.isfinite(largest)):
+            raise InvalidDataError(
+                f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
+                "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
+            )
+    else:
+        largest = magnitude
+    safe = np.where(largest > 0, largest, 1.0)
+    if _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]:
+        norms = np.sqrt(_centred_sum_of_squares(x, mean, stored, None))
+    else:  # extreme magnitudes: each column scaled to at most 1 before squaring
+        with np.errstate(over="ignore"):
+            norms = largest * np.sqrt(_centred_sum_of_squares(x, mean, stored, safe))
+    constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
+    _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    scale = float(n - 1) if center else float(n)
+    _check_double_range(norms, largest, scale, names)  # the stored values are used as they are, standardised or not
+    deviations = norms / math.sqrt(scale) if standardize else None
+    covariance = CenteredSparseGram(x, mean, scale, deviations)
+    record = InputRecord(kind="data", shape=(n, p), sha256=sparse_content_sha256(x), center=center,
+                         standardize=standardize, mean=mean, scale=deviations)  # fmt: skip
+    return Problem(covariance, names, None, source, record)
+
+
+# -- files ---------------------------------------------------------------------------------------------
+def sparse_from_npz(read: Callable[[str], np.ndarray], keys: Collection[str], path: Path) -> Any:
+    """The sparse matrix of a ``.npz`` archive written by :func:`scipy.sparse.save_npz`.
+
+    ``read(key)`` returns a member (checked against its declared size, never
+    unpickled: :mod:`spcakit.numpy_files`), ``keys`` are the members. The
+    index arrays are checked in full (bounds, order) before the matrix is
+    used, so a damaged file is refused with
+    :class:`~spcakit.errors.InvalidDataError` rather than read out of bounds.
+    """
+    label = read("format")
+    if label.ndim != 0 or label.dtype.kind not in "SU":
+        raise InvalidDataError(
+            f"{path}: holds arrays 'format', 'shape' and 'data' as scipy.sparse.save_npz writes them, but 'format' "
+            f"is not a format name (a {label.dtype} array of shape {label.shape}); for dense data name the matrix "
+            "X (numpy.savez(path, X=matrix))"
+        )
+    fmt = label.item().decode("ascii", "replace") if label.dtype.kind == "S" else str(label.item())
+    if fmt not in NPZ_FORMATS:
+        raise InvalidDataError(
+            f"{path}: a scipy.sparse archive of format {fmt!r}, which is not one of {', '.join(NPZ_FORMATS)}; "
+            "save it with scipy.sparse.save_npz(path, matrix.tocsr())"
+        )
+    shape = read("shape")
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or int(shape.min()) < 0:
+        raise InvalidDataError(f"{path}: the scipy.sparse archive's 'shape' must be two non-negative integers; got {shape.tolist()!r}")
+    dims = (int(shape[0]), int(shape[1]))
+    try:
+        if fmt in ("csr", "csc", "bsr"):
+            missing = {"indices", "indptr"} - set(keys)
+            if missing:
+                raise InvalidDataError(f"{path}: the {fmt} archive lacks {', '.join(sorted(missing))}; it is damaged")
+            matrix = getattr(sp, f"{fmt}_array")((read("data"), read("indices"), read("indptr")), shape=dims)
+            matrix.check_format(full_check=True)
+        elif fmt == "coo":
+            if "coords" in keys:
+                coords = read("coords")
+                if coords.ndim != 2 or coords.shape[0] != 2:
+                    raise InvalidDataError(f"{path}: the coo archive's 'coords' must be 2 rows of indices; got shape {coords.shape}")
+                rows, cols = coords[0], coords[1]
+            elif {"row", "col"} <= set(keys):
+                rows, cols = read("row"), read("col")
+            else:
+                raise InvalidDataError(f"{path}: the coo archive has no 'row' and 'col' (or 'coords'); it is damaged")
+            matrix = sp.coo_array((read("data"), (rows, cols)), shape=dims)
+        else:
+            if "offsets" not in keys:
+                raise InvalidDataError(f"{path}: the dia archive lacks 'offsets'; it is damaged")
+            matrix = sp.dia_array((read("data"), read("offsets")), shape=dims)
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
+        if isinstance(exc, InvalidDataError):
+            raise
+        raise InvalidDataError(f"{path}: a damaged scipy.sparse {fmt} archive ({exc})") from None
+    return matrix
+
+
+#: Fewest bytes a Matrix Market entry takes: ``"1 1\n"`` (pattern), ``"1 1 0\n"``, and a dense entry ``"0\n"``.
+_MTX_ENTRY_BYTES = {"pattern": 4, "coordinate": 6, "array": 2}
+
+
+def load_mtx(path: Path) -> Any:
+    """A Matrix Market file (``.mtx``) as a sparse matrix (``coordinate``) or an array (``array``).
+
+    The header is read first: a file too short for the entries it declares is
+    refused before anything is allocated, as are complex values.
+    """
+    import scipy.io  # noqa: PLC0415 - only for .mtx files
+
+    try:
+        rows, cols, entries, layout, field, _ = scipy.io.mminfo(str(path))
+    except (ValueError, IndexError, UnicodeDecodeError) as exc:
+        raise InvalidDataError(
+            f"{path}: not a Matrix Market file ({exc}); it must start with a line '%%MatrixMarket matrix "
+            "coordinate real general' (or integer/pattern, symmetric) and a size line 'rows columns entries'"
+        ) from None
+    if field == "complex":
+        raise InvalidDataError(f"{path}: holds complex numbers; sparse PCA here needs real numbers")
+    minimum = _MTX_ENTRY_BYTES["pattern" if field == "pattern" else layout if layout == "array" else "coordinate"]
+    size = path.stat().st_size
+    if int(entries) * minimum > size:
+        raise InvalidDataError(
+            f"{path}: is cut short: its header declares a {rows} x {cols} matrix with {int(entries):,} entries, which "
+            f"take at least {format_size(int(entries) * minimum)}, but the file has {format_size(size)}; the file is "
+            "truncated or damaged"
+        )
+    try:
+        return scipy.io.mmread(str(path), spmatrix=False)
+    except (ValueError, IndexError, OverflowError, UnicodeDecodeError) as exc:
+        raise InvalidDataError(f"{path}: a damaged Matrix Market file ({exc})") from None

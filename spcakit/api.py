@@ -16,6 +16,7 @@ from spcakit.errors import BadPartResult, InvalidParameterError, PartFailure, Sp
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, as_problem
+from spcakit.protocols import REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import CapReached, Result
@@ -429,6 +430,29 @@ def check_r(r: Any, problem: Problem) -> int:
     return r
 
 
+def checked_report(refiner: object, report: object) -> dict[str, int | float]:
+    """A refiner's report as a plain ``{name: number}`` dictionary, or :class:`BadPartResult` naming the refiner.
+
+    Names must be nonempty strings; values finite integers or floats (not booleans). They become
+    metrics named ``"refiner_" + name``, which must not be a registered metric's name.
+    """
+    if not isinstance(report, Mapping):
+        raise BadPartResult(refiner, f"the report of Refined must be a mapping of names to numbers; got {type(report).__name__}")
+    checked: dict[str, int | float] = {}
+    for name, value in report.items():
+        if not isinstance(name, str) or not name:
+            raise BadPartResult(refiner, f"the report's names must be nonempty strings; got {name!r}")
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise BadPartResult(refiner, f"the report's value {name!r} must be a number; got {value!r}")
+        if isinstance(value, (int, np.integer)):
+            checked[name] = int(value)
+        elif math.isfinite(value):
+            checked[name] = float(value)
+        else:
+            raise BadPartResult(refiner, f"the report's value {name!r} must be finite; got {value!r}")
+    return checked
+
+
 def _part_failure(exc: BaseException, registry: Registry) -> BaseException:
     """``exc`` as a :class:`PartFailure` naming the part and its plugin (``exc`` itself when no part is known).
 
@@ -539,7 +563,9 @@ def fit(
     Parameters
     ----------
     data
-        A data matrix (``n x p``, centred unless ``center=False``), a
+        A data matrix (``n x p``, centred unless ``center=False``; a
+        ``scipy.sparse`` one is centred implicitly, never densified: see
+        :mod:`spcakit.sparse_data`), a
         :class:`~spcakit.problem.Covariance`, a covariance operator, or a
         :class:`~spcakit.problem.Problem`. Set ``covariance=True`` to read a
         plain array as a covariance matrix.
@@ -572,7 +598,10 @@ def fit(
         ``{"name": "max-iterations", "n": 50}``).
     refiner
         Refine the finished loadings with this part (``"none"``: skip the
-        method's refiner).
+        method's refiner). A refiner that returns a
+        :class:`~spcakit.protocols.Refined` record has its report stored in
+        the metrics as ``"refiner_" + name`` (``swap``: the CPEV before and
+        after, the number of swaps and of sweeps).
     seed
         Seed of the random generator given to the parts: 0 by default, so
         that a run is reproducible; ``None`` draws one from the operating
@@ -647,9 +676,12 @@ def fit(
     try:
         outcome = driver(problem, r, parts, rng, on_step)
         loadings = outcome.loadings
+        report: dict[str, int | float] = {}
         if parts.refiner is not None:
-            loadings = checked_matrix(parts.refiner, parts.refiner(problem, loadings), loadings.shape,
-                                      "the refined loadings", finite=True)
+            refined = parts.refiner(problem, loadings)
+            if isinstance(refined, Refined):
+                refined, report = refined.loadings, checked_report(parts.refiner, refined.report)
+            loadings = checked_matrix(parts.refiner, refined, loadings.shape, "the refined loadings", finite=True)
     except (SpcakitError, KeyboardInterrupt):
         raise
     except BaseException as exc:  # a part's bug (even sys.exit): name the part and its plugin, chain the original
@@ -664,6 +696,11 @@ def fit(
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
     )
     computed = compute_metrics(problem, loadings, chosen_metrics)
+    for name, value in report.items():
+        if REPORT_PREFIX + name in computed:  # a metric plugin registered that name: the report must not replace it
+            clash = BadPartResult(parts.refiner, f"its report entry {name!r} would replace the metric {REPORT_PREFIX + name!r}")
+            raise _part_failure(clash, registry) from clash
+        computed[REPORT_PREFIX + name] = value
     return Result(
         method=spec.name,
         spec=resolved_spec(spec, registry, parts, problem.p),

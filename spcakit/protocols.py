@@ -46,7 +46,7 @@ Randomness comes only through an explicit ``numpy.random.Generator``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
@@ -209,13 +209,38 @@ class Refiner(Part):
     A refiner runs once, after the driver, on the ``p x r`` unit loadings
     of the problem as the user gave it. It keeps each loading's number of
     nonzeros and never lowers the explained variance of their span (CPEV);
-    it returns unit columns.
+    it returns unit columns, or a :class:`Refined` record that also says
+    how the refinement went.
     """
 
     role = "refiner"
 
-    def __call__(self, problem: Problem, loadings: np.ndarray) -> np.ndarray:
+    def __call__(self, problem: Problem, loadings: np.ndarray) -> np.ndarray | Refined:
         raise NotImplementedError
+
+
+@attrs.frozen(kw_only=True)
+class Refined:
+    """What a refiner may return instead of bare loadings: the loadings and a report on the refinement.
+
+    Attributes
+    ----------
+    loadings
+        The refined ``p x r`` loadings (unit columns).
+    report
+        Names to numbers (finite ``int`` or ``float``), e.g. the CPEV before
+        and after and the number of moves made. :func:`spcakit.fit` stores
+        each entry in :attr:`Result.metrics <spcakit.state.Result.metrics>`
+        under ``"refiner_" + name`` (:data:`REPORT_PREFIX`), so that it is in
+        the JSON and text output and in :meth:`~spcakit.state.Result.metrics_frame`.
+    """
+
+    loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=np.array_equal))
+    report: Mapping[str, float] = attrs.field(factory=dict)
+
+
+#: Prefix of a refiner's report entries in a result's metrics.
+REPORT_PREFIX = "refiner_"
 
 
 BASES: dict[str, type[Part]] = {

@@ -39,7 +39,6 @@ import numpy as np
 
 import spcakit
 import timing
-from spcakit.metrics import sparsity
 
 R = 20
 SEED = 0

@@ -47,7 +47,6 @@ the ``residual`` deflator records in the run's carry
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import attrs
 import numpy as np

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-import spcakit
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, covariance_problem
 from spcakit.protocols import Deflator, Initializer, Stopper, Updater
@@ -24,7 +23,7 @@ from spcakit.testing import (
 )
 from spcakit.testing import strategies as sps
 from spcakit_spcart.deflators import HotellingDeflation, ProjectionDeflation
-from spcakit_spcart.initializers import PCAInitializer, RandomInitializer
+from spcakit_spcart.initializers import RandomInitializer
 from spcakit_spcart.stoppers import AnyOf, MaxIterations, ObjectiveChange, RelativeChange
 from spcakit_spcart.updaters import GPowerUpdater, IdentityUpdater, PowerUpdater, RotationUpdater
 

@@ -4,7 +4,6 @@ spcakit_encoders.figure1 drawn by it."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys

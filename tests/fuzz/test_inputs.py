@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
 
 import numpy as np
 from hypothesis import given

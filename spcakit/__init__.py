@@ -33,10 +33,11 @@ _EXPORTS = {
     "SparsePCA": "spcakit.estimator",
     "PathLevel": "spcakit.paths", "SparsityPath": "spcakit.paths", "Target": "spcakit.paths", "path": "spcakit.paths",
     "target_k": "spcakit.paths",
+    "CrossValidation": "spcakit.cv", "cross_validate": "spcakit.cv",
 }  # fmt: skip
 #: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
 _SUBMODULES = frozenset({
-    "api", "cli", "datasets", "drivers", "errors", "estimator", "hookspecs", "linalg", "metrics", "model", "operators",
+    "api", "cli", "cv", "datasets", "drivers", "errors", "estimator", "figures", "hookspecs", "linalg", "metrics", "model", "operators",
     "output", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip
@@ -63,6 +64,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit import datasets, metrics, validators
     from spcakit.api import compose, configure, fit
+    from spcakit.cv import CrossValidation, cross_validate
     from spcakit.errors import (
         DuplicateNameError,
         InvalidDataError,

@@ -26,6 +26,7 @@ from spcakit.csv_files import CsvLayout, csv_layout
 from spcakit.datasets import load_source
 from spcakit.errors import PartFailure, SpcakitError
 from spcakit.model import Model, check_model_path
+from spcakit.cv import RULES, CrossValidation, CVLevel, cross_validate, refuse_covariance
 from spcakit.output import check_output, write_output
 from spcakit.paths import PathLevel, SparsityPath, Target, target_k
 from spcakit.paths import path as fit_path
@@ -710,6 +711,136 @@ def path_command(
         typer.echo(target_line, err=True)
 
 
+def render_cv(found: CrossValidation, source: str) -> str:
+    """The text of ``spcakit cv``: a header, one line per level (the least error marked ``<``, the chosen ``*``),
+    the choice in words, then the chosen level's fit as ``spcakit run`` prints it."""
+    lines = [
+        f"{found.method} on {source or 'the data'}: n={found.n_samples}, p={found.p}, r={found.r}, {len(found)} "
+        f"level(s) of {found.knob}, {found.folds}-fold cross-validation over rows (seed {found.seed})",
+        "error: held-out entries predicted from their row's other variables, over the held-out total sum of squares",
+    ]
+    if found.stop_note:
+        lines.append(found.stop_note)
+    header = [found.knob, "nz", "mean error", "SE"]
+    table = [header] + [
+        [_cv_level(level.level), f"{level.nz:g}", f"{level.mean_error:.4f}", f"{level.std_error:.4f}"] for level in found
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines.append("")
+    for row, level in zip(table, (None, *found)):
+        marks = "" if level is None else ("<" if level.level == found.least else " ") + ("*" if level.level == found.chosen else "")
+        lines.append(("  ".join(cell.rjust(width) for cell, width in zip(row, widths)) + "  " + marks).rstrip())
+    lines += ["", "< least mean error, * chosen: " + found.describe(), "", "The fit on all rows at the chosen level:",
+              render_text(found.result, source)]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _cv_level(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class _CVProgress(_Progress):
+    """The levels of a cross-validation done so far, on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(enabled)
+        self.count = 0
+
+    def level(self, level: CVLevel) -> None:
+        self.count += 1
+        if self.enabled:
+            sys.stderr.write(f"\r{self.count} level(s) done, the last at {_cv_level(level.level)}: mean error "
+                             f"{level.mean_error:.4f}   ")  # fmt: skip
+            sys.stderr.flush()
+            self.shown = True
+
+
+@app.command("cv")
+def cv_command(
+    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
+    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p)")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c")] = None,
+    data: Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")] = "",
+    r: Annotated[int, typer.Option("-r", "--r", help="number of loadings")] = 1,
+    folds: Annotated[int, typer.Option("--folds", help="number of folds K, from 2 to the number of rows n (n: leave one row out)")] = 5,
+    rule: Annotated[str, typer.Option("--rule", metavar="min|1se", help="1se: the sparsest level whose mean error is within one standard error of the least (finds planted supports where min overshoots them); min: the least mean error")] = "1se",
+    truncator: TruncOpt = None,
+    deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
+    param: ParamOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: the curve (levels, mean_error, std_error, fold_errors), the choice and the refit result as `spcakit run --json` writes it")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with the mean error, its SE and each fold's error")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the text (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+) -> None:
+    """Choose METHOD's sparsity by K-fold cross-validation over the rows of a data matrix.
+
+    At each level, METHOD is fitted on K - 1 folds and the held-out rows are predicted entry by entry, each
+    from its row's other variables (the ekf scheme of Bro et al. 2008); the level is chosen by the 1se or min
+    rule and the method refitted on all rows there.
+    """
+    registry = get_registry()
+    _warn_plugin_failures()
+    if method not in registry.method_names():
+        _fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    try:
+        if not data:
+            raise BadInput("--data is required: a data matrix whose rows (samples) the folds hold out, e.g. --data "
+                           "measurements.csv")  # fmt: skip
+        if as_json and as_csv:
+            raise BadInput("--json and --csv both choose the output format; give one of them")
+        if rule not in RULES:
+            raise BadInput(f"--rule must be min (the least mean held-out error) or 1se (the sparsest level within one "
+                           f"standard error of the least); got {rule!r}")  # fmt: skip
+        _check_out(out, data)
+        param_values = parse_params(param)
+        if "k" in param_values:
+            raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
+        dataset, matrix, is_cov, kept, dropped = read_input(data, False, index_col, drop, columns)
+        if is_cov:
+            refuse_covariance(dataset.source)
+        progress = _CVProgress(sys.stderr.isatty())
+        try:
+            found = cross_validate(
+                matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
+                standardize=standardize, feature_names=dataset.feature_names, columns=kept,
+                drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                **param_values,
+            )  # fmt: skip
+        finally:
+            progress.close()
+    except (SpcakitError, BadInput) as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        document = found.to_dict()
+        document["data"] = dataset.source
+        document["result"]["data"] = dataset.source
+        text = json.dumps(document, indent=2) + "\n"
+    elif as_csv:
+        text = found.to_csv()
+    else:
+        text = render_cv(found, dataset.source) + "\n"
+    if out is not None:
+        try:
+            write_output(out, text)
+        except OSError as exc:  # the curve must not be lost: print it, then say what went wrong
+            typer.echo(text, nl=False)
+            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the cross-validation is printed above instead "
+                  "(the previous content of the file, if any, is untouched)")
+            return
+        typer.echo(f"wrote {len(found)} level(s) of {found.method}'s cross-validation to {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    if as_csv:  # the CSV holds the levels only
+        typer.echo(found.describe(), err=True)
+
+
 @app.command()
 def methods(as_json: JsonOpt = False) -> None:
     """List the registered methods and their compositions."""
@@ -838,6 +969,36 @@ def reproduce(
     if check and outcome.failures:
         typer.echo(f"{len(outcome.failures)} required row(s) differ from the paper", err=True)
         raise typer.Exit(1)
+
+
+@app.command("plot")
+def plot_command(
+    kind: Annotated[str, typer.Argument(help="path (the JSON of `spcakit path ... --json --out F`), loadings or variance (of `spcakit run ... --out F`, or the refit result of `spcakit cv ... --json --out F`), cv (of `spcakit cv ... --json --out F`)")],
+    inputs: Annotated[list[Path], typer.Argument(help="the JSON file; for path, one or more (one line each, same data and r)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the figure: .png, .svg or .pdf (the format is taken from the suffix); written atomically, only when the plot succeeds")],
+    title: Annotated[str | None, typer.Option("--title", help="the plot's title (default: the method, and for a path the data and r; '' for none)")] = None,
+    width: Annotated[float | None, typer.Option("--width", metavar="INCHES", help="the figure's width in inches (default: the plot's own)")] = None,
+    height: Annotated[float | None, typer.Option("--height", metavar="INCHES", help="the figure's height in inches (default: the plot's own)")] = None,
+    dpi: Annotated[float | None, typer.Option("--dpi", help="dots per inch of a PNG (default 100): it is width x dpi by height x dpi pixels")] = None,
+) -> None:
+    """Draw a figure from the JSON that `spcakit path`, `run` or `cv` wrote (needs matplotlib, the plot extra).
+
+    path: CPEV against the sparsity level, PCA's CPEV as the ceiling. loadings: a heat-map of the loadings by
+    variable name. variance: the additional variance of each component. cv: the cross-validation curve and the
+    chosen level.
+    """
+    from spcakit.figures import plot_json
+
+    try:
+        written = plot_json(kind, inputs, out, title=title, width=width, height=height, dpi=dpi)
+    except SpcakitError as exc:
+        _fail(str(exc))
+        return
+    except OSError as exc:
+        _fail(f"cannot write --out {out}: {exc.strerror or exc}; nothing was written (the previous content of the "
+              "file, if any, is untouched)")
+        return
+    typer.echo(f"wrote the {kind} plot to {written}", err=True)
 
 
 EXIT_INTERNAL = 1

@@ -1,6 +1,9 @@
 """The documentation site (``mkdocs.yml``) builds with ``mkdocs build --strict`` and holds what it should.
 
-One strict build into a temporary folder (a few seconds), then checks on what it wrote:
+One strict build, as CI makes it: ``docs/`` and ``mkdocs.yml`` are copied to a temporary folder (beside links
+to the packages the API reference reads), the tutorial's figures are drawn there by ``docs/make_figures.py``
+(the copies in the repository are removed first, so the build shows what the script draws now), and the site
+is built from that copy (about 15 s in all on a 2-core machine). Then checks on what it wrote:
 
 * the build passes in strict mode: no warning of any kind, so no broken link between pages, no link
   to a missing ``#anchor``, no page left out of the nav, no docstring griffe cannot parse;
@@ -13,7 +16,9 @@ One strict build into a temporary folder (a few seconds), then checks on what it
   parameters (griffe reads a paragraph placed after such a section, without a ``Notes`` heading,
   as more entries, and shows it as a table row: it warns about nothing, so this is checked here);
 * the figures of ``docs/figures`` are in the site byte for byte (an image a page shows but the
-  site lacks is a broken link, which fails the strict build).
+  site lacks is a broken link, which fails the strict build), and the pages show them: the tutorial its
+  three PNGs as the script drew them, the reproductions page the encoders' Fig. 1 plots;
+* the README's images are files of the repository (GitHub shows them from there).
 
 Skipped, with the reason, where the ``docs`` extra (mkdocs, mkdocs-material, mkdocstrings) is not
 installed; the ``test`` extra installs it, so CI runs it.
@@ -24,6 +29,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import zlib
@@ -37,8 +43,19 @@ import spcakit
 REPO = Path(__file__).resolve().parents[1]
 FIGURES = REPO / "docs" / "figures"
 DOCS_MODULES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
-#: A strict build takes about 6 s on a 2-core machine; this is only a guard against a hang.
+#: What the tutorial's figures need besides the docs extra (``docs/make_figures.py``).
+FIGURE_MODULES = ("matplotlib", "sklearn")
+#: A strict build takes about 6 s on a 2-core machine, the figures about 5 s; this only guards against a hang.
 BUILD_TIMEOUT_S = 300
+#: The tutorial's figures, as docs/make_figures.py writes them (relative to docs/) and docs/tutorial.md shows them.
+TUTORIAL_FIGURES = ("figures/tutorial/tradeoff.png", "figures/tutorial/loadings.png", "figures/tutorial/variance.png")
+#: The plots of the sparse linear encoders' Fig. 1, shown on the reproductions page.
+ENCODER_FIGURES = tuple(f"figures/encoders-fig1-{name}.svg" for name in ("pitprops", "lymphoma", "colon"))
+#: What the API reference reads from the repository (``paths: [., plugins]`` of mkdocs.yml), linked into the copy.
+SOURCE_FOLDERS = ("spcakit", "plugins")
+IMAGE = re.compile(r"<img\b[^>]*?\bsrc=\"([^\"]+)\"")
+MARKDOWN_IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: Names documented on the reference pages besides ``spcakit.__all__``.
 EXTRA_PUBLIC = ("SparsePCA", "plotting")
 #: ``name domain:role priority uri title``, one object per line of the decompressed inventory.
@@ -56,15 +73,34 @@ def _missing_docs_modules() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    missing = _missing_docs_modules()
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of ``docs/`` and ``mkdocs.yml`` with the tutorial's figures drawn into it by ``docs/make_figures.py``."""
+    missing = _missing_docs_modules() + [name for name in FIGURE_MODULES if importlib.util.find_spec(name) is None]
     if missing:
-        pytest.skip(f"the docs extra is not installed ({', '.join(missing)} missing): pip install -e '.[docs]'")
+        pytest.skip(f"the docs extra is not installed ({', '.join(missing)} missing): pip install -e '.[test]'")
+    root = tmp_path_factory.mktemp("project")
+    shutil.copytree(REPO / "docs", root / "docs", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    for folder in SOURCE_FOLDERS:
+        (root / folder).symlink_to(REPO / folder, target_is_directory=True)
+    shutil.rmtree(root / "docs" / "figures" / "tutorial", ignore_errors=True)  # the build must show what the script draws
+    done = subprocess.run(
+        [sys.executable, str(root / "docs" / "make_figures.py"), "--out-dir", str(root / "docs" / "figures" / "tutorial")],
+        cwd=root, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+    )  # fmt: skip
+    assert done.returncode == 0, f"docs/make_figures.py failed (exit {done.returncode}):\n{done.stdout}{done.stderr}"
+    for figure in TUTORIAL_FIGURES:
+        assert f"wrote {root / 'docs' / figure}" in done.stdout, done.stdout
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(project: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # mkdocs-material's banner about its successor
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(REPO / "mkdocs.yml"), "--site-dir", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(project / "mkdocs.yml"), "--site-dir", str(out)],
+        cwd=project, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
     )  # fmt: skip
     log = done.stdout + done.stderr
     assert done.returncode == 0, f"mkdocs build --strict failed (exit {done.returncode}):\n{log}"
@@ -141,6 +177,39 @@ def test_site_holds_the_figures(site: Path) -> None:
         copy = site / "figures" / figure.name
         assert copy.is_file(), f"{figure.name} is not in the built site"
         assert copy.read_bytes() == figure.read_bytes(), f"{figure.name} differs in the built site"
+
+
+def shown_images(site: Path, page: str) -> dict[str, Path]:
+    """The images a built page shows: ``src`` as written -> the file it resolves to in the site."""
+    html = site / page / "index.html"
+    assert html.is_file(), f"{page} is not in the built site"
+    return {src: (html.parent / unquote(urlsplit(src).path)).resolve() for src in IMAGE.findall(html.read_text(encoding="utf-8"))}
+
+
+def test_tutorial_shows_the_figures_the_script_draws(project: Path, site: Path) -> None:
+    images = shown_images(site, "tutorial")
+    shown = {path.relative_to(site.resolve()).as_posix(): path for path in images.values()}
+    assert set(TUTORIAL_FIGURES) <= set(shown), f"the tutorial shows {sorted(shown)}, not all of {TUTORIAL_FIGURES}"
+    for figure in TUTORIAL_FIGURES:
+        drawn = (project / "docs" / figure).read_bytes()
+        assert drawn.startswith(PNG_SIGNATURE), figure
+        assert shown[figure].read_bytes() == drawn, f"{figure} in the site is not what docs/make_figures.py drew"
+
+
+def test_reproductions_show_the_encoders_figure_1(site: Path) -> None:
+    images = shown_images(site, "reproductions")
+    shown = {path.relative_to(site.resolve()).as_posix() for path in images.values()}
+    assert set(ENCODER_FIGURES) <= shown, f"the reproductions page shows {sorted(shown)}"
+    assert all(path.is_file() for path in images.values())
+
+
+def test_readme_images_are_in_the_repository() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    images = MARKDOWN_IMAGE.findall(readme)
+    assert "docs/figures/tutorial/tradeoff.png" in images, images
+    for image in images:
+        if "://" not in image:
+            assert (REPO / image).is_file(), f"README.md shows {image}, which is not a file of the repository"
 
 
 

@@ -102,17 +102,27 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
     the projection onto :math:`\operatorname{span}(x_1,\dots,x_{t-1})`, and the
     additional variance is :math:`q_t^\top C q_t` (0 when :math:`x_t` adds no new
     direction). They sum to :math:`\operatorname{tr}(U^\top C U)` of the span.
+
+    The :math:`q_t` are the columns of :math:`Q` in the QR factorisation of the
+    unit loadings, and :math:`|R_{tt}| = \|(I - P_{t-1}) x_t\|`: one Householder
+    QR and one product with :math:`C`. When some :math:`|R_{tt}| \le 10^{-10}`
+    (a loading adds no new direction) :math:`Q`'s later columns would carry that
+    rounding, so the basis is then built by Gram-Schmidt, skipping such loadings.
     """
     p, r = x.shape
+    unit = x / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
+    q, triangle = np.linalg.qr(unit)
+    if np.all(np.abs(np.diagonal(triangle)) > 1e-10):
+        return [float(v) for v in np.einsum("ij,ij->j", q, covariance.matmat(q))]
     basis = np.zeros((p, 0))
     keep: list[int] = []
     for t in range(r):
-        v = x[:, t] / max(np.linalg.norm(x[:, t]), 1e-300)
-        q = v - basis @ (basis.T @ v)
-        q = q - basis @ (basis.T @ q)  # re-orthogonalise once (Gram-Schmidt twice is enough)
-        norm = np.linalg.norm(q)
+        v = unit[:, t]
+        q_t = v - basis @ (basis.T @ v)
+        q_t = q_t - basis @ (basis.T @ q_t)  # re-orthogonalise once (Gram-Schmidt twice is enough)
+        norm = np.linalg.norm(q_t)
         if norm > 1e-10:
-            basis = np.column_stack([basis, q / norm])
+            basis = np.column_stack([basis, q_t / norm])
             keep.append(t)
     out = [0.0] * r
     if keep:
@@ -124,7 +134,11 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
 
 def cumulative_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
     r"""Cumulative additional variance after each loading, as a fraction of :math:`\operatorname{tr} C`."""
-    return [float(v) for v in np.cumsum(additional_variances(x, covariance)) / covariance.trace()]
+    return _cumulative(additional_variances(x, covariance), covariance)
+
+
+def _cumulative(additional: list[float], covariance: CovarianceOperator) -> list[float]:
+    return [float(v) for v in np.cumsum(additional) / covariance.trace()]
 
 
 def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
@@ -306,6 +320,11 @@ def compute_metrics(problem: Problem, loadings: np.ndarray, metrics: Sequence[Me
     return {m.name: m.compute(problem, loadings, context) for m in metrics}
 
 
+def _shared_additional(problem: Problem, loadings: np.ndarray, context: MetricContext) -> list[float]:
+    """:func:`additional_variances` of the run, computed once for every metric that reads them."""
+    return context.shared("additional_variances", lambda: additional_variances(loadings, problem.covariance))  # type: ignore[no-any-return]
+
+
 def _on_covariance(fn: Callable[[np.ndarray, CovarianceOperator], Any]) -> Callable[[Problem, np.ndarray, MetricContext], Any]:
     return lambda problem, x, context: fn(x, problem.covariance)
 
@@ -331,7 +350,7 @@ CORE_METRICS = (
     Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",
            compute=lambda pr, x, c: orthogonality(x), format=format_number()),
     Metric(name="additional_variance", label="add. var", description="additional variance per loading",
-           compute=_on_covariance(additional_variances), format=format_number()),
+           compute=lambda pr, x, c: _shared_additional(pr, x, c), format=format_number()),
     Metric(name="cumulative_variance", label="cum. var", description="cumulative variance / tr(C)",
-           compute=_on_covariance(cumulative_variances), format=format_number()),
+           compute=lambda pr, x, c: _cumulative(_shared_additional(pr, x, c), pr.covariance), format=format_number()),
 )  # fmt: skip

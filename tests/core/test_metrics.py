@@ -300,3 +300,35 @@ def test_the_shared_spectrum_is_computed_once_per_run(monkeypatch):
     monkeypatch.setattr(DenseCovariance, "top_eigenvalues", counted)
     spcakit.fit(spcakit.Covariance(np.diag([5.0, 4.0, 3.0, 2.0, 1.0])), "pca", r=2)
     assert calls == [2]  # NEV and the encoder criteria share it
+
+
+def _additional_by_gram_schmidt(x: np.ndarray, c: np.ndarray) -> list[float]:
+    """Mackey's definition step by step: the part of each unit loading orthogonal to the earlier ones."""
+    basis = np.zeros((x.shape[0], 0))
+    out = []
+    for t in range(x.shape[1]):
+        v = x[:, t] / np.linalg.norm(x[:, t])
+        q = v - basis @ np.linalg.lstsq(basis, v, rcond=None)[0] if basis.shape[1] else v
+        norm = np.linalg.norm(q)
+        if norm <= 1e-10:
+            out.append(0.0)
+            continue
+        q = q / norm
+        out.append(float(q @ c @ q))
+        basis = np.column_stack([basis, q])
+    return out
+
+
+@pytest.mark.parametrize("dependent", [False, True])
+def test_additional_variances_follow_the_definition(dependent):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((40, 9))
+    c = a.T @ a / 39
+    x = rng.standard_normal((9, 5))
+    if dependent:  # the third loading adds no direction: 0, and the later ones are measured against the first two
+        x[:, 2] = 0.3 * x[:, 0] - 2.0 * x[:, 1]
+    got = metrics.additional_variances(x, DenseCovariance(c))
+    want = _additional_by_gram_schmidt(x, c)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert (got[2] == 0.0) is dependent
+    assert math.isclose(sum(got), metrics.cpev(x, DenseCovariance(c)) * np.trace(c), rel_tol=1e-10)

@@ -593,6 +593,13 @@ def cross_validate(
     spec = _method_spec(method, registry)
     problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
                          feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
+    if problem.data is None and problem.input is not None and problem.input.kind == "data":
+        raise InvalidParameterError(
+            f"cross-validation needs the rows of the data as a dense array, and {problem.source or 'the input'} is held "
+            "only through its covariance operator (scipy.sparse or Dask input); give a dense array (e.g. "
+            "x.toarray() when it fits in memory), or choose the sparsity by a target instead: spcakit.target_k(data, "
+            "method, r, cpev=F) (spcakit path METHOD --target-cpev F), the sparsest k whose CPEV is at least F x PCA's"
+        )
     if problem.data is None:
         refuse_covariance(problem.source)
     rows = problem.data

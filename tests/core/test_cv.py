@@ -224,6 +224,14 @@ def test_a_covariance_cannot_be_cross_validated(data: Any, kwargs: dict[str, Any
         cross_validate(data, "spcart", 1, k="1:3", **kwargs)
 
 
+def test_sparse_data_are_refused_as_sparse_not_as_a_covariance() -> None:
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    x = scipy_sparse.random_array((60, 8), density=0.5, format="csr", rng=np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match=r"dense array.*scipy\.sparse.*toarray.*target_k") as caught:
+        cross_validate(x, "spcart", 1, k="1:3")
+    assert "covariance (or correlation) matrix" not in str(caught.value)
+
+
 @pytest.mark.parametrize("folds", [1, 0, -3, 2.5, True, "5", 241])
 def test_bad_folds(six: np.ndarray, folds: Any) -> None:
     with pytest.raises(InvalidParameterError, match=r"folds must be an integer from 2 .* to n"):

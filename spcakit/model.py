@@ -73,6 +73,7 @@ from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, SpecE
 from spcakit.output import check_output, write_output
 from spcakit.problem import (
     _check_matrix,
+    _is_scipy_sparse,
     _label_text,
     _pandas_class,
     column_positions,
@@ -345,20 +346,36 @@ class Model:
         InvalidParameterError
             ``columns``/``drop`` naming columns the data do not have.
         """
+        if _is_scipy_sparse(data):  # kept sparse: (X - 1 mu^T) W = X W - 1 (mu^T W)
+            from spcakit.sparse_data import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+            matrix = canonical_csr(data, "the new data")
+            names = None if feature_names is None else tuple(str(name) for name in feature_names)
+            positions = self.columns_of(names, int(matrix.shape[1]), columns=columns, drop=drop)
+            picked = matrix[:, positions]
+            if not np.all(np.isfinite(picked.data)):
+                raise InvalidDataError("the new data have NaN or infinite entries; all entries must be finite numbers")
+            return self.scores(picked)
         table, n_columns, names = _table(data, feature_names)
         positions = self.columns_of(names, n_columns, columns=columns, drop=drop)
         picked = table.iloc[:, positions] if _pandas_class(table) == "DataFrame" else table[:, positions]
         rows, _ = _check_matrix(picked, "the new data", self.feature_names)
         return self.scores(rows)
 
-    def scores(self, rows: np.ndarray) -> np.ndarray:
-        """The scores of ``rows``, an ``n x p`` float array whose columns are the model's variables in order."""
+    def scores(self, rows: Any) -> np.ndarray:
+        """The scores of ``rows``, an ``n x p`` float array (or ``scipy.sparse`` matrix, never densified) whose
+        columns are the model's variables in order."""
         regression, _ = regression_map(self.loadings)
         if self.scale is not None:
             regression = regression / self.scale[:, None]
         with np.errstate(over="ignore", invalid="ignore"):
-            centred = rows if self.mean is None else rows - self.mean
-            scores = centred @ regression
+            if _is_scipy_sparse(rows):
+                scores = np.asarray(rows @ regression)
+                if self.mean is not None:
+                    scores = scores - self.mean @ regression
+            else:
+                centred = rows if self.mean is None else rows - self.mean
+                scores = centred @ regression
         if not np.all(np.isfinite(scores)):
             raise InvalidDataError(
                 "the new data's values are too large for double precision once centred and scaled (the scores "

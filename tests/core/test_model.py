@@ -265,6 +265,25 @@ def test_unnamed_data_go_by_position(files: dict[str, Path], table: np.ndarray) 
     assert "5 columns but the model has p = 6 variables" in message
 
 
+def test_sparse_data_are_scored_without_densifying(files: dict[str, Path], table: np.ndarray) -> None:
+    """A scipy.sparse matrix (and a .npz of save_npz) gives the dense data's scores, X W - 1 (mu^T W)."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    rows = table[80:].copy()
+    rows[np.abs(rows - rows.mean(axis=0)) < 0.5] = 0.0  # some zeros, so that the matrix stores fewer entries
+    model = Model.load(files["model"])
+    dense = model.transform(rows)
+    for matrix in (scipy_sparse.csr_array(rows), scipy_sparse.csc_matrix(rows), scipy_sparse.coo_array(rows)):
+        np.testing.assert_allclose(model.transform(matrix), dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(model.transform(scipy_sparse.csr_array(rows[:, ::-1]), NAMES[::-1]), dense,
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    scipy_sparse.save_npz(files["folder"] / "new_sparse.npz", scipy_sparse.csr_array(rows))
+    np.testing.assert_allclose(scores_of(files["model"], files["folder"] / "new_sparse.npz"), dense, rtol=1e-12, atol=1e-12)
+    holes = scipy_sparse.csr_array(rows)
+    holes.data[3] = np.inf
+    with pytest.raises(InvalidDataError, match="NaN or infinite"):
+        model.transform(holes)
+
+
 def test_missing_values_are_refused(files: dict[str, Path], table: np.ndarray) -> None:
     rows = table[80:].copy()
     rows[4, 2] = np.nan

@@ -24,7 +24,7 @@ from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
 from spcakit.state import Carry, IterState, Outcome
 
-__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "normalize_columns", "prepare", "run_block"]
+__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "normalize_columns", "prepare", "run_block"]
 
 
 @attrs.frozen(kw_only=True)
@@ -41,10 +41,20 @@ class Parts:
 
 def normalize_columns(x: np.ndarray) -> np.ndarray:
     """Scale each column to unit Euclidean length (zero columns raise)."""
-    norms = np.linalg.norm(x, axis=0)
+    norms = np.sqrt(np.einsum("i...,i...->...", x, x))  # one pass, no p x r temporary
     if np.any(norms == 0):
         raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
     return x / norms
+
+
+def frobenius_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """:math:`\\|A - B\\|_F`, a block of rows at a time: no temporary the size of ``A``."""
+    rows = max(1, (1 << 18) // max(1, a[:1].size))
+    total = 0.0
+    for start in range(0, a.shape[0], rows):
+        difference = a[start : start + rows] - b[start : start + rows]
+        total += float(np.vdot(difference, difference))
+    return float(np.sqrt(total))
 
 
 def checked_matrix(part: object, value: object, shape: tuple[int, int], what: str, *, finite: bool = False) -> np.ndarray:
@@ -68,6 +78,7 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     if not (isinstance(proposal, tuple) and len(proposal) == 3):
         raise BadPartResult(parts.updater, "propose must return (z, objective, state)")
     z, objective, updater_state = proposal
+    del proposal  # z is released once truncated (see below)
     z = checked_matrix(parts.updater, z, state.x.shape, "the proposal z")
     if not np.all(np.isfinite(z)):
         raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
@@ -78,8 +89,9 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
             "variance left in that direction, so r is larger than the rank of the data"
         )
     x = checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z", finite=True)
+    del z  # p x r: not held while the loadings are made
     loadings = normalize_columns(x)
-    change = float(np.linalg.norm(loadings - state.loadings) / np.sqrt(loadings.shape[1]))
+    change = float(frobenius_distance(loadings, state.loadings) / np.sqrt(loadings.shape[1]))
     return attrs.evolve(
         state,
         iteration=state.iteration + 1,
@@ -110,6 +122,7 @@ def run_block(
         loadings=normalize_columns(x0),
         updater_state=parts.updater.init(problem, x0, carry),
     )
+    del x0  # the state holds what is needed of the start
     while True:
         state = block_step(problem, parts, state)
         if on_step is not None:

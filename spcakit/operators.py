@@ -7,8 +7,9 @@ its leading eigenvectors. An operator provides exactly these, so that
 * an explicit covariance is used as it is (:class:`DenseCovariance`);
 * a data matrix :math:`A \in \mathbb{R}^{n\times p}` gives
   :math:`C = A^\top A / s` applied as :math:`A^\top (A V) / s`
-  (:class:`GramCovariance`): when :math:`n < p` no :math:`p\times p` array
-  is ever allocated;
+  (:class:`GramCovariance`), centred and scaled implicitly when it holds the
+  caller's array as given (so the data are held once): when :math:`n < p` no
+  :math:`p\times p` array is ever allocated;
 * a ``scipy.sparse`` data matrix :math:`X` gives the covariance of its
   centred (and optionally standardised) copy without forming it, nor
   densifying :math:`X` (:class:`CenteredSparseGram`);
@@ -21,6 +22,7 @@ All operators are frozen: a deflation returns a new operator.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
@@ -33,6 +35,20 @@ DENSE_EIGEN_LIMIT = 600
 DENSE_GRAM_LIMIT = 2000
 #: An explicit covariance larger than this uses Lanczos for its ``r <= p/20`` leading eigenpairs.
 LANCZOS_LIMIT = 2000
+#: Bytes of one block of a dense data matrix centred (and scaled) into a reused buffer.
+DENSE_BLOCK_BYTES = 1 << 22
+#: A dense data matrix is centred implicitly in products while every column's mean is at most this many
+#: times its root mean square deviation (the products then lose at most ~2 of 16 digits against the
+#: centred copy's); beyond, each product centres the data a block of columns at a time.
+OFFSET_LIMIT = 100.0
+#: Residual :math:`\|Cy - \theta y\| \le` this times :math:`\theta_1` ends :func:`block_krylov_top`.
+KRYLOV_TOL = 1e-10
+#: Blocks in :func:`block_krylov_top`'s basis before it restarts (the first one included): with blocks of
+#: ``r = 20`` columns, 16 took the fewest columns of products to 1e-10 on 4001 x 4000 Gaussian data (960,
+#: against 1080 for 12 blocks, 1260 for 12 of 30 and 2040 for 6 of 40); more gain nothing at 10 000.
+KRYLOV_DEPTH = 16
+#: Restarts of :func:`block_krylov_top` before it hands over to ARPACK (never reached in the tests).
+KRYLOV_CYCLES = 200
 
 
 def _array_eq(a: np.ndarray, b: np.ndarray) -> bool:
@@ -181,6 +197,98 @@ def _operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarra
     return values[order], vectors[:, order]
 
 
+def _orthonormal_block(block: np.ndarray, basis: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    r"""An orthonormal basis of ``block``'s columns made orthogonal to ``basis`` (orthonormal, ``p x m``).
+
+    Block classical Gram-Schmidt twice ("twice is enough"), a QR factorisation, and once more
+    against ``basis`` (what the QR magnified of the rounding). A column that lies (to 8 digits) in
+    the span of the basis and the block's earlier columns is replaced by a Gaussian one from
+    ``rng`` and the block is made again, so the result always has ``block``'s width (the Krylov
+    space ran out: an invariant subspace was found). Needs ``m`` plus the width at most ``p``.
+    """
+    out = block.copy()
+    before = np.linalg.norm(block, axis=0)
+    for _ in range(2):
+        if basis.shape[1]:
+            out -= basis @ (basis.T @ out)
+    q, triangle = np.linalg.qr(out)
+    dead = np.abs(np.diagonal(triangle)) <= 1e-8 * np.maximum(before, np.finfo(float).tiny)
+    if np.any(dead):
+        fresh = block.copy()
+        fresh[:, dead] = rng.standard_normal((block.shape[0], int(dead.sum())))
+        return _orthonormal_block(fresh, basis, rng)
+    if basis.shape[1]:
+        q -= basis @ (basis.T @ q)
+        q, _ = np.linalg.qr(q)
+    return q
+
+
+def block_krylov_top(
+    matmat: Callable[[np.ndarray], np.ndarray], p: int, r: int, *, block: int | None = None,
+    depth: int = KRYLOV_DEPTH, tol: float = KRYLOV_TOL, max_cycles: int = KRYLOV_CYCLES, keep: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The ``r`` leading eigenpairs of a symmetric PSD operator by restarted block Krylov iteration.
+
+    From a Gaussian block :math:`Q_0` (``p x b``, fixed seed: every run gives the same digits) the
+    basis :math:`K = [Q_0, Q_1, \dots, Q_{d-1}]` of the block Krylov space
+    :math:`\operatorname{span}\{Q_0, CQ_0, \dots, C^{d-1}Q_0\}` is built with one product
+    :math:`CQ_j` per block (``b`` columns at once: BLAS-3 products with the data, where a vector
+    Lanczos method makes ``b`` memory-bound ones), each new block orthonormalised against the
+    basis. The Rayleigh-Ritz step takes the eigenpairs :math:`(\theta_i, s_i)` of
+    :math:`T = K^\top (CK)` (``CK`` kept from the products, :math:`d\,b \times d\,b`) and the Ritz
+    vectors :math:`y_i = Ks_i`, whose residuals :math:`\|Cy_i - \theta_i y_i\| = \|(CK)s_i - \theta_i
+    Ks_i\|` cost no product. It stops when the ``r`` leading residuals are at most
+    ``tol`` :math:`\cdot\,\theta_1` (:data:`KRYLOV_TOL`): then every eigenvalue is exact to
+    :math:`\|r_i\|^2/\mathrm{gap}` and every eigenvector to :math:`\|r_i\|/\mathrm{gap}`. Otherwise
+    it restarts from the leading Ritz vectors (their products known, so a restart costs no product).
+
+    The block is ``b = max(r, 8)`` columns by default (``p <= 3b``: the dense matrix); the basis holds
+    ``d b`` columns and their products (``16 p d b`` bytes). A restart keeps the leading half of
+    the Ritz vectors (``keep``; thick restart) and goes on with the block the basis would have
+    grown by. Costs :math:`O(p\,d^2b^2)` per restart besides the products. After ``max_cycles``
+    restarts ARPACK's ``eigsh`` finishes from the best Ritz vector.
+
+    Returns
+    -------
+    values, vectors
+        Descending eigenvalues (``r``) and orthonormal eigenvectors (``p x r``).
+    """
+    b = max(r, block if block is not None else 8)
+    if p <= 3 * b:  # too small for a Krylov space beyond the block: the dense matrix, column by column
+        dense = matmat(np.eye(p))
+        return _eigh_top((dense + dense.T) / 2, r)
+    rng = np.random.default_rng(0)
+    depth = max(2, min(depth, p // b - 1))  # room for the block grown at a restart: d b + b <= p
+    basis, products = np.zeros((p, 0)), np.zeros((p, 0))
+    q = _orthonormal_block(rng.standard_normal((p, b)), basis, rng)
+    for _ in range(max_cycles):
+        blocks, done = [basis, q], [products]
+        while True:
+            done.append(matmat(q))
+            if sum(x.shape[1] for x in blocks) + b > min(p, depth * b):
+                break
+            q = _orthonormal_block(done[-1], np.hstack(blocks), rng)
+            blocks.append(q)
+        k, ck = np.hstack(blocks), np.hstack(done)
+        t = k.T @ ck
+        theta, s = np.linalg.eigh((t + t.T) / 2)
+        theta, s = theta[::-1], s[:, ::-1]
+        kept = max(r, min(keep, theta.size - b) if keep is not None else max(b, theta.size // 2))
+        basis, products = k @ s[:, :kept], ck @ s[:, :kept]
+        residuals = products[:, :r] - basis[:, :r] * theta[:r]
+        if np.linalg.norm(residuals, axis=0).max() <= tol * max(float(theta[0]), np.finfo(float).tiny):
+            return theta[:r], basis[:, :r]
+        if k.shape[1] >= p:  # the basis spans everything: the Ritz pairs are exact up to rounding
+            return theta[:r], basis[:, :r]
+        q = _orthonormal_block(done[-1], k, rng)  # the next Krylov block, as if there were no restart
+    from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
+
+    linear = LinearOperator((p, p), matvec=matmat, matmat=matmat, dtype=float)
+    values, vectors = eigsh(linear, k=r, which="LA", v0=basis[:, 0])
+    order = np.argsort(values)[::-1]
+    return values[order], vectors[:, order]
+
+
 @attrs.frozen(eq=False)
 class DenseCovariance(OperatorAccess):
     """An explicit symmetric :math:`p\\times p` covariance matrix."""
@@ -226,67 +334,233 @@ class DenseCovariance(OperatorAccess):
     __hash__ = None  # type: ignore[assignment]
 
 
-@attrs.frozen(eq=False)
-class GramCovariance(OperatorAccess):
-    r"""The covariance :math:`C = A^\top A / s` of a (centred) data matrix.
+class ImplicitCentring:
+    r"""Products with the centred, scaled data :math:`B = (X - \mathbf 1\mu^\top)D^{-1}` without forming :math:`B`.
 
-    Products cost :math:`O(npk)` for a ``(p, k)`` block; the diagonal and
-    trace are column sums of squares. Nothing of size :math:`p\times p` is
-    formed, whatever ``n`` and ``p`` are.
+    For a data matrix ``data`` :math:`X` (``n x p``, dense or ``scipy.sparse``), column means ``mean``
+    :math:`\mu` (``None``: not centred), divisor ``scale`` :math:`s` and column scales
+    ``column_scale`` :math:`d` (``None``: :math:`D = I`):
+
+    .. math::
+
+        Bv = X(D^{-1}v) - \mathbf 1\,\mu^\top D^{-1}v, \qquad
+        B^\top z = D^{-1}\big(X^\top z - \mu\,(\mathbf 1^\top z)\big), \qquad
+        C V = B^\top (B V)/s,
+
+    :math:`O(\mathrm{nnz}\,k + (n + p)k)` for ``k`` columns. Shared by :class:`GramCovariance`
+    (dense) and :class:`CenteredSparseGram`.
+    """
+
+    data: Any
+    mean: np.ndarray | None
+    scale: float
+    column_scale: np.ndarray | None
+
+    @property
+    def p(self) -> int:
+        return int(self.data.shape[1])
+
+    @property
+    def n(self) -> int:
+        """Number of samples (rows of the data)."""
+        return int(self.data.shape[0])
+
+    def _unscale(self, v: np.ndarray) -> np.ndarray:
+        """:math:`D^{-1}v` for ``v`` of shape ``(p,)`` or ``(p, k)``."""
+        if self.column_scale is None:
+            return v
+        return v / (self.column_scale if v.ndim == 1 else self.column_scale[:, None])
+
+    def _implicit_product(self, v: np.ndarray) -> np.ndarray:
+        """:math:`Cv = B^\\top(Bv)/s` by the formulas above."""
+        v = np.asarray(v, dtype=float)
+        w = self._unscale(v)
+        z = np.asarray(self.data @ w)
+        if self.mean is not None:
+            z -= self.mean @ w  # the centred data times w
+        y = np.asarray(self.data.T @ z)  # the one p x k array made: the rest is done in place
+        if self.mean is not None:
+            sums = z.sum(axis=0)
+            if y.ndim == 1:
+                y -= self.mean * sums
+            else:
+                for j in range(y.shape[1]):  # the rank-one correction a column at a time: no p x k temporary
+                    y[:, j] -= self.mean * sums[j]
+        y /= self.scale
+        if self.column_scale is not None:
+            y /= self.column_scale if y.ndim == 1 else self.column_scale[:, None]
+        return y
+
+
+def centred_column_blocks(
+    data: np.ndarray, mean: np.ndarray | None, column_scale: np.ndarray | None
+) -> Iterator[tuple[slice, np.ndarray]]:
+    r"""``(columns, block)``: :math:`B_{:,J} = (X_{:,J} - \mathbf 1\mu_J^\top)D_J^{-1}` for consecutive column
+    ranges :math:`J` of :data:`DENSE_BLOCK_BYTES`, each written into one reused buffer (valid until the next
+    block is drawn): the centred data column block by column block, never the whole of it."""
+    n, p = data.shape
+    width = max(1, min(p, DENSE_BLOCK_BYTES // (8 * n)))
+    buffer = np.empty((n, width))
+    for start in range(0, p, width):
+        cols = slice(start, min(p, start + width))
+        block = buffer[:, : cols.stop - start]
+        if mean is None:
+            np.copyto(block, data[:, cols])
+        else:
+            np.subtract(data[:, cols], mean[cols], out=block)
+        if column_scale is not None:
+            block /= column_scale[cols]
+        yield cols, block
+
+
+@attrs.frozen(eq=False)
+class GramCovariance(ImplicitCentring, OperatorAccess):
+    r"""The covariance :math:`C = B^\top B / s` of a dense data matrix, :math:`B = (A - \mathbf 1\mu^\top)D^{-1}`.
+
+    ``data`` :math:`A` (``n x p``) is used as it is, never copied: given centred (``mean`` ``None``,
+    the former form ``GramCovariance(centred, s)``) or as the caller's array with its column means
+    ``mean`` and, for standardised data, its standard deviations ``column_scale``
+    (:func:`spcakit.problem.data_problem` builds it so: the data are held once).
+
+    Products cost :math:`O(npk)` for a ``(p, k)`` block; nothing of size :math:`p\times p` is formed,
+    whatever ``n`` and ``p`` are. With ``mean`` they are the implicit formulas of
+    :class:`ImplicitCentring` while every column's mean is at most :data:`OFFSET_LIMIT` times its root
+    mean square deviation (the rounding of :math:`Av` then grows by at most that factor); data whose
+    means dominate their spread are centred a block of columns at a time in each product instead
+    (:func:`centred_column_blocks`: exact as the centred copy, one more pass over the data). The
+    diagonal (column sums of squares, by blocks) is computed once and kept.
+
+    The eigenpairs (:meth:`top_eigenpairs`) come from the small Gram matrix (:math:`BB^\top` when
+    :math:`n < p`, else :math:`B^\top B`, formed by centred blocks) when :math:`\min(n, p) \le`
+    :data:`DENSE_GRAM_LIMIT`, else from :func:`block_krylov_top` on the products.
     """
 
     data: np.ndarray
     scale: float = 1.0
+    mean: np.ndarray | None = None
+    column_scale: np.ndarray | None = None
+    _kept: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False)
 
-    @property
-    def p(self) -> int:
-        return self.data.shape[1]
+    def _blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        return centred_column_blocks(self.data, self.mean, self.column_scale)
+
+    def _centred(self) -> bool:
+        return self.mean is not None or self.column_scale is not None
+
+    def _implicit(self) -> bool:
+        """Whether products centre implicitly (see the class): no mean, or means within :data:`OFFSET_LIMIT`."""
+        if self.mean is None:
+            return True
+        if "implicit" not in self._kept:
+            spread = np.sqrt(self.diagonal() * self.scale / self.n)  # of the scaled columns
+            offset = np.abs(self._unscale(self.mean))
+            self._kept["implicit"] = bool(np.all(offset <= OFFSET_LIMIT * spread))
+        return bool(self._kept["implicit"])
 
     def matmat(self, v: np.ndarray) -> np.ndarray:
-        return self.data.T @ (self.data @ v) / self.scale
+        if not self._centred():
+            return self.data.T @ (self.data @ v) / self.scale
+        if self._implicit():
+            return self._implicit_product(v)
+        v = np.asarray(v, dtype=float)
+        z = sum(block @ v[cols] for cols, block in self._blocks())  # B v, a block of columns at a time
+        out = np.empty(v.shape)
+        for cols, block in self._blocks():
+            out[cols] = block.T @ z
+        return out / self.scale
+
+    def _transpose_product(self, z: np.ndarray) -> np.ndarray:
+        r""":math:`B^\top z` (``z`` of shape ``(n, k)``), a block of columns at a time."""
+        if not self._centred():
+            return self.data.T @ z
+        out = np.empty((self.p, z.shape[1]))
+        for cols, block in self._blocks():
+            out[cols] = block.T @ z
+        return out
 
     def diagonal(self) -> np.ndarray:
-        return np.einsum("ij,ij->j", self.data, self.data) / self.scale
+        if not self._centred():
+            return np.einsum("ij,ij->j", self.data, self.data) / self.scale
+        if "diagonal" not in self._kept:
+            squares = np.empty(self.p)
+            for cols, block in self._blocks():
+                squares[cols] = np.einsum("ij,ij->j", block, block)
+            self._kept["diagonal"] = squares / self.scale
+        return self._kept["diagonal"].copy()  # type: ignore[no-any-return]
 
     def trace(self) -> float:
-        return float(np.vdot(self.data, self.data)) / self.scale
+        if not self._centred():
+            return float(np.vdot(self.data, self.data)) / self.scale
+        return float(self.diagonal().sum())
+
+    def _small_gram(self) -> np.ndarray:
+        r""":math:`BB^\top` (``n x n``) when :math:`n < p`, else :math:`B^\top B` (``p x p``), by centred blocks."""
+        n, p = self.data.shape
+        if not self._centred():
+            return self.data @ self.data.T if n < p else self.data.T @ self.data
+        if n < p:
+            gram = np.zeros((n, n))
+            for _, block in self._blocks():
+                gram += block @ block.T
+            return gram
+        gram = np.zeros((p, p))  # p <= DENSE_GRAM_LIMIT here: a block of rows at a time
+        height = max(1, DENSE_BLOCK_BYTES // (8 * p))
+        for start in range(0, n, height):
+            block = self._unscale(self.data[start : start + height].T).T
+            if self.mean is not None:
+                block = block - self._unscale(self.mean)
+            gram += block.T @ block
+        return gram
+
+    def _centred_columns(self, index: np.ndarray) -> np.ndarray:
+        """:math:`B_{:,I}` (``n x |I|``): the chosen columns centred and scaled, a copy of them alone."""
+        index = np.asarray(index, dtype=int)
+        cols = self.data[:, index]
+        if self.mean is not None:
+            cols = cols - self.mean[index]
+        if self.column_scale is not None:
+            cols = cols / self.column_scale[index]
+        return cols
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         n, p = self.data.shape
         if min(n, p) <= DENSE_GRAM_LIMIT or r >= min(n, p) - 1:
             if n < p:
-                # eigenvectors of A A^T (n x n), mapped back: cheaper than SVD when n << p
-                values, left = _eigh_top(self.data @ self.data.T, min(r, n))
+                # eigenvectors of B B^T (n x n), mapped back: cheaper than SVD when n << p
+                values, left = _eigh_top(self._small_gram(), min(r, n))
                 values = np.clip(values, 0.0, None)
                 good = values > max(float(values[0]), 0.0) * n * np.finfo(float).eps * 10
-                right = self.data.T @ left[:, good] / np.sqrt(values[good])
+                right = self._transpose_product(left[:, good]) / np.sqrt(values[good])
                 k = int(good.sum())
                 full_values = np.concatenate([values[good], np.zeros(r - k)])
                 return full_values / self.scale, _orthonormal_completion(right, r)
-            values, vectors = _eigh_top(self.data.T @ self.data, r)
+            values, vectors = _eigh_top(self._small_gram(), r)
             return values / self.scale, vectors
-        from scipy.sparse.linalg import svds  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
-
-        _, sing, vt = svds(self.data, k=r)
-        order = np.argsort(sing)[::-1]
-        return sing[order] ** 2 / self.scale, vt[order].T
+        # the Krylov basis and its products take at most a tenth of the data's memory (and 12 blocks)
+        block = max(r, 8)
+        return block_krylov_top(self.matmat, p, r, block=block, depth=max(3, min(KRYLOV_DEPTH, n // (20 * block))))
 
     def columns(self, index: np.ndarray) -> np.ndarray:
-        return self.data.T @ self.data[:, np.asarray(index, dtype=int)] / self.scale
+        return self._transpose_product(self._centred_columns(index)) / self.scale
 
     def submatrix(self, index: np.ndarray) -> np.ndarray:
-        cols = self.data[:, np.asarray(index, dtype=int)]
+        cols = self._centred_columns(index)
         sub = cols.T @ cols / self.scale
         return (sub + sub.T) / 2
 
     def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        return self.data.T @ (self.data[:, rows] @ w[rows]) / self.scale
+        if not self._centred():
+            return self.data.T @ (self.data[:, rows] @ w[rows]) / self.scale
+        z = self._centred_columns(rows) @ w[rows]
+        return (self._transpose_product(z if z.ndim == 2 else z[:, None]) / self.scale).reshape(w.shape)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, GramCovariance)
             and self.scale == other.scale
             and _array_eq(self.data, other.data)
+            and _optional_array_eq(self.mean, other.mean)
+            and _optional_array_eq(self.column_scale, other.column_scale)
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -419,7 +693,7 @@ def _optional_array_eq(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 @attrs.frozen(eq=False)
-class CenteredSparseGram(OperatorAccess):
+class CenteredSparseGram(ImplicitCentring, OperatorAccess):
     r"""The covariance of a ``scipy.sparse`` data matrix, centred and standardised implicitly.
 
     For :math:`X` (``n x p``, sparse), column means :math:`\mu` (``mean``;
@@ -451,6 +725,7 @@ class CenteredSparseGram(OperatorAccess):
         Z = X(D^{-1}V) - \mathbf 1\,\mu^\top D^{-1} V, \qquad
         CV = D^{-1}\big(X^\top Z - \mu\,(\mathbf 1^\top Z)\big)/s,
 
+    (:class:`ImplicitCentring`, shared with the dense :class:`GramCovariance`),
     :math:`Z` being the centred data times :math:`D^{-1}V` (``n x k``), so that
     no difference of large sums is taken: the rounding error is that of the
     dense centred product, not :math:`\epsilon\,\|X^\top X\|`. The diagonal
@@ -467,31 +742,8 @@ class CenteredSparseGram(OperatorAccess):
     column_scale: np.ndarray | None = None
     _spectra: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False)
 
-    @property
-    def p(self) -> int:
-        return int(self.data.shape[1])
-
-    @property
-    def n(self) -> int:
-        """Number of samples (rows of the data)."""
-        return int(self.data.shape[0])
-
-    def _unscale(self, v: np.ndarray) -> np.ndarray:
-        """:math:`D^{-1}v` for ``v`` of shape ``(p,)`` or ``(p, k)``."""
-        if self.column_scale is None:
-            return v
-        return v / (self.column_scale if v.ndim == 1 else self.column_scale[:, None])
-
     def matmat(self, v: np.ndarray) -> np.ndarray:
-        v = np.asarray(v, dtype=float)
-        w = self._unscale(v)
-        z = self.data @ w
-        if self.mean is not None:
-            z = z - self.mean @ w  # the centred data times w
-        y = self.data.T @ z
-        if self.mean is not None:
-            y = y - (self.mean * z.sum() if z.ndim == 1 else np.outer(self.mean, z.sum(axis=0)))
-        return self._unscale(np.asarray(y) / self.scale)
+        return self._implicit_product(v)
 
     def _stored_blocks(self) -> Any:
         """``(columns, values)`` of the stored entries, :data:`SPARSE_BLOCK_ENTRIES` at a time."""

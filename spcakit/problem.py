@@ -18,7 +18,8 @@ name); a pandas Series (one variable); masked arrays with masked entries;
 complex numbers; a ``scipy.sparse`` covariance matrix (the message gives
 the size ``.toarray()`` would take). A ``scipy.sparse`` *data* matrix (any
 format, matrix or array) is accepted and never densified: see
-:mod:`spcakit.sparse_data`. spcakit never imports pandas: a DataFrame is
+:mod:`spcakit.sparse_data`; so is a ``dask.array.Array`` data matrix, read in
+chunks: see :mod:`spcakit.dask_data`. spcakit never imports pandas: a DataFrame is
 recognised by its class, a sparse matrix by ``scipy.sparse`` being imported.
 
 Double precision
@@ -74,7 +75,7 @@ import numpy as np
 from spcakit.csv_files import csv_layout
 from spcakit.datasets import load_source
 from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, format_size
-from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance
+from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, centred_column_blocks
 from spcakit.state import InputRecord
 
 #: Largest dimension for which a covariance is checked for PSD by eigenvalues.
@@ -259,6 +260,11 @@ class Problem:
         return self._data  # type: ignore[return-value]
 
     @property
+    def data_in_memory(self) -> bool:
+        """Whether the data matrix is held as an array: reading :attr:`data` then makes no copy."""
+        return isinstance(self._data, np.ndarray)
+
+    @property
     def p(self) -> int:
         return self.covariance.p
 
@@ -354,6 +360,13 @@ def _is_scipy_sparse(data: object) -> bool:
     nothing has: a sparse matrix cannot exist before its module is imported."""
     sparse = sys.modules.get("scipy.sparse")
     return sparse is not None and bool(sparse.issparse(data))
+
+
+def _is_dask_array(data: object) -> bool:
+    """Whether ``data`` is a ``dask.array.Array``, without importing dask: one cannot exist before its module
+    is imported (see :mod:`spcakit.dask_data`)."""
+    array = sys.modules.get("dask.array")
+    return array is not None and isinstance(data, array.Array)
 
 
 def _check_matrix(
@@ -498,13 +511,12 @@ def _column_extremes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 
-def _scaled_sum_of_squares(a: np.ndarray, divisors: np.ndarray) -> np.ndarray:
-    r""":math:`\sum_i (a_{ij}/d_j)^2` for each column, a block of rows at a time (no copy of the data)."""
-    total = np.zeros(a.shape[1])
-    rows = _block_rows(a.shape[1])
-    for start in range(0, a.shape[0], rows):
-        block = a[start : start + rows] / divisors
-        total += np.einsum("ij,ij->j", block, block)
+def _centred_sum_of_squares(a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray | None) -> np.ndarray:
+    r""":math:`\sum_i ((a_{ij} - \mu_j)/d_j)^2` for each column, a block of columns at a time
+    (:func:`~spcakit.operators.centred_column_blocks`: no copy of the data; ``None`` for no mean, no divisors)."""
+    total = np.empty(a.shape[1])
+    for cols, block in centred_column_blocks(a, mean, divisors):
+        total[cols] = np.einsum("ij,ij->j", block, block)
     return total
 
 
@@ -608,8 +620,12 @@ def data_problem(
     a part reads ``problem.data`` (:class:`DeferredData`): building the
     problem then takes the Gram matrix and one block beyond the data. The
     problem keeps a reference to the caller's array until then: do not change
-    the array while the problem is in use. Otherwise (wide data) the centred
-    copy is made at once; the operator multiplies with it.
+    the array while the problem is in use. Otherwise (wide data, or more than
+    :data:`DENSE_COVARIANCE_LIMIT` variables) the operator is a
+    :class:`~spcakit.operators.GramCovariance` of the caller's array itself,
+    centred (and standardised) implicitly in its products, and the checks
+    run a block of columns at a time: the data are held once, and the
+    centred copy is again made only if a part reads ``problem.data``.
 
     With ``standardize=True`` each column is divided by its standard deviation
     :math:`s_j = \|a_j\|/\sqrt{n-1}` (the root mean square
@@ -630,6 +646,10 @@ def data_problem(
         from spcakit.sparse_data import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
 
         return sparse_problem(matrix, feature_names, center=center, standardize=standardize, source=source)
+    if _is_dask_array(matrix):  # read in chunks, never brought into memory whole
+        from spcakit.dask_data import dask_problem  # noqa: PLC0415 - dask only for dask input
+
+        return dask_problem(matrix, feature_names, center=center, standardize=standardize, source=source)
     a, frame_names, (high, low) = _finite_matrix(matrix, "the data matrix", feature_names)
     n, p = a.shape
     names = _check_names(feature_names if feature_names is not None else frame_names, p)
@@ -669,18 +689,13 @@ def data_problem(
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
         data: np.ndarray | DeferredData = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
     else:
-        data = _centred_copy_maker(a, mean, safe, standardize)()
+        # the operator centres (and scales) the caller's array in its products: the data are held once; the
+        # sums of squares are taken a block of columns at a time (scaled to at most 1 unless plain)
         gram = None
-        if standardize:
-            sum_of_squares = np.einsum("ij,ij->j", data, data)  # of the columns scaled to at most 1
-            with np.errstate(over="ignore"):
-                norms = largest * np.sqrt(sum_of_squares)
-        elif plain:
-            norms = np.sqrt(np.einsum("ij,ij->j", data, data))
-        else:  # the data span extreme magnitudes: scale each column to at most 1 first (a block of rows at a time)
-            sum_of_squares = _scaled_sum_of_squares(data, safe)
-            with np.errstate(over="ignore"):
-                norms = largest * np.sqrt(sum_of_squares)
+        sum_of_squares = _centred_sum_of_squares(a, mean, None if plain else safe)
+        with np.errstate(over="ignore"):
+            norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
+        data = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     deviations = None
@@ -688,18 +703,17 @@ def data_problem(
         unit = np.sqrt(sum_of_squares / scale)  # s_j / m_j, in (0, sqrt(n / scale)]
         with np.errstate(over="ignore"):
             deviations = largest * unit
-        if gram is None:
-            data = np.divide(data, unit, out=data)  # type: ignore[arg-type]
-        else:  # the correlation matrix, from the Gram matrix of the columns scaled to at most 1
+        if gram is not None:  # the correlation matrix, from the Gram matrix of the columns scaled to at most 1
             gram = gram / np.outer(unit, unit) / scale
-            data = DeferredData((n, p), _centred_copy_maker(a, mean, safe * unit, True))
+        data = DeferredData((n, p), _centred_copy_maker(a, mean, safe * unit, True))
     else:
         _check_double_range(norms, largest, scale, names)
         if gram is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 gram = gram / scale if plain else gram * np.outer(largest, largest) / scale
-    if gram is None:
-        covariance: CovarianceOperator = GramCovariance(data, scale)  # type: ignore[arg-type]
+    if gram is None:  # the caller's array itself, centred and standardised in the products
+        column_scale = safe * unit if standardize else None
+        covariance: CovarianceOperator = GramCovariance(a, scale, mean=mean, column_scale=column_scale)
     else:
         if not np.all(np.isfinite(gram)):  # excluded by the range check; kept as the last guard
             raise InvalidDataError(
@@ -844,7 +858,9 @@ def as_problem(
     a pandas Series and ``scipy.sparse`` covariance matrices are refused with
     :class:`~spcakit.errors.InvalidDataError` (see the module's description);
     a ``scipy.sparse`` data matrix (or a sparse ``.npz``/``.mtx`` file) is
-    taken as it is, never densified (:func:`spcakit.sparse_data.sparse_problem`).
+    taken as it is, never densified (:func:`spcakit.sparse_data.sparse_problem`),
+    and a ``dask.array.Array`` data matrix (or a ``.zarr`` store) is read in
+    chunks, never whole (:func:`spcakit.dask_data.dask_problem`).
 
     ``standardize=True`` works on the correlation scale: data columns are
     scaled to unit variance, a covariance becomes its correlation matrix
@@ -890,6 +906,11 @@ def as_problem(
 
         return sparse_problem(matrix, names, center=center, standardize=standardize, source=source,
                               columns=column_names, drop=dropped)  # fmt: skip
+    if not covariance and _is_dask_array(matrix):
+        from spcakit.dask_data import dask_problem  # noqa: PLC0415 - dask only for dask input
+
+        return dask_problem(matrix, names, center=center, standardize=standardize, source=source,
+                            columns=column_names, drop=dropped)  # fmt: skip
     if selecting:
         matrix, chosen = _selected(matrix, covariance, names, column_names, dropped)
         names = chosen if chosen is not None else names

@@ -56,7 +56,10 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["RTOL", "argmax", "argmax_columns", "improves", "order", "order_columns", "tolerance", "top_k", "top_k_mask"]
+__all__ = [
+    "RTOL", "argmax", "argmax_columns", "improves", "order", "order_columns", "tolerance", "top_k", "top_k_mask",
+    "top_k_mask_of_rows",
+]
 
 #: Scores within this fraction of the largest magnitude involved are tied.
 RTOL = 1e-10
@@ -115,33 +118,79 @@ def order_columns(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
     return np.take_along_axis(perm, final, axis=0)
 
 
+#: Slabs of a column whose element-wise maximum :func:`top_k_mask` partitions instead of the column.
+SLABS = 16
+
+
+def _kth_and_next_largest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    r"""The ``k``-th and ``(k+1)``-th largest entries of every row of ``rows`` (``c x p``, C order, ``k < p``).
+
+    Each row is cut into :data:`SLABS` slabs of :math:`L = \lfloor p/S 
+floor` entries (and a tail of
+    fewer than :math:`S`); the element-wise maximum of the slabs, :math:`m_i = \max_s x_{sL + i}`, and
+    the tail are :math:`L + p - SL` entries of distinct positions, so the ``(k+1)``-th largest of them,
+    :math:`t`, is at most the row's ``(k+1)``-th largest entry: every entry among the ``k + 1`` largest is
+    :math:`\ge t`. Only these candidates (about ``k + 1`` for scores in no particular order, at most
+    :math:`S(k+1)` without ties at :math:`t`) are sorted. One pass over the data and a partition of
+    :math:`p/S` numbers per row, where partitioning the row takes :math:`O(p)` with a larger constant
+    (the values found are the same numbers). Rows too short for the bound (:math:`L < k + 1`) are
+    partitioned whole.
+    """
+    c, p = rows.shape
+    length = p // SLABS
+    if length + (p - SLABS * length) >= k + 1 and length > 0:
+        maxima = rows[:, : SLABS * length].reshape(c, SLABS, length).max(axis=1)
+        if p > SLABS * length:
+            maxima = np.concatenate([maxima, rows[:, SLABS * length :]], axis=1)
+        width = maxima.shape[1]
+        bound = np.partition(maxima, width - k - 1, axis=1)[:, width - k - 1]
+        candidates = rows >= bound[:, None]
+        counts = np.count_nonzero(candidates, axis=1)
+        if np.all(counts >= k + 1):  # always, unless NaN entries
+            values = rows[candidates]
+            ranked = values[np.lexsort((values, np.repeat(np.arange(c), counts)))]  # ascending, row by row
+            ends = np.cumsum(counts)
+            return ranked[ends - k], ranked[ends - k - 1]
+    part = np.partition(rows, (p - k - 1, p - k), axis=1)
+    return part[:, p - k], part[:, p - k - 1]
+
+
 def top_k_mask(matrix: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
     """Boolean mask of the ``k`` entries each column of ``matrix`` keeps: the first ``k`` of its :func:`order`.
 
-    :math:`O(p)` per column (``numpy.partition``) unless the column has a
-    tie at its ``k``-th largest score; such columns are sorted.
+    :math:`O(p)` per column unless the column has a tie at its ``k``-th
+    largest score; such columns are sorted. The columns are copied to
+    contiguous rows once (a ``p x r`` matrix in C order has them strided)
+    and ranked by :func:`top_k_mask_of_rows`; the mask is its transpose.
     """
     m = np.asarray(matrix, dtype=float)
     p = m.shape[0]
     if not 0 <= k <= p:
         raise ValueError(f"k must be in [0, {p}]; got {k}")
-    if k == 0:
-        return np.zeros(m.shape, dtype=bool)
-    if k == p:
-        return np.ones(m.shape, dtype=bool)
-    part = np.partition(m, (p - k - 1, p - k), axis=0)
-    kth, after = part[p - k], part[p - k - 1]
-    mask = m >= kth
-    tied = (kth - after) <= tolerance(m, rtol, axis=0)
-    if np.any(tied):
-        cols = np.flatnonzero(tied.reshape(-1))
-        flat = m.reshape(p, -1)
-        ranks = order_columns(flat[:, cols], rtol)
-        fix = np.zeros((p, cols.size), dtype=bool)
-        np.put_along_axis(fix, ranks[:k], True, axis=0)
-        out = mask.reshape(p, -1)
-        out[:, cols] = fix
-        mask = out.reshape(m.shape)
+    rows = np.array(m.reshape(p, -1).T, order="C")
+    return top_k_mask_of_rows(rows, k, rtol).T.reshape(m.shape)
+
+
+def top_k_mask_of_rows(rows: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
+    """:func:`top_k_mask` of ``rows.T``, for the scores already laid out one decision a row (``c x p``).
+
+    The ``k``-th and ``(k+1)``-th largest scores of each row come from
+    :func:`_kth_and_next_largest` (:math:`O(p)`); the mask is every score at
+    least the ``k``-th largest, except in a row with a tie across that
+    boundary, which is ranked by :func:`order`.
+    """
+    rows = np.asarray(rows, dtype=float)
+    c, p = rows.shape
+    if not 0 <= k <= p:
+        raise ValueError(f"k must be in [0, {p}]; got {k}")
+    if k == 0 or k == p:
+        return np.full(rows.shape, k == p)
+    kth, after = _kth_and_next_largest(rows, k)
+    largest = np.maximum(rows.max(axis=1), -rows.min(axis=1))  # max |score| per row
+    mask = rows >= kth[:, None]
+    for row in np.flatnonzero((kth - after) <= rtol * largest):
+        mask[row] = False
+        mask[row, order(rows[row], rtol=rtol)[:k]] = True
     return mask
 
 

@@ -7,7 +7,9 @@ r"""Initializers: the starting loadings :math:`X_0` (``p x r``).
 * ``max-norm-column`` - unit vectors on the data columns of largest norm
   :math:`\arg\max_k \|A_k\|_2` (GPower's published start, Journée et al.). For
   centred data :math:`\|A_k\|^2 = (n-1) C_{kk}`, so it selects the same
-  variables as ``max-diagonal``; it reads the data when the problem has it;
+  variables as ``max-diagonal``; it reads the data when the problem holds them
+  (:attr:`~spcakit.problem.Problem.data_in_memory`), the diagonal otherwise
+  (data held once by the operator are never copied for it);
 * ``random`` - an orthonormalised standard Gaussian ``p x r`` matrix drawn
   from the explicit generator.
 
@@ -97,7 +99,7 @@ class MaxNormColumnInitializer(Initializer):
     tie_order: tuple[int, ...] | None = _tie_order_field
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
-        if problem.data is not None:
+        if problem.data_in_memory:
             scores = np.einsum("ij,ij->j", problem.data, problem.data)
         else:
             scores = problem.covariance.diagonal()

@@ -63,14 +63,18 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
     Each column keeps its ``p - n_zeros`` entries of largest magnitude by the
     tie rule of :mod:`spcakit.ties`: magnitudes within :data:`~spcakit.ties.RTOL`
     of the column's largest are tied, and of tied entries at the boundary the
-    smaller indices are kept. :math:`O(p)` per column (one partition); only a
-    column with a tie at the boundary is sorted.
+    smaller indices are kept. :math:`O(p)` per column
+    (:func:`spcakit.ties.top_k_mask_of_rows`), on the magnitudes laid out one
+    column a row (contiguous, where a ``p x r`` block in C order has its
+    columns strided); only a column with a tie at the boundary is sorted.
     """
     if n_zeros <= 0:
         return z.copy()
     matrix = z.reshape(z.shape[0], -1)
-    keep = ties.top_k_mask(np.abs(matrix), matrix.shape[0] - n_zeros)
-    return np.where(keep, matrix, 0.0).reshape(z.shape)
+    magnitudes = np.abs(matrix.T, order="C")  # r x p
+    keep = ties.top_k_mask_of_rows(magnitudes, matrix.shape[0] - n_zeros)
+    del magnitudes
+    return np.where(keep.T, matrix, 0.0).reshape(z.shape)
 
 
 def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:

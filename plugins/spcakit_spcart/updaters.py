@@ -55,8 +55,8 @@ class RotationUpdater(Updater):
 
     def propose(self, problem: Problem, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
         v = state
-        unit = x / np.linalg.norm(x, axis=0)
-        b = unit.T @ v
+        # X^T V of the unit columns of X, scaled after the product: no p x r temporary
+        b = (x.T @ v) / np.sqrt(np.einsum("ij,ij->j", x, x))[:, None]
         w, d, qt = np.linalg.svd(b, full_matrices=False)
         rotation = w @ qt
         return v @ rotation.T, float(d.sum()), v

@@ -565,7 +565,8 @@ def fit(
     data
         A data matrix (``n x p``, centred unless ``center=False``; a
         ``scipy.sparse`` one is centred implicitly, never densified: see
-        :mod:`spcakit.sparse_data`), a
+        :mod:`spcakit.sparse_data`; a ``dask.array.Array`` is read in chunks,
+        never whole: see :mod:`spcakit.dask_data`), a
         :class:`~spcakit.problem.Covariance`, a covariance operator, or a
         :class:`~spcakit.problem.Problem`. Set ``covariance=True`` to read a
         plain array as a covariance matrix.

@@ -8,6 +8,7 @@ to ``--out`` unless the run succeeded.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -256,6 +257,21 @@ def fit_or_target(
     return chosen.result, chosen
 
 
+def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
+    """The context in which ``--data``'s computations run: on the ``dask.distributed`` scheduler at
+    ``--scheduler`` (connected for the run, then closed), which only data read by dask (a Zarr store) use."""
+    if scheduler is None:
+        return contextlib.nullcontext()
+    from spcakit.dask_data import connected, is_dask_array  # noqa: PLC0415 - only with --scheduler
+
+    if not is_dask_array(matrix):
+        raise BadInput(
+            f"--scheduler runs the computations on data read by dask, a Zarr store (--data NAME.zarr); --data {source} "
+            "is read into memory and fitted here: leave --scheduler out"
+        )
+    return connected(scheduler)
+
+
 def read_input(
     data: str, covariance: bool, index_col: str | None, drop: list[str] | None, columns: list[str] | None
 ) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
@@ -310,6 +326,7 @@ def _run_and_report(
     save_model: Path | None = None,
     target_sparsity: float | None = None,
     target_cpev: float | None = None,
+    scheduler: str | None = None,
 ) -> None:
     try:
         _check_out(out, data)
@@ -331,25 +348,26 @@ def _run_and_report(
             )
         progress = _Progress(sys.stderr.isatty() and not as_json)
         try:
-            result, chosen = fit_or_target(
-                matrix,
-                method,
-                target_sparsity,
-                target_cpev,
-                r=r,
-                truncator=truncator,
-                lam=lam_value,
-                deflator=deflator,
-                refiner=refiner,
-                seed=seed,
-                center=not no_center,
-                standardize=standardize,
-                feature_names=None if is_cov else dataset.feature_names,
-                columns=kept,
-                drop=dropped,
-                on_step=progress,
-                **param_values,
-            )
+            with on_cluster(scheduler, matrix, dataset.source):
+                result, chosen = fit_or_target(
+                    matrix,
+                    method,
+                    target_sparsity,
+                    target_cpev,
+                    r=r,
+                    truncator=truncator,
+                    lam=lam_value,
+                    deflator=deflator,
+                    refiner=refiner,
+                    seed=seed,
+                    center=not no_center,
+                    standardize=standardize,
+                    feature_names=None if is_cov else dataset.feature_names,
+                    columns=kept,
+                    drop=dropped,
+                    on_step=progress,
+                    **param_values,
+                )
         finally:
             progress.close()
         model_text = None if save_model is None else Model.from_result(result).to_json()
@@ -382,7 +400,7 @@ def _run_and_report(
 
 
 # -- shared options -------------------------------------------------------------------
-DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv path, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
+DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv/.mtx path, a NAME.zarr store, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
 CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
 ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
 KOpt = Annotated[str | None, typer.Option("-k", "--k", "--target-k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
@@ -401,6 +419,7 @@ StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="work on the
 IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="a column of row IDs or labels, by name or position (from 0): not a variable, dropped")]
 DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="leave these columns out, e.g. a label column (repeatable)")]
 ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="use only these columns, in this order (repeatable)")]
+SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); default: the local threaded scheduler")]
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
@@ -427,6 +446,7 @@ def run(
     save_model: SaveModelOpt = None,
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
     registry = get_registry()
@@ -437,7 +457,7 @@ def run(
         method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
         standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
-        target_sparsity=target_sparsity, target_cpev=target_cpev,
+        target_sparsity=target_sparsity, target_cpev=target_cpev, scheduler=scheduler,
     )  # fmt: skip
 
 
@@ -465,6 +485,7 @@ def compose(
     drop: DropOpt = None,
     columns: ColumnsOpt = None,
     save_model: SaveModelOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Assemble a method from parts and run it: new combinations are configuration, not code."""
     get_registry()
@@ -481,6 +502,7 @@ def compose(
         spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
         params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, k=k,
         standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
+        scheduler=scheduler,
     )  # fmt: skip
 
 
@@ -648,6 +670,7 @@ def path_command(
     warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
     target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
     target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Fit METHOD at a grid of sparsity levels: nonzeros, CPEV against PCA's, NOR and time at each.
 
@@ -669,12 +692,13 @@ def path_command(
         dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
         progress = _LevelProgress(sys.stderr.isatty())
         try:
-            found = fit_path(
-                matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
-                standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
-                drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
-                **param_values,
-            )  # fmt: skip
+            with on_cluster(scheduler, matrix, dataset.source):
+                found = fit_path(
+                    matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
+                    standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
+                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    **param_values,
+                )  # fmt: skip
         finally:
             progress.close()
         chosen = None

@@ -16,7 +16,9 @@ A source string is one of those or a path to a file: ``.npy`` or ``.npz``
 :func:`scipy.sparse.save_npz` gives that sparse matrix), ``.csv`` or ``.tsv``
 (read by :mod:`spcakit.csv_files`), or a Matrix Market ``.mtx`` file (a
 sparse matrix; a dense ``array`` one gives an array; read by
-:func:`spcakit.sparse_data.load_mtx`). Sparse files hold no column names:
+:func:`spcakit.sparse_data.load_mtx`), or a Zarr array store, a folder whose
+name ends in ``.zarr`` (a dask array read in chunks, never whole: see
+:mod:`spcakit.dask_data`; needs the ``spcakit[dask]`` extra). Sparse files hold no column names:
 the variables are called ``x1``, ``x2``, ... Every failure - a damaged or truncated file, text
 that is not UTF-8, a folder, missing permissions - is an
 :class:`~spcakit.errors.InvalidDataError` that names the file and says what
@@ -64,7 +66,7 @@ _PITPROPS_LOWER = (
 class Dataset:
     """A loaded source: a matrix, its variables' names, and what it is."""
 
-    matrix: Any  # a NumPy array, or a scipy.sparse matrix from a sparse .npz or a .mtx file
+    matrix: Any  # a NumPy array, a scipy.sparse matrix from a sparse .npz or a .mtx file, a dask array from a .zarr store
     feature_names: tuple[str, ...] | None
     is_covariance: bool
     source: str
@@ -174,7 +176,7 @@ def _parse_builtin(spec: str) -> Dataset:
 
 #: What a data source may be, for messages.
 VALID_SOURCES = (
-    "a .npy, .npz, .csv or .tsv file, a Matrix Market .mtx file, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
+    "a .npy, .npz, .csv or .tsv file, a Matrix Market .mtx file, a Zarr store (a folder NAME.zarr), or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=.."
 )
 
 
@@ -197,6 +199,10 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
+    if path.suffix.lower() == ".zarr":  # a folder: read in chunks by dask, never whole
+        from spcakit.dask_data import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
+
+        return Dataset(open_zarr(path), None, False, str(path))
     if path.is_dir():
         raise InvalidDataError(f"data source {str(path)!r} is a folder; give {VALID_SOURCES}")
     if not path.exists():
@@ -217,12 +223,12 @@ def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
     advice = f" ({_OTHER_FORMATS[suffix]})" if suffix in _OTHER_FORMATS else ""
     raise InvalidDataError(
         f"{path}: unsupported file type {suffix or '(none)'!r}{advice}; use .npy, .npz, .csv or .tsv (or .mtx for a "
-        "sparse Matrix Market file)"
+        "sparse Matrix Market file, a NAME.zarr folder for a Zarr store)"
     )
 
 
 def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) -> Dataset:
-    """Load a source: ``builtin:NAME[?k=v&...]`` or a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path.
+    """Load a source: ``builtin:NAME[?k=v&...]``, a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path or a ``.zarr`` store.
 
     ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
     drops): they come back as NaN (see :func:`spcakit.csv_files.load_csv`); other sources ignore it.

@@ -134,7 +134,8 @@ class InputRecord:
     sha256
         The content hash of that matrix (see
         :func:`spcakit.problem.content_sha256`): the SHA-256 of its shape
-        and its values as float64; ``None`` for an operator.
+        and its values as float64; ``None`` for an operator, and for a dask
+        array, whose hash is not computed (see :mod:`spcakit.dask_data`).
     center
         Whether the data columns were centred (``None`` for a covariance).
     standardize

@@ -91,6 +91,7 @@ from spcakit.problem import (
     _check_double_range,
     _check_names,
     _refuse_zero_variance,
+    centred_extremes,
     column_positions,
 )
 from spcakit.state import InputRecord
@@ -402,12 +403,7 @@ def dask_problem(
     with np.errstate(over="ignore", invalid="ignore"):
         mean = divisors * moments.mean if center else None
         if center:
-            largest = np.maximum(moments.high - mean, mean - moments.low)
-            if not np.all(np.isfinite(largest)):
-                raise InvalidDataError(
-                    f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double "
-                    "precision (differences between them overflow); rescale the data, e.g. divide by a power of 10"
-                )
+            largest = centred_extremes(moments.high, moments.low, mean, magnitude)
             second = moments.second
         else:
             largest = magnitude

@@ -511,6 +511,20 @@ def _column_extremes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 
+def centred_extremes(high: np.ndarray, low: np.ndarray, mean: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Each column's largest magnitude after centring, from its extremes as given (rounding is monotone: the
+    centred extremes are the extremes centred, no pass over the data); :class:`InvalidDataError` when a
+    difference overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = np.maximum(high - mean, mean - low)
+    if not np.all(np.isfinite(largest)):
+        raise InvalidDataError(
+            f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
+            "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
+        )
+    return largest  # type: ignore[no-any-return]
+
+
 def _centred_sum_of_squares(a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray | None) -> np.ndarray:
     r""":math:`\sum_i ((a_{ij} - \mu_j)/d_j)^2` for each column, a block of columns at a time
     (:func:`~spcakit.operators.centred_column_blocks`: no copy of the data; ``None`` for no mean, no divisors)."""
@@ -665,16 +679,7 @@ def data_problem(
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
-    if center:  # rounding is monotone: the centred extremes are the extremes centred, no pass over the data
-        with np.errstate(over="ignore", invalid="ignore"):
-            largest = np.maximum(high - mean, mean - low)
-        if not np.all(np.isfinite(largest)):
-            raise InvalidDataError(
-                f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
-                "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
-            )
-    else:
-        largest = magnitude
+    largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
     # plain: no square (nor a sum of n of them) can over- or underflow, the plain sums of squares are exact enough
     plain = not standardize and _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]

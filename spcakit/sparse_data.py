@@ -64,6 +64,7 @@ from spcakit.problem import (
     _check_double_range,
     _check_names,
     _refuse_zero_variance,
+    centred_extremes,
     column_positions,
 )
 from spcakit.state import InputRecord
@@ -267,16 +268,7 @@ def sparse_problem(
         raise InvalidDataError(f"{what} has {n} row; centring needs at least 2 samples (rows)")
     magnitude = np.maximum(high, -low)  # each column's largest magnitude as given
     mean = _column_means(x, sums, magnitude) if center else None
-    if mean is not None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            largest = np.maximum(high - mean, mean - low)
-        if not np.all(np.isfinite(largest)):
-            raise InvalidDataError(
-                f"the data's values (up to {float(magnitude.max()):.3g}) are too large to centre in double precision "
-                "(differences between them overflow); rescale the data, e.g. divide by a power of 10"
-            )
-    else:
-        largest = magnitude
+    largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
     if _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]:
         norms = np.sqrt(_centred_sum_of_squares(x, mean, stored, None))

@@ -105,8 +105,6 @@ Springer (2009), §7.10.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import numbers
 from collections.abc import Callable, Iterator, Sequence
@@ -118,9 +116,8 @@ import numpy as np
 
 from spcakit.api import check_r, check_seed, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError, ZeroLoadingError
-from spcakit.output import check_output, write_output
 from spcakit.paths import (
-    AUTO, _check_takes_k, _csv_cell, _lowest_level, _method_spec, auto_levels, parse_k_levels, parse_lam_levels,
+    AUTO, _check_takes_k, _lowest_level, _method_spec, auto_levels, parse_k_levels, parse_lam_levels, _rows_csv,
 )  # fmt: skip
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, as_problem
@@ -418,17 +415,7 @@ class CrossValidation:
         """The rows of :meth:`to_rows` as CSV (a header, then one line per level; numbers written so that they
         read back exactly); with ``file``, also written there atomically (:func:`spcakit.output.write_output`).
         Returns the text."""
-        rows = self.to_rows()
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(rows[0].keys())
-        for row in rows:
-            writer.writerow(_csv_cell(v) for v in row.values())
-        text = buffer.getvalue()
-        if file is not None:
-            check_output(Path(file))
-            write_output(Path(file), text)
-        return text
+        return _rows_csv(self.to_rows(), file)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``spcakit cv --json``: the curve, the choice and the refit result (as ``spcakit run

@@ -465,17 +465,7 @@ class SparsityPath:
         """The rows of :meth:`to_rows` as CSV (a header, then one line per level; numbers written so that they
         read back exactly, a missing loss as an empty cell); with ``file``, also written there atomically
         (:func:`spcakit.output.write_output`). Returns the text."""
-        rows = self.to_rows()
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(rows[0].keys())
-        for row in rows:
-            writer.writerow(_csv_cell(v) for v in row.values())
-        text = buffer.getvalue()
-        if file is not None:
-            check_output(Path(file))
-            write_output(Path(file), text)
-        return text
+        return _rows_csv(self.to_rows(), file)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``spcakit path --json``."""
@@ -564,6 +554,22 @@ def _csv_cell(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def _rows_csv(rows: list[dict[str, Any]], file: str | Path | None = None) -> str:
+    """``rows`` (dictionaries with the same keys) as CSV: a header, then one line per row, numbers written so
+    that they read back exactly and ``None`` as an empty cell; with ``file``, also written there atomically
+    (:func:`spcakit.output.write_output`, never over an input). Returns the text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(rows[0].keys())
+    for row in rows:
+        writer.writerow(_csv_cell(v) for v in row.values())
+    text = buffer.getvalue()
+    if file is not None:
+        check_output(Path(file))
+        write_output(Path(file), text)
+    return text
 
 
 # -- the path ---------------------------------------------------------------------------------

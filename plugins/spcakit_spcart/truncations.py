@@ -83,23 +83,28 @@ def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
     Entries are removed from the smallest magnitude up, in the reverse of the
     order of :mod:`spcakit.ties` (tied magnitudes: the larger index goes
     first), so the kept entries are always the largest ones, ties going to the
-    smaller indices as for :func:`truncate_by_sparsity`.
+    smaller indices as for :func:`truncate_by_sparsity`. How many a column
+    removes comes from its squares sorted in ascending order (the cumulative
+    share is a prefix sum); which ones, from :func:`spcakit.ties.top_k_mask_of_rows`
+    with the number kept. Both work on the column laid out as a contiguous row.
     """
     matrix = z.reshape(z.shape[0], -1)
-    squares = matrix**2
-    order = ties.order_columns(np.abs(matrix))[::-1]  # ascending magnitude; of tied ones, the larger index first
-    sorted_sq = np.take_along_axis(squares, order, axis=0)
-    totals = sorted_sq.sum(axis=0)
-    shares = np.cumsum(sorted_sq, axis=0) / np.where(totals > 0, totals, 1.0)
+    p = matrix.shape[0]
+    magnitudes = np.abs(matrix.T, order="C")  # r x p: one column a row
+    ascending = np.sort(magnitudes, axis=1)
+    ascending *= ascending
+    totals = ascending.sum(axis=1)
+    np.cumsum(ascending, axis=1, out=ascending)
     # entries whose cumulative share stays within the budget (a relative 1e-12 absorbs rounding);
     # the largest entry is always kept, so no loading is ever emptied
-    removed = shares <= energy * (1.0 + 1e-12)
-    removed[-1] = False
-    out = matrix.copy()
-    mask = np.zeros_like(removed)
-    np.put_along_axis(mask, order, removed, axis=0)
-    out[mask] = 0.0
-    return out.reshape(z.shape)
+    budget = energy * (1.0 + 1e-12) * np.where(totals > 0, totals, 1.0)
+    removed = np.minimum(np.count_nonzero(ascending <= budget[:, None], axis=1), p - 1)
+    del ascending
+    keep = np.zeros(magnitudes.shape, dtype=bool)
+    for kept in np.unique(p - removed):
+        rows = np.flatnonzero(p - removed == kept)
+        keep[rows] = ties.top_k_mask_of_rows(magnitudes[rows], int(kept))
+    return np.where(keep.T, matrix, 0.0).reshape(z.shape)
 
 
 # -- parts -------------------------------------------------------------------------

@@ -627,3 +627,11 @@ def test_truncator_contract_requires_check_to_raise_invalid_parameter_error():
         check_truncator_contract(BadCheck(lambda z: z), np.ones((3, 1)))
     with pytest.raises(InvalidParameterError):
         check_truncator_contract(tr.SparsityTruncation(5), np.ones((3, 1)))
+
+
+@pytest.mark.parametrize("energy, kept", [(0.5, [0, 1]), (0.25, [0, 1, 2]), (0.74, [0, 1])])
+def test_energy_truncation_keeps_the_smaller_indices_of_tied_entries(energy, kept):
+    z = np.array([[2.0, -1.0], [-2.0, 1.0], [2.0, -1.0], [-2.0, 1.0]])  # four tied entries per column, 25 % each
+    x = tr.EnergyTruncation(energy)(z)
+    for column in range(2):
+        assert np.flatnonzero(x[:, column]).tolist() == kept

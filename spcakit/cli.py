@@ -69,6 +69,17 @@ def _fail(message: str) -> None:
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
+def _write_out(out: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``--out`` atomically; if that fails, print it (the work must not be lost) and fail,
+    saying that the file was left as it was."""
+    try:
+        write_output(out, text)
+    except OSError as exc:
+        typer.echo(text, nl=False)
+        _fail(f"cannot write --out {out}: {exc.strerror or exc}; the {what} is printed above instead "
+              "(the previous content of the file, if any, is untouched)")
+
+
 def _warn_plugin_failures() -> None:
     for record in get_session().failures():
         typer.echo(
@@ -380,13 +391,7 @@ def _run_and_report(
         document["target"] = chosen.to_dict()
     text = json.dumps(document, indent=2)
     if out is not None:
-        try:
-            write_output(out, text + "\n")
-        except OSError as exc:  # the result must not be lost: print it, then say what went wrong
-            typer.echo(text)
-            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the result is printed above instead "
-                  "(the previous content of the file, if any, is untouched)")
-            return
+        _write_out(out, text + "\n", "result")
     if save_model is not None and model_text is not None:
         try:
             write_output(save_model, model_text)
@@ -721,13 +726,7 @@ def path_command(
     else:
         text = render_path(found, dataset.source, chosen, target_line) + "\n"
     if out is not None:
-        try:
-            write_output(out, text)
-        except OSError as exc:  # the path must not be lost: print it, then say what went wrong
-            typer.echo(text, nl=False)
-            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the path is printed above instead "
-                  "(the previous content of the file, if any, is untouched)")
-            return
+        _write_out(out, text, "path")
         typer.echo(f"wrote {len(found)} level(s) of {found.method} to {out}", err=True)
     else:
         typer.echo(text, nl=False)
@@ -851,13 +850,7 @@ def cv_command(
     else:
         text = render_cv(found, dataset.source) + "\n"
     if out is not None:
-        try:
-            write_output(out, text)
-        except OSError as exc:  # the curve must not be lost: print it, then say what went wrong
-            typer.echo(text, nl=False)
-            _fail(f"cannot write --out {out}: {exc.strerror or exc}; the cross-validation is printed above instead "
-                  "(the previous content of the file, if any, is untouched)")
-            return
+        _write_out(out, text, "cross-validation")
         typer.echo(f"wrote {len(found)} level(s) of {found.method}'s cross-validation to {out}", err=True)
     else:
         typer.echo(text, nl=False)

@@ -80,9 +80,10 @@ from spcakit.operators import (
     DENSE_GRAM_LIMIT,
     LANCZOS_BASIS,
     DenseCovariance,
+    ImplicitCentring,
     OperatorAccess,
     _eigh_top,
-    _orthonormal_completion,
+    eigenpairs_through_small_gram,
 )
 from spcakit.problem import (
     _SQUARES_SAFE,
@@ -438,7 +439,7 @@ def dask_problem(
 
 # -- the distributed operator ------------------------------------------------------------------------------
 @attrs.frozen(eq=False)
-class DaskCovariance(OperatorAccess):
+class DaskCovariance(ImplicitCentring, OperatorAccess):
     r"""The covariance of a dask data matrix kept on the workers, centred and standardised implicitly.
 
     For :math:`X` (``n x p``, a persisted dask array of float64), column means
@@ -477,15 +478,6 @@ class DaskCovariance(OperatorAccess):
     column_scale: np.ndarray | None
     variances: np.ndarray
     _spectra: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False)
-
-    @property
-    def p(self) -> int:
-        return int(self.data.shape[1])
-
-    @property
-    def n(self) -> int:
-        """Number of samples (rows of the data)."""
-        return int(self.data.shape[0])
 
     def _product(self, v: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
         """:math:`CV` for ``V`` zero outside ``rows`` (all rows when ``None``), given its rows ``v`` there."""
@@ -546,13 +538,10 @@ class DaskCovariance(OperatorAccess):
     def _gram_pairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """Eigenpairs from the ``n x n`` Gram matrix :math:`ZZ^\\top` mapped back by :math:`Z^\\top`."""
         z = self._centred()
-        n = self.n
-        values, left = _eigh_top(np.asarray((z @ z.T).compute()), min(r, n))
-        values = np.clip(values, 0.0, None)
-        good = values > max(float(values[0]), 0.0) * n * np.finfo(float).eps * 10
-        right = np.asarray((z.T @ left[:, good]).compute()) / np.sqrt(values[good])
-        full_values = np.concatenate([values[good], np.zeros(r - int(good.sum()))])
-        return full_values / self.scale, _orthonormal_completion(right, r)
+        values, vectors = eigenpairs_through_small_gram(
+            np.asarray((z @ z.T).compute()), lambda u: np.asarray((z.T @ u).compute()), r
+        )
+        return values / self.scale, vectors
 
     def _lanczos(self, r: int, vectors: bool) -> Any:
         from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415

@@ -334,6 +334,25 @@ class DenseCovariance(OperatorAccess):
     __hash__ = None  # type: ignore[assignment]
 
 
+def eigenpairs_through_small_gram(
+    small_gram: np.ndarray, transpose_product: Callable[[np.ndarray], np.ndarray], r: int
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The ``r`` leading eigenpairs of :math:`B^\top B` (``p x p``) from the ``n x n`` :math:`BB^\top` (``n < p``).
+
+    With :math:`BB^\top u = \lambda u`, :math:`v = B^\top u/\sqrt\lambda` is a unit eigenvector of
+    :math:`B^\top B` for :math:`\lambda` (``transpose_product(U)`` is :math:`B^\top U`). Eigenvalues at the
+    rounding level of the largest (:math:`\le 10\,n\,\epsilon\,\lambda_1`) give no direction: they are
+    reported as 0 and their vectors complete the others to an orthonormal set.
+    """
+    n = small_gram.shape[0]
+    values, left = _eigh_top(small_gram, min(r, n))
+    values = np.clip(values, 0.0, None)
+    good = values > max(float(values[0]), 0.0) * n * np.finfo(float).eps * 10
+    right = transpose_product(left[:, good]) / np.sqrt(values[good])
+    full_values = np.concatenate([values[good], np.zeros(r - int(good.sum()))])
+    return full_values, _orthonormal_completion(right, r)
+
+
 class ImplicitCentring:
     r"""Products with the centred, scaled data :math:`B = (X - \mathbf 1\mu^\top)D^{-1}` without forming :math:`B`.
 
@@ -525,15 +544,9 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         n, p = self.data.shape
         if min(n, p) <= DENSE_GRAM_LIMIT or r >= min(n, p) - 1:
-            if n < p:
-                # eigenvectors of B B^T (n x n), mapped back: cheaper than SVD when n << p
-                values, left = _eigh_top(self._small_gram(), min(r, n))
-                values = np.clip(values, 0.0, None)
-                good = values > max(float(values[0]), 0.0) * n * np.finfo(float).eps * 10
-                right = self._transpose_product(left[:, good]) / np.sqrt(values[good])
-                k = int(good.sum())
-                full_values = np.concatenate([values[good], np.zeros(r - k)])
-                return full_values / self.scale, _orthonormal_completion(right, r)
+            if n < p:  # eigenvectors of B B^T (n x n), mapped back: cheaper than SVD when n << p
+                values, vectors = eigenpairs_through_small_gram(self._small_gram(), self._transpose_product, r)
+                return values / self.scale, vectors
             values, vectors = _eigh_top(self._small_gram(), r)
             return values / self.scale, vectors
         # the Krylov basis and its products take at most a tenth of the data's memory (and 12 blocks)

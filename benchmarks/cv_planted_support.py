@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import spcakit
+from spcakit.datasets import planted_support
 
 P = 30
 SETTINGS = ((300, 3.0), (200, 3.0), (400, 2.5), (300, 2.0))
@@ -36,14 +37,7 @@ METHODS = ("spcart", "tpower")
 
 def spiked(n: int, p: int, sizes: tuple[int, ...], sds: list[float], seed: int) -> np.ndarray:
     """Factors of standard deviation ``sds`` on disjoint blocks of ``sizes`` variables, plus unit noise; columns shuffled."""
-    rng = np.random.default_rng(seed)
-    u = np.zeros((p, len(sizes)))
-    start = 0
-    for j, size in enumerate(sizes):
-        u[start:start + size, j] = rng.choice([-1.0, 1.0], size) / np.sqrt(size)
-        start += size
-    x = rng.standard_normal((n, len(sizes))) * np.asarray(sds) @ u.T + rng.standard_normal((n, p))
-    return x[:, rng.permutation(p)]
+    return planted_support(n, p, sizes, sds, seed).matrix
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import urllib.parse
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -126,6 +126,35 @@ def random_gaussian(n: int = 100, p: int = 50, seed: int = 0) -> Dataset:
         )
     x = np.random.default_rng(seed).standard_normal((n, p))
     return Dataset(x, None, False, f"builtin:random?n={n}&p={p}&seed={seed}")
+
+
+def planted_support(
+    n: int, p: int, sizes: Sequence[int], strengths: Sequence[float], seed: int = 0, *, shuffle: bool = True
+) -> Dataset:
+    r"""Data with planted sparse supports: the spiked model a sparsity chooser should recover.
+
+    :math:`X = F\,\operatorname{diag}(\sigma)\,U^	op + E` (``n x p``): factor ``j`` (standard normal
+    scores :math:`F`, standard deviation ``strengths[j]`` :math:`\sigma_j`) loads with equal weights
+    :math:`\pm 1/\sqrt{s_j}` (random signs) on its own block of ``sizes[j]`` :math:`s_j` variables, the
+    blocks disjoint; :math:`E` is unit Gaussian noise. With ``shuffle`` the columns are permuted, so
+    that the supports are not the first variables. Every number comes from ``seed``.
+    """
+    sizes, strengths = [int(s) for s in sizes], [float(s) for s in strengths]
+    if n < 2 or not sizes or len(sizes) != len(strengths) or min(sizes) < 1 or sum(sizes) > p or seed < 0:
+        raise InvalidDataError(
+            f"planted_support needs n >= 2, one strength per support size, sizes >= 1 summing to at most p and "
+            f"seed >= 0; got n={n}, p={p}, sizes={sizes}, strengths={strengths}, seed={seed}"
+        )
+    rng = np.random.default_rng(seed)
+    u = np.zeros((p, len(sizes)))
+    start = 0
+    for j, size in enumerate(sizes):
+        u[start : start + size, j] = rng.choice([-1.0, 1.0], size) / np.sqrt(size)
+        start += size
+    x = rng.standard_normal((n, len(sizes))) * np.asarray(strengths) @ u.T + rng.standard_normal((n, p))
+    if shuffle:
+        x = x[:, rng.permutation(p)]
+    return Dataset(x, None, False, f"planted_support(n={n}, p={p}, sizes={sizes}, seed={seed})")
 
 
 def square_root(c: np.ndarray) -> np.ndarray:

@@ -23,24 +23,15 @@ from spcakit.cli import app
 from spcakit.cv import (
     RULES, UNPREDICTABLE, CrossValidation, choose_level, cross_validate, fold_indices, leave_one_variable_out_residuals,
 )  # fmt: skip
-from spcakit.datasets import pitprops
+from spcakit.datasets import pitprops, planted_support
 from spcakit.errors import InvalidParameterError
 
 runner = CliRunner()
 
 
 def spiked(n: int, p: int, sizes: list[int], strengths: list[float], seed: int) -> np.ndarray:
-    """Rows with planted sparse supports: factors of standard deviation ``strengths`` on disjoint blocks of ``sizes``
-    variables (equal weights, random signs), plus unit Gaussian noise; the columns shuffled, so that the support is
-    not the first variables."""
-    rng = np.random.default_rng(seed)
-    u = np.zeros((p, len(sizes)))
-    start = 0
-    for j, size in enumerate(sizes):
-        u[start:start + size, j] = rng.choice([-1.0, 1.0], size) / np.sqrt(size)
-        start += size
-    x = rng.standard_normal((n, len(sizes))) * np.asarray(strengths) @ u.T + rng.standard_normal((n, p))
-    return x[:, rng.permutation(p)]
+    """Rows with planted sparse supports, the columns shuffled (:func:`spcakit.datasets.planted_support`)."""
+    return planted_support(n, p, sizes, strengths, seed).matrix
 
 
 def brute_force_residuals(rows: np.ndarray, loadings: np.ndarray) -> np.ndarray:

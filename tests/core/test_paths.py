@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops, zou_covariance
+from spcakit.datasets import pitprops, planted_support, zou_covariance
 from spcakit.errors import InvalidParameterError
 from spcakit.paths import (
     AUTO, CPEV_RTOL, MAX_AUTO_LEVELS, auto_levels, k_for_sparsity, parse_k_levels, parse_lam_levels, path,
@@ -44,14 +44,8 @@ def pca_cpev(covariance: np.ndarray, r: int) -> float:
 
 
 def spiked(n: int, p: int, sizes: list[int], strengths: list[float], seed: int) -> np.ndarray:
-    """Data with planted sparse supports: r factors on disjoint blocks of variables, plus unit Gaussian noise."""
-    rng = np.random.default_rng(seed)
-    u = np.zeros((p, len(sizes)))
-    start = 0
-    for j, size in enumerate(sizes):
-        u[start:start + size, j] = rng.choice([-1.0, 1.0], size) / np.sqrt(size)
-        start += size
-    return rng.standard_normal((n, len(sizes))) * np.asarray(strengths) @ u.T + rng.standard_normal((n, p))
+    """Data with planted sparse supports on the first variables (:func:`spcakit.datasets.planted_support`)."""
+    return planted_support(n, p, sizes, strengths, seed, shuffle=False).matrix
 
 
 def invoke(*args: Any) -> Any:

@@ -49,7 +49,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from spcakit.api import configure, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
-from spcakit.operators import SPARSE_BLOCK_ENTRIES, stored_per_column
+from spcakit.operators import stored_per_column
 from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
 from spcakit.registry import Registry
@@ -211,22 +211,14 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
 
     :math:`SL^\top = AP` is the orthogonal projection of :math:`A` onto the loadings' span (see
     :class:`SparsePCA`'s Notes), so the squared residual is :math:`\|A\|_F^2 - \|SL^\top\|_F^2`, with
-    :math:`\|SL^\top\|_F^2 = \operatorname{tr}(S\,L^\top L\,S^\top)` (``n x r``) and :math:`\|A\|_F^2` summed
-    over the stored entries, :math:`\sum_{ij:\,x_{ij} \ne 0} ((x_{ij} - \mu_j)/d_j)^2`, plus
-    :math:`(n - \mathrm{nnz}_j)\,(\mu_j/d_j)^2` for each column's implicit zeros.
+    :math:`\|SL^\top\|_F^2 = \operatorname{tr}(S\,L^\top L\,S^\top)` (``n x r``) and :math:`\|A\|_F^2` the
+    centred column sums of squares over the stored entries and the implicit zeros, as the sparse problem
+    computes them (:mod:`spcakit.sparse_data`).
     """
-    x = x.tocsr()
-    if not x.has_canonical_format:  # duplicates are summed in a copy, never in the caller's matrix
-        x = x.copy()
-        x.sum_duplicates()
-    n, p = x.shape
-    divisors = np.ones(p) if scale is None else scale
-    total = 0.0
-    for start in range(0, x.nnz, SPARSE_BLOCK_ENTRIES):  # temporaries of a block of stored entries, not nnz
-        columns = x.indices[start : start + SPARSE_BLOCK_ENTRIES]
-        deviations = (x.data[start : start + SPARSE_BLOCK_ENTRIES] - mean[columns]) / divisors[columns]
-        total += float(deviations @ deviations)
-    total += float((n - stored_per_column(x)) @ (mean / divisors) ** 2)
+    from spcakit.sparse_data import _centred_sum_of_squares, canonical_csr  # noqa: PLC0415 - sparse input only
+
+    x = canonical_csr(x)  # duplicates summed in a copy, never in the caller's matrix
+    total = float(_centred_sum_of_squares(x, mean, stored_per_column(x), scale).sum())
     kept = float(np.einsum("ij,ij->", scores @ (components @ components.T), scores))
     return max(total - kept, 0.0)
 

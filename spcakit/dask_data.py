@@ -78,12 +78,12 @@ from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError
 from spcakit.operators import (
     DENSE_EIGEN_LIMIT,
     DENSE_GRAM_LIMIT,
-    LANCZOS_BASIS,
     DenseCovariance,
     ImplicitCentring,
     OperatorAccess,
     _eigh_top,
     eigenpairs_through_small_gram,
+    operator_lanczos,
 )
 from spcakit.problem import (
     _SQUARES_SAFE,
@@ -544,17 +544,7 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
         return values / self.scale, vectors
 
     def _lanczos(self, r: int, vectors: bool) -> Any:
-        from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415
-
-        p = self.p
-        linear = LinearOperator((p, p), matvec=self.matmat, matmat=self.matmat, rmatvec=self.matmat, dtype=float)
-        start = np.random.default_rng(0).standard_normal(p)
-        ncv = min(p, max(2 * r + 1, LANCZOS_BASIS))
-        if not vectors:
-            return np.sort(eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, return_eigenvectors=False))[::-1]
-        values, vecs = eigsh(linear, k=r, which="LA", v0=start, ncv=ncv)
-        order = np.argsort(values)[::-1]
-        return values[order], vecs[:, order]
+        return operator_lanczos(self.matmat, self.p, r, vectors=vectors)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``r`` leading eigenpairs (kept per ``r``; copies are returned)."""

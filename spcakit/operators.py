@@ -183,6 +183,23 @@ def _orthonormal_completion(basis: np.ndarray, r: int) -> np.ndarray:
     return np.hstack([basis, q])
 
 
+def operator_lanczos(matmat: Callable[[np.ndarray], np.ndarray], p: int, r: int, *, vectors: bool = True) -> Any:
+    """The ``r`` leading eigenvalues (descending) of a symmetric ``p x p`` operator given by its products
+    ``matmat`` and, with ``vectors``, eigenvectors: ARPACK's Lanczos (``eigsh``) with a basis of
+    :data:`LANCZOS_BASIS` vectors (at least ``2r + 1``), from a fixed start vector so that every run gives
+    the same digits."""
+    from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
+
+    linear = LinearOperator((p, p), matvec=matmat, matmat=matmat, rmatvec=matmat, dtype=float)
+    start = np.random.default_rng(0).standard_normal(p)
+    ncv = min(p, max(2 * r + 1, LANCZOS_BASIS))
+    if not vectors:
+        return np.sort(eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, return_eigenvectors=False))[::-1]
+    values, vecs = eigsh(linear, k=r, which="LA", v0=start, ncv=ncv)
+    order = np.argsort(values)[::-1]
+    return values[order], vecs[:, order]
+
+
 def _operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs of any operator: dense when small, Lanczos otherwise."""
     p = op.p
@@ -798,17 +815,7 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
         return p <= DENSE_EIGEN_LIMIT or (self.n >= p and p <= DENSE_GRAM_LIMIT) or r >= p - 1
 
     def _lanczos(self, r: int, vectors: bool) -> Any:
-        from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
-
-        p = self.p
-        linear = LinearOperator((p, p), matvec=self.matmat, matmat=self.matmat, rmatvec=self.matmat, dtype=float)
-        start = np.random.default_rng(0).standard_normal(p)  # fixed: every run gives the same digits
-        ncv = min(p, max(2 * r + 1, LANCZOS_BASIS))
-        if not vectors:
-            return np.sort(eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, return_eigenvectors=False))[::-1]
-        values, vecs = eigsh(linear, k=r, which="LA", v0=start, ncv=ncv)
-        order = np.argsort(values)[::-1]
-        return values[order], vecs[:, order]
+        return operator_lanczos(self.matmat, self.p, r, vectors=vectors)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         r"""The ``r`` leading eigenpairs: LAPACK on the explicit covariance when ``p`` is small (see

@@ -197,16 +197,10 @@ CHILDREN = {"tall": _child_tall, "wide": _child_wide, "patches": _child_patches,
 
 def run_child(case: str, reference: bool, blas_threads: int | None) -> dict[str, Any]:
     """Run ``case`` in a fresh interpreter and return what it reports (with its peak RSS)."""
-    command = [sys.executable, str(Path(__file__)), "--child", case]
-    if reference:
-        command.append("--reference")
+    arguments = ["--child", case] + (["--reference"] if reference else [])
     if blas_threads is not None:
-        command += ["--blas-threads", str(blas_threads)]
-    env = dict(os.environ)
-    if blas_threads is not None:  # at load time: threadpoolctl misses the BLAS that scipy loads on first use
-        env.update({name: str(blas_threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-    out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=Path(__file__).parent, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+        arguments += ["--blas-threads", str(blas_threads)]
+    return timing.run_child(__file__, arguments, blas_threads)
 
 
 def import_times(repeats: int = 5) -> dict[str, float]:

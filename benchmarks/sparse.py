@@ -39,9 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -127,14 +125,8 @@ def child(case: str) -> dict[str, Any]:
 
 def run_child(case: str, blas_threads: int | None) -> dict[str, Any]:
     """Run ``case`` in a fresh interpreter and return what it reports."""
-    command = [sys.executable, str(Path(__file__)), "--child", case]
-    if blas_threads is not None:
-        command += ["--blas-threads", str(blas_threads)]
-    env = dict(os.environ)
-    if blas_threads is not None:  # at load time: threadpoolctl misses the BLAS that scipy loads on first use
-        env.update({name: str(blas_threads) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
-    out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=Path(__file__).parent, env=env)
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+    arguments = ["--child", case] + ([] if blas_threads is None else ["--blas-threads", str(blas_threads)])
+    return timing.run_child(__file__, arguments, blas_threads)
 
 
 def render(report: dict[str, Any]) -> str:

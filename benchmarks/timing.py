@@ -6,6 +6,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -109,3 +110,23 @@ def summary_line(report: dict[str, Any]) -> str:
         f"spcakit {env['spcakit']}; BLAS threads {threads}; total {report['total_seconds']:.0f} s"
         f"{' (quick mode)' if report['quick'] else ''}."
     )
+
+
+#: The environment variables that set the BLAS and OpenMP thread counts when a library loads.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def run_child(script: str | Path, arguments: list[str], blas_threads: int | None) -> dict[str, Any]:
+    """Run ``script`` with ``arguments`` in a fresh interpreter and return the JSON object its last line prints.
+
+    ``blas_threads`` is set in the child's environment as well (``threadpoolctl`` in the child misses the BLAS
+    that SciPy loads on first use); a failing child raises :class:`RuntimeError` with its standard error.
+    """
+    env = dict(os.environ)
+    if blas_threads is not None:
+        env.update({name: str(blas_threads) for name in BLAS_THREAD_VARIABLES})
+    done = subprocess.run([sys.executable, str(script), *arguments], capture_output=True, text=True,
+                          cwd=Path(script).parent, env=env, check=False)  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(f"{Path(script).name} {' '.join(arguments)} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]

@@ -479,10 +479,13 @@ def fix_signs(x: np.ndarray) -> np.ndarray:
     Magnitudes equal within the tie tolerance (:mod:`spcakit.ties`) go to the smaller variable index,
     so that rounding noise never flips a loading's sign.
     """
-    idx = ties.argmax_columns(np.abs(x))
+    width = max(1, (1 << 20) // (8 * max(1, x.shape[0])))  # magnitudes of 1 MiB of columns at a time
+    idx = np.concatenate([ties.argmax_columns(np.abs(x[:, j : j + width])) for j in range(0, x.shape[1], width)])
     signs = np.sign(x[idx, np.arange(x.shape[1])])
     signs[signs == 0] = 1.0
-    return x * signs + 0.0
+    fixed = x * signs
+    fixed += 0.0  # -0.0 + 0.0 is +0.0
+    return fixed
 
 
 def check_seed(seed: Any) -> int | None:
@@ -688,8 +691,9 @@ def fit(
     except BaseException as exc:  # a part's bug (even sys.exit): name the part and its plugin, chain the original
         raise _part_failure(exc, registry) from exc
     seconds = time.perf_counter() - start
+    reasons, iterations, history = outcome.stopping_reasons, outcome.iterations, outcome.objective_history
+    del outcome  # its loadings are not held beside the sign-fixed ones
     loadings = fix_signs(loadings)
-    reasons = outcome.stopping_reasons
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     warnings = tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
@@ -708,9 +712,9 @@ def fit(
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=computed,
-        iterations=outcome.iterations,
+        iterations=iterations,
         stopping_reason=reason,
-        objective_history=tuple(v for v in outcome.objective_history if math.isfinite(v)),
+        objective_history=tuple(v for v in history if math.isfinite(v)),
         seconds=seconds,
         warnings=warnings,
         seed=seed,

@@ -22,7 +22,7 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome
+from spcakit.state import Carry, IterState, Outcome, column_norms, unit_columns
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "normalize_columns", "prepare", "run_block"]
 
@@ -40,19 +40,19 @@ class Parts:
 
 
 def normalize_columns(x: np.ndarray) -> np.ndarray:
-    """Scale each column to unit Euclidean length (zero columns raise)."""
-    norms = np.sqrt(np.einsum("i...,i...->...", x, x))  # one pass, no p x r temporary
-    if np.any(norms == 0):
-        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
-    return x / norms
+    """Scale each column to unit Euclidean length (zero columns raise :class:`ZeroLoadingError`)."""
+    return unit_columns(x)
 
 
-def frobenius_distance(a: np.ndarray, b: np.ndarray) -> float:
-    """:math:`\\|A - B\\|_F`, a block of rows at a time: no temporary the size of ``A``."""
-    rows = max(1, (1 << 18) // max(1, a[:1].size))
+def frobenius_distance(a: np.ndarray, b: np.ndarray, a_scale: np.ndarray | float = 1.0,
+                       b_scale: np.ndarray | float = 1.0) -> float:
+    """:math:`\\|A D_a^{-1} - B D_b^{-1}\\|_F` for column divisors ``a_scale`` and ``b_scale`` (1: none), a block
+    of rows at a time: no temporary the size of ``A``."""
+    rows = max(1, (1 << 15) // max(1, a[:1].size))  # blocks of 256 KiB
     total = 0.0
     for start in range(0, a.shape[0], rows):
-        difference = a[start : start + rows] - b[start : start + rows]
+        difference = a[start : start + rows] / a_scale
+        difference -= b[start : start + rows] / b_scale
         total += float(np.vdot(difference, difference))
     return float(np.sqrt(total))
 
@@ -88,19 +88,37 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
             f"the update direction of loading {int(empty[0]) + 1} is zero: the (deflated) covariance has no "
             "variance left in that direction, so r is larger than the rank of the data"
         )
-    x = checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z", finite=True)
-    del z  # p x r: not held while the loadings are made
-    loadings = normalize_columns(x)
-    change = float(frobenius_distance(loadings, state.loadings) / np.sqrt(loadings.shape[1]))
+    x = _truncated(parts, z)
+    del z  # p x r: not held while the change is measured
+    norms = column_norms(x)
+    if np.any(norms == 0):
+        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    # the change of the unit loadings, from x and the previous x scaled a block of rows at a time: the
+    # state holds x alone (its loadings are made when asked for), so a step holds four p x r arrays at
+    # most (the previous x, the updater's state, z and x)
+    change = frobenius_distance(x, state.x, norms, column_norms(state.x)) / np.sqrt(x.shape[1])
     return attrs.evolve(
         state,
         iteration=state.iteration + 1,
         x=x,
-        loadings=loadings,
+        loadings=None,
         relative_change=change,
         objective_history=state.objective_history + (float(objective),),
         updater_state=updater_state,
     )
+
+
+def _truncated(parts: Parts, z: np.ndarray) -> np.ndarray:
+    """The truncation of ``z``: in place when the updater made ``z`` fresh and the truncation only selects entries
+    (:meth:`~spcakit.protocols.Truncator.kept`), so that no second ``p x r`` array is made; else a new array."""
+    if parts.updater.fresh_proposal and z.flags.writeable and z.flags.owndata:
+        kept = parts.truncator.kept(z)
+        if kept is not None:
+            if not (isinstance(kept, np.ndarray) and kept.dtype == bool and kept.shape == z.shape):
+                raise BadPartResult(parts.truncator, f"kept(z) must return a boolean array of z's shape {z.shape}")
+            np.copyto(z, 0.0, where=~kept)
+            return z
+    return checked_matrix(parts.truncator, parts.truncator(z), z.shape, "the truncated z", finite=True)
 
 
 def run_block(
@@ -116,12 +134,9 @@ def run_block(
     """Iterate :func:`block_step` from the initializer until the stopper stops."""
     x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0",
                         finite=True)
-    state = IterState(
-        iteration=0,
-        x=x0,
-        loadings=normalize_columns(x0),
-        updater_state=parts.updater.init(problem, x0, carry),
-    )
+    if np.any(column_norms(x0) == 0):
+        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, carry))
     del x0  # the state holds what is needed of the start
     while True:
         state = block_step(problem, parts, state)

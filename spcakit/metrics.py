@@ -57,22 +57,51 @@ def sparsity_std(x: np.ndarray) -> float:
     return float(np.std(s, ddof=1)) if s.size > 1 else 0.0
 
 
-def orthonormal_basis(x: np.ndarray) -> np.ndarray:
-    """An orthonormal basis of the column span of ``x`` (rank-revealing)."""
+def orthonormal_basis(x: np.ndarray, dimension: int | None = None) -> np.ndarray:
+    """An orthonormal basis of the column span of ``x`` (rank-revealing).
+
+    Singular values at most :math:`\\sigma_1 \\max(d, r)\\,\\epsilon` count as zero, with ``d`` the
+    ``dimension`` of the space ``x`` lives in (default: its number of rows; the full ``p`` when ``x`` holds the
+    nonzero rows of the loadings alone).
+    """
     u, sing, _ = np.linalg.svd(x, full_matrices=False)
-    rank = int(np.sum(sing > sing[0] * max(x.shape) * np.finfo(float).eps)) if sing.size and sing[0] > 0 else 0
+    size = max(x.shape[0] if dimension is None else dimension, x.shape[1] if x.ndim > 1 else 1)
+    rank = int(np.sum(sing > sing[0] * size * np.finfo(float).eps)) if sing.size and sing[0] > 0 else 0
     return u[:, :rank]
+
+
+def support_rows(x: np.ndarray) -> np.ndarray | None:
+    """The rows (variables) where some loading of ``x`` is nonzero, when they are at most half of them, else
+    ``None``: metrics of sparse loadings then work on these rows alone (:math:`O(|S|\\,r)` memory besides one
+    product with :math:`C`)."""
+    rows = np.flatnonzero(np.any(x != 0, axis=1))
+    return rows if 2 * rows.size <= x.shape[0] else None
+
+
+def _quadratic_forms(q: np.ndarray, rows: np.ndarray | None, p: int, covariance: CovarianceOperator) -> np.ndarray:
+    r""":math:`q_j^\top C q_j` for each column of ``q``: the full ``p x k`` columns (``rows`` ``None``), or their rows
+    ``rows`` with zeros elsewhere (:meth:`~spcakit.operators.CovarianceOperator.matmat_rows`)."""
+    if rows is None:
+        return np.einsum("ij,ij->j", q, covariance.matmat(q))  # type: ignore[no-any-return]
+    full = np.zeros((p, q.shape[1]))
+    full[rows] = q
+    return np.einsum("ij,ij->j", q, covariance.matmat_rows(full, rows)[rows])  # type: ignore[no-any-return]
 
 
 def explained_variance(x: np.ndarray, covariance: CovarianceOperator) -> float:
     """EV :math:`\\operatorname{tr}(X^\\top C X)`."""
-    return float(np.sum(x * covariance.matmat(x)))
+    return float(np.vdot(x, covariance.matmat(x)))
 
 
 def cpev(x: np.ndarray, covariance: CovarianceOperator) -> float:
-    """CPEV: variance of the subspace spanned by ``x``, as a fraction of :math:`\\operatorname{tr} C`."""
-    u = orthonormal_basis(x)
-    return explained_variance(u, covariance) / covariance.trace()
+    """CPEV: variance of the subspace spanned by ``x``, as a fraction of :math:`\\operatorname{tr} C`.
+
+    Sparse loadings are orthonormalised on their nonzero rows alone (:func:`support_rows`).
+    """
+    x = x.reshape(x.shape[0], -1)
+    rows = support_rows(x)
+    u = orthonormal_basis(x if rows is None else x[rows], dimension=x.shape[0])
+    return float(_quadratic_forms(u, rows, x.shape[0], covariance).sum()) / covariance.trace()
 
 
 def nonorthogonality(x: np.ndarray) -> float:
@@ -110,11 +139,12 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
     rounding, so the basis is then built by Gram-Schmidt, skipping such loadings.
     """
     p, r = x.shape
-    unit = x / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
+    rows = support_rows(x)  # sparse loadings: their nonzero rows alone
+    unit = (x if rows is None else x[rows]) / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
     q, triangle = np.linalg.qr(unit)
     if np.all(np.abs(np.diagonal(triangle)) > 1e-10):
-        return [float(v) for v in np.einsum("ij,ij->j", q, covariance.matmat(q))]
-    basis = np.zeros((p, 0))
+        return [float(v) for v in _quadratic_forms(q, rows, p, covariance)]
+    basis = np.zeros((unit.shape[0], 0))
     keep: list[int] = []
     for t in range(r):
         v = unit[:, t]
@@ -126,7 +156,7 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
             keep.append(t)
     out = [0.0] * r
     if keep:
-        values = np.einsum("ij,ij->j", basis, covariance.matmat(basis))
+        values = _quadratic_forms(basis, rows, p, covariance)
         for t, value in zip(keep, values):
             out[t] = float(value)
     return out

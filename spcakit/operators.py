@@ -27,10 +27,14 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
-import scipy.linalg
 
 #: Above this dimension an operator is never densified to find eigenvectors.
 DENSE_EIGEN_LIMIT = 600
+#: Up to this dimension the leading eigenpairs of an explicit matrix come from NumPy's ``eigh`` (all of them,
+#: LAPACK's divide and conquer); above it, from SciPy's subset driver (``scipy.linalg.eigh`` with
+#: ``subset_by_index``), 2.4x faster at 500 and 3x at 2000, but whose import takes 0.3 s and its own BLAS
+#: (27 MiB resident): at 500 variables NumPy takes 20 ms against SciPy's 8 ms, at 169 1.6 against 1.3 ms.
+NUMPY_EIGH_LIMIT = 500
 #: A data matrix whose smaller side is at most this uses a dense eigensolver on its small Gram matrix.
 DENSE_GRAM_LIMIT = 2000
 #: An explicit covariance larger than this uses Lanczos for its ``r <= p/20`` leading eigenpairs.
@@ -133,6 +137,10 @@ def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> A
     if p > LANCZOS_LIMIT and 20 * r <= p:
         return lanczos_top(matrix, r, vectors=vectors)
     if not vectors:
+        if p <= NUMPY_EIGH_LIMIT:
+            return np.linalg.eigvalsh(matrix)[p - r :][::-1]
+        import scipy.linalg  # noqa: PLC0415 - 0.3 s and 27 MiB: only for matrices above NUMPY_EIGH_LIMIT
+
         values = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1], eigvals_only=True)
         if values.shape[0] != r:  # the subset driver can return fewer values on clustered spectra
             values = scipy.linalg.eigvalsh(matrix)[p - r:]
@@ -141,7 +149,14 @@ def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> A
 
 
 def _eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``r`` leading eigenpairs of a symmetric ``matrix`` (values descending), by :data:`NUMPY_EIGH_LIMIT`'s
+    rule."""
     p = matrix.shape[0]
+    if p <= NUMPY_EIGH_LIMIT:
+        values, vectors = np.linalg.eigh(matrix)
+        return values[p - r :][::-1], vectors[:, p - r :][:, ::-1]
+    import scipy.linalg  # noqa: PLC0415 - see NUMPY_EIGH_LIMIT
+
     values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1])
     if values.shape[0] != r:  # LAPACK's subset driver can return fewer pairs on clustered spectra
         values, vectors = scipy.linalg.eigh(matrix)

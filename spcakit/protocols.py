@@ -149,9 +149,16 @@ class Updater(Part):
     ``init`` returns the state the updater carries through the iterations
     (for SPCArt, the PCA loadings :math:`V`); ``propose`` returns :math:`Z`,
     the updater's objective at the current :math:`X`, and its new state.
+
+    An updater whose ``propose`` always returns a newly made :math:`Z` that
+    it keeps no reference to (nor to a view of it) says so with
+    ``fresh_proposal = True``: the driver may then zero entries of that
+    :math:`Z` in place (see :meth:`Truncator.kept`), one ``p x r`` array
+    fewer per step.
     """
 
     role = "updater"
+    fresh_proposal: ClassVar[bool] = False
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Any:
         return None
@@ -168,6 +175,15 @@ class Truncator(Part):
     ``resolved(p)`` gives the parameters as used for ``p`` (defaults that
     depend on ``p`` made explicit) for the result's record. The driver
     normalises the returned columns to unit length.
+
+    A truncation that only selects entries, :math:`T(Z) = Z \\odot M` for a
+    boolean mask :math:`M` of the entries kept unchanged (truncation by
+    sparsity or by energy), may also give that mask by ``kept(z)``: for a
+    :math:`Z` its updater made fresh (:attr:`Updater.fresh_proposal`) the
+    driver then zeroes the other entries in place instead of calling the
+    truncator, so a step holds one ``p x r`` array fewer. ``kept`` must
+    agree with ``__call__``; the default (``None``) means there is no such
+    mask.
     """
 
     role = "truncator"
@@ -180,6 +196,9 @@ class Truncator(Part):
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def kept(self, z: np.ndarray) -> np.ndarray | None:
+        return None
 
 
 class Deflator(Part):

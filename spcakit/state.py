@@ -7,6 +7,8 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit.errors import ZeroLoadingError
+
 #: The optional dependency that :meth:`Result.loadings_frame` and :meth:`Result.metrics_frame` need.
 PANDAS_EXTRA = "spcakit[pandas]"
 #: Components shown one by one in :meth:`Result.__repr__` (more are elided).
@@ -66,6 +68,20 @@ def constraint_submatrix(carry: Carry, support: np.ndarray) -> np.ndarray:
     return eye - qs @ qs.T
 
 
+def column_norms(x: np.ndarray) -> np.ndarray:
+    """The Euclidean length of each column of ``x`` (``p x r``; a vector is one column), in one pass."""
+    return np.sqrt(np.einsum("i...,i...->...", x, x))  # no p x r temporary
+
+
+def unit_columns(x: np.ndarray) -> np.ndarray:
+    """``x`` with each column scaled to unit Euclidean length; :class:`~spcakit.errors.ZeroLoadingError` for a
+    zero column."""
+    norms = column_norms(x)
+    if np.any(norms == 0):
+        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    return x / norms
+
+
 class CapReached(str):
     """A stopping reason that says the iterations hit a cap before their convergence test passed.
 
@@ -89,7 +105,9 @@ class IterState:
         The current iterate as the truncation returned it (column lengths
         as the updater needs them).
     loadings
-        ``x`` with unit-length columns.
+        ``x`` with unit-length columns: made from ``x`` when asked for
+        (the drivers hold ``x`` alone between steps, one ``p x r`` array
+        fewer), unless given to the constructor.
     relative_change
         :math:`\\|X^{(t)} - X^{(t-1)}\\|_F / \\sqrt{r}` of the unit loadings
         (``inf`` before the first step).
@@ -102,10 +120,17 @@ class IterState:
 
     iteration: int
     x: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
-    loadings: np.ndarray = attrs.field(eq=attrs.cmp_using(eq=_arrays_equal))
+    _given_loadings: np.ndarray | None = attrs.field(default=None, alias="loadings", eq=False, repr=False)
     relative_change: float = float("inf")
     objective_history: tuple[float, ...] = ()
     updater_state: Any = attrs.field(default=None, eq=False)
+
+    @property
+    def loadings(self) -> np.ndarray:
+        """``x`` with unit-length columns (a new array each time, unless given to the constructor)."""
+        if self._given_loadings is not None:
+            return self._given_loadings
+        return unit_columns(self.x)
 
 
 @attrs.frozen(kw_only=True)

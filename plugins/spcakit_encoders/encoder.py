@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy.linalg
 
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
@@ -103,6 +102,8 @@ def cssp_encoder(x: np.ndarray, columns: Sequence[int] | np.ndarray, k: int,
         )
     b = q.T @ x
     u, s, _ = np.linalg.svd(b, full_matrices=False)
+    import scipy.linalg  # noqa: PLC0415 - imported when used: 0.3 s and its own BLAS
+
     m = scipy.linalg.solve_triangular(rr, u[:, :k] * s[:k], lower=False)
     u_r, _, _ = np.linalg.svd(m, full_matrices=False)
     h = np.zeros((d, k))

@@ -49,7 +49,6 @@ import math
 
 import attrs
 import numpy as np
-import scipy.linalg
 
 from spcakit import ties
 from spcakit.errors import InvalidParameterError
@@ -171,6 +170,8 @@ def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.nda
         values, vectors = np.linalg.eigh(matrix)
         values, vectors = values[::-1][:m], vectors[:, ::-1][:, :m]
     else:
+        import scipy.linalg  # noqa: PLC0415 - imported when used: 0.3 s and its own BLAS
+
         values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[k - m, k - 1])
         if values.shape[0] != m:  # LAPACK's subset driver can return fewer pairs on clustered spectra
             values, vectors = np.linalg.eigh(matrix)

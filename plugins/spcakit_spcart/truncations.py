@@ -30,6 +30,7 @@ rank nothing.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import ClassVar
 
 import attrs
@@ -57,6 +58,22 @@ def soft_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
     return np.sign(z) * np.maximum(np.abs(z) - threshold, 0.0)
 
 
+#: Bytes of magnitudes ranked at once by :func:`truncate_by_sparsity` and :func:`truncate_by_energy`: a large
+#: ``z`` is ranked a few columns at a time, so the truncation's temporaries stay a fraction of ``z``.
+RANK_BLOCK_BYTES = 1 << 20
+
+
+def _magnitude_rows(matrix: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """``(columns, rows)``: the magnitudes of consecutive columns of ``matrix`` (``p x r``) laid out one column a
+    row (contiguous, where a ``p x r`` block in C order has its columns strided), :data:`RANK_BLOCK_BYTES` at a
+    time."""
+    p, r = matrix.shape
+    width = max(1, RANK_BLOCK_BYTES // (8 * max(p, 1)))
+    for start in range(0, r, width):
+        cols = slice(start, min(r, start + width))
+        yield cols, np.abs(matrix[:, cols].T, order="C")
+
+
 def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
     """:math:`P_\\lambda`: zero the ``n_zeros`` smallest-magnitude entries of each column.
 
@@ -65,16 +82,25 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
     of the column's largest are tied, and of tied entries at the boundary the
     smaller indices are kept. :math:`O(p)` per column
     (:func:`spcakit.ties.top_k_mask_of_rows`), on the magnitudes laid out one
-    column a row (contiguous, where a ``p x r`` block in C order has its
-    columns strided); only a column with a tie at the boundary is sorted.
+    column a row, :data:`RANK_BLOCK_BYTES` of them at a time; only a column
+    with a tie at the boundary is sorted. Besides the result, it allocates a
+    boolean mask and one block of magnitudes.
     """
     if n_zeros <= 0:
         return z.copy()
+    return np.where(sparsity_mask(z, n_zeros), z, 0.0)
+
+
+def sparsity_mask(z: np.ndarray, n_zeros: int) -> np.ndarray:
+    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape."""
     matrix = z.reshape(z.shape[0], -1)
-    magnitudes = np.abs(matrix.T, order="C")  # r x p
-    keep = ties.top_k_mask_of_rows(magnitudes, matrix.shape[0] - n_zeros)
-    del magnitudes
-    return np.where(keep.T, matrix, 0.0).reshape(z.shape)
+    p = matrix.shape[0]
+    if n_zeros <= 0:
+        return np.ones(z.shape, dtype=bool)
+    keep = np.empty(matrix.shape[::-1], dtype=bool)  # r x p
+    for cols, magnitudes in _magnitude_rows(matrix):
+        keep[cols] = ties.top_k_mask_of_rows(magnitudes, p - n_zeros)
+    return keep.T.reshape(z.shape)
 
 
 def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
@@ -86,25 +112,32 @@ def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
     smaller indices as for :func:`truncate_by_sparsity`. How many a column
     removes comes from its squares sorted in ascending order (the cumulative
     share is a prefix sum); which ones, from :func:`spcakit.ties.top_k_mask_of_rows`
-    with the number kept. Both work on the column laid out as a contiguous row.
+    with the number kept. Both work on the column laid out as a contiguous row,
+    :data:`RANK_BLOCK_BYTES` of magnitudes at a time.
     """
+    return np.where(energy_mask(z, energy), z, 0.0)
+
+
+def energy_mask(z: np.ndarray, energy: float) -> np.ndarray:
+    """The entries :func:`truncate_by_energy` keeps: a boolean array of ``z``'s shape."""
     matrix = z.reshape(z.shape[0], -1)
     p = matrix.shape[0]
-    magnitudes = np.abs(matrix.T, order="C")  # r x p: one column a row
-    ascending = np.sort(magnitudes, axis=1)
-    ascending *= ascending
-    totals = ascending.sum(axis=1)
-    np.cumsum(ascending, axis=1, out=ascending)
-    # entries whose cumulative share stays within the budget (a relative 1e-12 absorbs rounding);
-    # the largest entry is always kept, so no loading is ever emptied
-    budget = energy * (1.0 + 1e-12) * np.where(totals > 0, totals, 1.0)
-    removed = np.minimum(np.count_nonzero(ascending <= budget[:, None], axis=1), p - 1)
-    del ascending
-    keep = np.zeros(magnitudes.shape, dtype=bool)
-    for kept in np.unique(p - removed):
-        rows = np.flatnonzero(p - removed == kept)
-        keep[rows] = ties.top_k_mask_of_rows(magnitudes[rows], int(kept))
-    return np.where(keep.T, matrix, 0.0).reshape(z.shape)
+    keep = np.zeros(matrix.shape[::-1], dtype=bool)  # r x p: one column a row
+    for cols, magnitudes in _magnitude_rows(matrix):
+        ascending = np.sort(magnitudes, axis=1)
+        ascending *= ascending
+        totals = ascending.sum(axis=1)
+        np.cumsum(ascending, axis=1, out=ascending)
+        # entries whose cumulative share stays within the budget (a relative 1e-12 absorbs rounding);
+        # the largest entry is always kept, so no loading is ever emptied
+        budget = energy * (1.0 + 1e-12) * np.where(totals > 0, totals, 1.0)
+        removed = np.minimum(np.count_nonzero(ascending <= budget[:, None], axis=1), p - 1)
+        del ascending
+        block = keep[cols]
+        for kept in np.unique(p - removed):
+            rows = np.flatnonzero(p - removed == kept)
+            block[rows] = ties.top_k_mask_of_rows(magnitudes[rows], int(kept))
+    return keep.T.reshape(z.shape)
 
 
 # -- parts -------------------------------------------------------------------------
@@ -250,6 +283,9 @@ class SparsityTruncation(Truncator):
     def __call__(self, z: np.ndarray) -> np.ndarray:
         return truncate_by_sparsity(z, self._zeros(z.shape[0]))
 
+    def kept(self, z: np.ndarray) -> np.ndarray:
+        return sparsity_mask(z, self._zeros(z.shape[0]))
+
 
 @part("energy", paper=PAPER, lam="energy")
 class EnergyTruncation(Truncator):
@@ -262,6 +298,9 @@ class EnergyTruncation(Truncator):
 
     def __call__(self, z: np.ndarray) -> np.ndarray:
         return truncate_by_energy(z, self.energy)
+
+    def kept(self, z: np.ndarray) -> np.ndarray:
+        return energy_mask(z, self.energy)
 
 
 TRUNCATORS = [NoTruncation, HardThreshold, SoftThreshold, L0PenaltyTruncation, SparsityTruncation, EnergyTruncation]

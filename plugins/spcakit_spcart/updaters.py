@@ -50,6 +50,8 @@ class RotationUpdater(Updater):
     :math:`X` is to a rotation of :math:`V`.
     """
 
+    fresh_proposal = True  # Z = V R^T is made by propose
+
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> np.ndarray:
         return polar(x0)
 
@@ -103,6 +105,8 @@ class GPowerUpdater(Updater):
     The objective is :math:`\|AX\|_* = \operatorname{tr}(X^\top C X)^{1/2}`,
     the unpenalised GPower objective :math:`\operatorname{tr}(Y^\top A X)`.
     """
+
+    fresh_proposal = True  # Z = C X (X^T C X)^(-1/2) / scale is made by propose
 
     relative: bool = attrs.field(default=False, validator=boolean)
 

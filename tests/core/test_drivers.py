@@ -442,3 +442,75 @@ def test_block_driver_runs_algorithm_1_on_wide_data(a, r):
     result = spcakit.fit(a, "spcart", r=r)
     np.testing.assert_allclose(result.loadings, fix_signs(expected), atol=1e-8)
     assert result.iterations == iterations
+
+
+# -- memory: the state holds x alone; selection truncations act in place on a fresh proposal -------------
+def test_state_loadings_are_made_from_x_unless_given():
+    x = np.array([[3.0, 0.0], [4.0, 2.0]])
+    state = IterState(iteration=1, x=x)
+    np.testing.assert_array_equal(state.loadings, x / np.array([5.0, 2.0]))
+    given_loadings = np.eye(2)
+    assert IterState(iteration=1, x=x, loadings=given_loadings).loadings is given_loadings
+    with pytest.raises(ZeroLoadingError):
+        _ = IterState(iteration=1, x=np.zeros((2, 1))).loadings
+
+
+@attrs.frozen
+class _WithoutMask:
+    """The same truncation without :meth:`kept`: the driver must call it and get a new array."""
+
+    inner: object
+    role = "truncator"
+
+    def __call__(self, z):
+        return self.inner(z)
+
+    def kept(self, z):
+        return None
+
+
+@pytest.mark.parametrize("truncator, lam", [("sparsity", 7), ("energy", 0.2)])
+@pytest.mark.parametrize("updater", ["rotation", "gpower"])
+def test_in_place_selection_equals_the_truncation_and_leaves_the_state_untouched(truncator, lam, updater):
+    rng = np.random.default_rng(3)
+    problem = spcakit.as_problem(rng.standard_normal((40, 12)))
+    registry = get_registry()
+    spec = spcakit.configure(registry.method("spcart"), truncator=truncator, lam=lam)
+    parts = build_parts(spec, registry, problem)
+    parts = attrs.evolve(parts, updater=registry.build("updater", updater))
+    assert parts.updater.fresh_proposal and parts.truncator.kept(np.ones((12, 3))) is not None
+    x0 = parts.initializer(problem, 3, rng, Carry())
+    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, Carry()))
+    before = copy.deepcopy(state)
+    in_place = block_step(problem, parts, state)
+    copied = block_step(problem, attrs.evolve(parts, truncator=_WithoutMask(parts.truncator)), state)
+    np.testing.assert_array_equal(in_place.x, copied.x)
+    assert in_place.relative_change == copied.relative_change
+    np.testing.assert_array_equal(state.x, before.x)
+    np.testing.assert_array_equal(state.updater_state, before.updater_state)
+    assert np.count_nonzero(in_place.x, axis=0).max() <= (12 - 7 if truncator == "sparsity" else 12)
+
+
+def test_a_step_on_wide_data_makes_one_p_by_r_array():
+    # SPCArt with a truncation by sparsity: z is truncated in place and the loadings are not stored, so a step
+    # allocates z (p x r), boolean masks and a block of magnitudes; before, it also made the truncated copy, the
+    # magnitudes of all of z and the unit loadings (four p x r arrays)
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    p, r = 40_000, 16
+    problem = spcakit.as_problem(rng.standard_normal((30, p)))
+    registry = get_registry()
+    parts = build_parts(spcakit.configure(registry.method("spcart"), k=50), registry, problem)
+    x0 = parts.initializer(problem, r, rng, Carry())
+    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, Carry()))
+    state = block_step(problem, parts, state)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        state = block_step(problem, parts, state)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * p * r * 8, f"a step allocated {peak / (p * r * 8):.2f} p x r arrays"

@@ -332,3 +332,31 @@ def test_additional_variances_follow_the_definition(dependent):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert (got[2] == 0.0) is dependent
     assert math.isclose(sum(got), metrics.cpev(x, DenseCovariance(c)) * np.trace(c), rel_tol=1e-10)
+
+
+# -- sparse loadings: the metrics work on their nonzero rows alone ------------------------------------------------
+@pytest.mark.parametrize("centred", [False, True])
+def test_cpev_and_additional_variances_of_sparse_loadings_equal_the_dense_formulas(centred):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((25, 60)) + (3.0 if centred else 0.0)
+    op = GramCovariance(a, 24.0, mean=a.mean(axis=0) if centred else None)
+    dense = op.matmat(np.eye(60))
+    x = with_pattern([3, 5, 4], 60, seed=2)  # 12 of 60 rows at most: the restricted path
+    assert metrics.support_rows(x) is not None
+    u, sing, _ = np.linalg.svd(x, full_matrices=False)
+    expected = float(np.trace(u.T @ dense @ u) / np.trace(dense))
+    assert metrics.cpev(x, op) == pytest.approx(expected, rel=1e-12)
+    q, _ = np.linalg.qr(x / np.linalg.norm(x, axis=0))
+    np.testing.assert_allclose(metrics.additional_variances(x, op), np.diag(q.T @ dense @ q), rtol=1e-12)
+    # a loading in the span of the others adds nothing, on the restricted path as on the full one
+    collinear = np.column_stack([x, x[:, 0] + x[:, 1]])
+    assert metrics.additional_variances(collinear, op)[-1] == 0.0
+    assert metrics.cpev(collinear, op) == pytest.approx(expected, rel=1e-12)
+
+
+def test_dense_loadings_keep_the_full_path():
+    x = np.random.default_rng(1).standard_normal((10, 2))
+    assert metrics.support_rows(x) is None
+    c = np.cov(np.random.default_rng(2).standard_normal((30, 10)), rowvar=False)
+    u, _, _ = np.linalg.svd(x, full_matrices=False)
+    assert metrics.cpev(x, DenseCovariance(c)) == pytest.approx(float(np.trace(u.T @ c @ u) / np.trace(c)), rel=1e-12)

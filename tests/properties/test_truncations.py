@@ -635,3 +635,27 @@ def test_energy_truncation_keeps_the_smaller_indices_of_tied_entries(energy, kep
     x = tr.EnergyTruncation(energy)(z)
     for column in range(2):
         assert np.flatnonzero(x[:, column]).tolist() == kept
+
+
+@SETTINGS
+@given(truncation_cases())
+def test_kept_mask_agrees_with_the_truncation(case):
+    # a truncation that only selects entries gives their mask (the driver then zeroes the rest in place of z);
+    # it must select exactly what the truncation keeps, ties included
+    truncator, z, kind, _ = case
+    kept = truncator.kept(z)
+    if kind not in ("sparsity", "energy"):
+        assert kept is None
+        return
+    assert kept.dtype == bool and kept.shape == z.shape
+    np.testing.assert_array_equal(np.where(kept, z, 0.0), truncator(z))
+
+
+def test_selection_ranks_a_large_z_a_few_columns_at_a_time():
+    # blocks of RANK_BLOCK_BYTES of magnitudes give the same selection as one block of all columns
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((tr.RANK_BLOCK_BYTES // 8 // 3 + 1, 7))  # three columns fill a block: three blocks
+    z[:5, 1] = z[0, 1]  # a tie at the top
+    whole = np.stack([ties.top_k_mask(np.abs(z[:, [j]]), 40)[:, 0] for j in range(z.shape[1])], axis=1)
+    np.testing.assert_array_equal(tr.sparsity_mask(z, z.shape[0] - 40), whole)
+    np.testing.assert_array_equal(tr.truncate_by_sparsity(z, z.shape[0] - 40), np.where(whole, z, 0.0))

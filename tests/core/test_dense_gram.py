@@ -9,7 +9,7 @@ import pytest
 
 import spcakit
 from spcakit import operators, ties
-from spcakit.operators import GramCovariance, block_krylov_top, densify
+from spcakit.operators import KRYLOV_BLOCK, GramCovariance, block_krylov_top, densify
 from spcakit.problem import as_problem
 
 
@@ -63,10 +63,34 @@ def test_gram_covariance_without_mean_is_the_former_operator_bit_for_bit():
     assert op == GramCovariance(a, 11.0) and op != GramCovariance(a, 11.0, mean=a.mean(axis=0))
 
 
+@pytest.mark.parametrize("centring", ["none", "mean", "standardised"])
+def test_one_pass_row_block_product_equals_the_two_passes(monkeypatch, centring):
+    # blocks of 16 rows of a 203 x 50 matrix (the last one short): each block's two products in one pass
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((203, 50)) * rng.uniform(0.5, 2.0, 50) + rng.uniform(-3.0, 3.0, 50)
+    mean = None if centring == "none" else x.mean(axis=0)
+    deviations = x.std(axis=0, ddof=1) if centring == "standardised" else None
+    op = GramCovariance(x, 202.0, mean=mean, column_scale=deviations)
+    v = rng.standard_normal((50, 5))
+    monkeypatch.setattr(operators, "ROW_BLOCK_BYTES", 0)  # every block too thin: the two passes
+    assert op._row_block_height(v) == 0
+    two_passes, two_passes_vector = op.matmat(v), op.matmat(v[:, 1])
+    monkeypatch.setattr(operators, "ROW_BLOCK_BYTES", 16 * 50 * 8)
+    assert op._row_block_height(v) == 16 and op._row_block_height(v[:, 1]) == 16
+    scale = float(np.abs(two_passes).max())
+    np.testing.assert_allclose(op.matmat(v), two_passes, rtol=0, atol=1e-13 * scale)
+    assert op.matmat(v[:, 1]).shape == (50,)
+    np.testing.assert_allclose(op.matmat(v[:, 1]), two_passes_vector, rtol=0, atol=1e-13 * scale)
+    assert op._row_block_height(rng.standard_normal((50, operators.ROW_BLOCK_WIDTH + 1))) == 0  # bound by arithmetic
+    assert GramCovariance(np.asfortranarray(x), 202.0, mean=mean)._row_block_height(v) == 0  # rows not contiguous
+    assert GramCovariance(x[:63], 62.0, mean=mean)._row_block_height(v) == 0  # fewer than four blocks
+
+
 @pytest.mark.parametrize("standardize", [False, True])
 def test_wide_data_are_held_once(standardize):
     # the operator references the caller's array; building the problem allocates far less than the data
     x = np.random.default_rng(4).standard_normal((100, 60_000))  # 48 MB
+    as_problem(x, standardize=standardize)  # the modules a build imports lazily (the hashing thread's) are not data
     tracemalloc.start()
     try:
         problem = as_problem(x, standardize=standardize)
@@ -126,7 +150,7 @@ def test_block_krylov_finds_the_leading_eigenpairs(kind, r):
     np.testing.assert_allclose(vectors.T @ vectors, np.eye(r), atol=1e-12)
     residuals = np.linalg.norm(c @ vectors - vectors * found, axis=0)
     assert residuals.max() <= 1e-9 * expected[0]
-    assert all(width == max(r, 8) for width in products)  # BLAS-3 blocks, never one vector at a time
+    assert all(width == max(r, KRYLOV_BLOCK) for width in products)  # BLAS-3 blocks, never one vector at a time
     again = block_krylov_top(lambda v: c @ v, p, r)
     assert np.array_equal(again[0], found) and np.array_equal(again[1], vectors)  # fixed start: same digits
 

@@ -561,14 +561,13 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         :class:`ImplicitCentring`: :math:`B_i v = A_i w - \mathbf 1\mu^\top w` with :math:`w = D^{-1}v`,
         and :math:`\mu\,\mathbf 1^\top (Bv)` subtracted once at the end.
         """
-        from scipy.linalg.blas import dgemm  # noqa: PLC0415 - 16 MiB of data or more here
-
         v = np.asarray(v, dtype=float)
         flat = v.ndim == 1
         w = self._unscale(v[:, None] if flat else v)
         shift = None if self.mean is None else self.mean @ w
         height = self._row_block_height(w)
-        out = np.zeros(w.shape, order="F")  # BLAS adds each block's product into it in place
+        out = np.zeros(w.shape)
+        part = np.empty(w.shape)  # NumPy's matmul has no in-place sum; SciPy's dgemm (beta = 1) was slower here
         sums = np.zeros(w.shape[1])
         for start in range(0, self.data.shape[0], height):
             rows = self.data[start : start + height]
@@ -576,7 +575,8 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             if shift is not None:
                 z -= shift
                 sums += z.sum(axis=0)
-            out = dgemm(1.0, rows.T, z.T, beta=1.0, c=out, trans_b=True, overwrite_c=True)  # out += rows^T z
+            np.matmul(rows.T, z, out=part)
+            out += part
         if self.mean is not None:
             for j in range(out.shape[1]):  # the rank-one correction a column at a time
                 out[:, j] -= self.mean * sums[j]

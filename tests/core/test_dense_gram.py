@@ -155,6 +155,30 @@ def test_block_krylov_finds_the_leading_eigenpairs(kind, r):
     assert np.array_equal(again[0], found) and np.array_equal(again[1], vectors)  # fixed start: same digits
 
 
+def test_block_krylov_tests_convergence_after_every_block_once_near(monkeypatch):
+    # the clustered edge of a Gaussian spectrum needs several restarts; once a restart's residuals are within
+    # KRYLOV_NEAR of the tolerance, a Rayleigh-Ritz test after each block stops before the next restart
+    p, r = 600, 10
+    values = spectra(p)["clustered"]
+    basis, _ = np.linalg.qr(np.random.default_rng(7).standard_normal((p, p)))
+    c = (basis * values) @ basis.T
+    columns = {}
+    for near in (0.0, operators.KRYLOV_NEAR):  # 0: tested at restarts only
+        monkeypatch.setattr(operators, "KRYLOV_NEAR", near)
+        widths: list[int] = []
+
+        def matmat(v, widths=widths):
+            widths.append(v.shape[1])
+            return c @ v
+
+        found, vectors = block_krylov_top(matmat, p, r)
+        residuals = np.linalg.norm(c @ vectors - vectors * found, axis=0)
+        assert residuals.max() <= operators.KRYLOV_TOL * found[0] * (1 + 1e-6)
+        np.testing.assert_allclose(found, np.sort(values)[::-1][:r], rtol=1e-12)
+        columns[near] = sum(widths)
+    assert columns[operators.KRYLOV_NEAR] < columns[0.0]
+
+
 def test_block_krylov_on_a_small_operator_takes_the_dense_matrix():
     c = np.diag(np.arange(10.0))
     values, vectors = block_krylov_top(lambda v: c @ v, 10, 4)

@@ -22,7 +22,7 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome, column_norms, unit_columns
+from spcakit.state import Carry, IterState, Outcome, column_norms, nonzero_column_norms, unit_columns
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "normalize_columns", "prepare", "run_block"]
 
@@ -90,9 +90,7 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
         )
     x = _truncated(parts, z)
     del z  # p x r: not held while the change is measured
-    norms = column_norms(x)
-    if np.any(norms == 0):
-        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    norms = nonzero_column_norms(x)
     # the change of the unit loadings, from x and the previous x scaled a block of rows at a time: the
     # state holds x alone (its loadings are made when asked for), so a step holds four p x r arrays at
     # most (the previous x, the updater's state, z and x)
@@ -134,8 +132,7 @@ def run_block(
     """Iterate :func:`block_step` from the initializer until the stopper stops."""
     x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0",
                         finite=True)
-    if np.any(column_norms(x0) == 0):
-        raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
+    nonzero_column_norms(x0)  # a zero column of the start has no unit loading
     state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, carry))
     del x0  # the state holds what is needed of the start
     while True:

@@ -281,12 +281,13 @@ def _orthonormal_block(block: np.ndarray, basis: np.ndarray, rng: np.random.Gene
 
 def _rayleigh_ritz(k: np.ndarray, ck: np.ndarray, t: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, float]:
     r"""Ritz values :math:`\theta` (descending) and coefficients :math:`s` of the orthonormal basis ``k`` from
-    ``t`` :math:`= k^\top C k` (its upper triangle), and the largest residual
-    :math:`\max_{i \le r} \|(Ck)s_i - \theta_i ks_i\|` of the ``r`` leading pairs, from ``ck`` :math:`= Ck`."""
+    ``t`` :math:`= k^\top C k` (its upper triangle), and the largest residual of the ``r`` leading pairs
+    relative to :math:`\theta_1`, :math:`\max_{i \le r} \|(Ck)s_i - \theta_i ks_i\|/\theta_1`, from ``ck``
+    :math:`= Ck`."""
     theta, s = np.linalg.eigh(t, UPLO="U")
     theta, s = theta[::-1], s[:, ::-1]
     residuals = ck @ s[:, :r] - (k @ s[:, :r]) * theta[:r]
-    return theta, s, float(np.linalg.norm(residuals, axis=0).max())
+    return theta, s, float(np.linalg.norm(residuals, axis=0).max()) / max(float(theta[0]), np.finfo(float).tiny)
 
 
 def block_krylov_top(
@@ -331,8 +332,7 @@ def block_krylov_top(
     q = _orthonormal_block(rng.standard_normal((p, b)), basis[:, :0], rng)
     gram = np.zeros((depth * b, depth * b))  # T = K^T C K, its upper triangle filled a block column at a time
     m = 0  # columns of K (and CK) in use
-    floor = tol * KRYLOV_NEAR  # a restart whose residuals are below this (times theta_1) checks every block next
-    near = False
+    near = False  # a restart's residuals were within KRYLOV_NEAR of tol: the test runs after every block
     for _ in range(max_cycles):
         while True:
             basis[:, m : m + b] = q
@@ -343,16 +343,15 @@ def block_krylov_top(
                 break
             if near:  # close to the tolerance: a Rayleigh-Ritz step on this basis may end the run a few blocks early
                 theta, s, worst = _rayleigh_ritz(basis[:, :m], products[:, :m], gram[:m, :m], r)
-                if worst <= tol * max(float(theta[0]), np.finfo(float).tiny):
+                if worst <= tol:
                     return theta[:r], basis[:, :m] @ s[:, :r]
             q = _orthonormal_block(products[:, m - b : m], basis[:, :m], rng)
         k, ck = basis[:, :m], products[:, :m]
         theta, s, worst = _rayleigh_ritz(k, ck, gram[:m, :m], r)
         kept = max(r, min(keep, m - b) if keep is not None else max(b, m // 2))
-        scale = max(float(theta[0]), np.finfo(float).tiny)
-        if worst <= tol * scale or m >= p:  # converged; or the basis spans everything: exact up to rounding
+        if worst <= tol or m >= p:  # converged; or the basis spans everything: exact up to rounding
             return theta[:r], k @ s[:, :r]
-        near = worst <= floor * scale
+        near = worst <= tol * KRYLOV_NEAR
         ritz, ritz_products = k @ s[:, :kept], ck @ s[:, :kept]
         q = _orthonormal_block(ck[:, m - b :], k, rng)  # the next Krylov block, as if there were no restart
         basis[:, :kept], products[:, :kept] = ritz, ritz_products
@@ -475,8 +474,12 @@ class ImplicitCentring:
         if self.mean is not None:
             z -= self.mean @ w  # the centred data times w
         y = np.asarray(self.data.T @ z)  # the one p x k array made: the rest is done in place
-        if self.mean is not None:
-            sums = z.sum(axis=0)
+        return self._finish_product(y, None if self.mean is None else z.sum(axis=0))
+
+    def _finish_product(self, y: np.ndarray, sums: np.ndarray | None) -> np.ndarray:
+        r""":math:`D^{-1}(y - \mu\,\mathbf 1^\top z)/s` in place, from :math:`y = X^\top z` and the sums
+        :math:`\mathbf 1^\top z` of the centred products :math:`z = Bv` (``None`` without a mean)."""
+        if sums is not None:
             if y.ndim == 1:
                 y -= self.mean * sums
             else:
@@ -554,8 +557,9 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         return bool(self._kept["implicit"])
 
     def matmat(self, v: np.ndarray) -> np.ndarray:
-        if self._row_block_height(v) and (not self._centred() or self._implicit()):
-            return self._row_block_product(v)
+        height = self._row_block_height(v)
+        if height and (not self._centred() or self._implicit()):
+            return self._row_block_product(v, height)
         if not self._centred():
             return self.data.T @ (self.data @ v) / self.scale
         if self._implicit():
@@ -576,8 +580,8 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             return 0
         return int(height) if self.data.flags.c_contiguous else 0
 
-    def _row_block_product(self, v: np.ndarray) -> np.ndarray:
-        r""":math:`Cv = \sum_i B_i^\top (B_i v)/s` over blocks :math:`B_i` of :meth:`_row_block_height` rows.
+    def _row_block_product(self, v: np.ndarray, height: int) -> np.ndarray:
+        r""":math:`Cv = \sum_i B_i^\top (B_i v)/s` over blocks :math:`B_i` of ``height`` rows (:meth:`_row_block_height`).
 
         Each block is read twice while it is in the cache, so the data cross the memory bus once per
         product instead of twice: for a narrow ``v`` (a few columns: the product is bound by memory)
@@ -586,13 +590,11 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         and :math:`\mu\,\mathbf 1^\top (Bv)` subtracted once at the end.
         """
         v = np.asarray(v, dtype=float)
-        flat = v.ndim == 1
-        w = self._unscale(v[:, None] if flat else v)
+        w = self._unscale(v[:, None] if v.ndim == 1 else v)
         shift = None if self.mean is None else self.mean @ w
-        height = self._row_block_height(w)
         out = np.zeros(w.shape)
         part = np.empty(w.shape)  # NumPy's matmul has no in-place sum; SciPy's dgemm (beta = 1) was slower here
-        sums = np.zeros(w.shape[1])
+        sums = None if shift is None else np.zeros(w.shape[1])
         for start in range(0, self.data.shape[0], height):
             rows = self.data[start : start + height]
             z = rows @ w
@@ -601,13 +603,8 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
                 sums += z.sum(axis=0)
             np.matmul(rows.T, z, out=part)
             out += part
-        if self.mean is not None:
-            for j in range(out.shape[1]):  # the rank-one correction a column at a time
-                out[:, j] -= self.mean * sums[j]
-        out /= self.scale
-        if self.column_scale is not None:
-            out /= self.column_scale[:, None]
-        return out[:, 0] if flat else out
+        out = self._finish_product(out, sums)
+        return out[:, 0] if v.ndim == 1 else out
 
     def _transpose_product(self, z: np.ndarray) -> np.ndarray:
         r""":math:`B^\top z` (``z`` of shape ``(n, k)``), a block of columns at a time."""

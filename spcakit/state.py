@@ -73,13 +73,19 @@ def column_norms(x: np.ndarray) -> np.ndarray:
     return np.sqrt(np.einsum("i...,i...->...", x, x))  # no p x r temporary
 
 
-def unit_columns(x: np.ndarray) -> np.ndarray:
-    """``x`` with each column scaled to unit Euclidean length; :class:`~spcakit.errors.ZeroLoadingError` for a
-    zero column."""
+def nonzero_column_norms(x: np.ndarray) -> np.ndarray:
+    """:func:`column_norms`, or :class:`~spcakit.errors.ZeroLoadingError` when a column is zero (it has no
+    unit-length version)."""
     norms = column_norms(x)
     if np.any(norms == 0):
         raise ZeroLoadingError("a loading vector is entirely zero and cannot be normalised")
-    return x / norms
+    return norms
+
+
+def unit_columns(x: np.ndarray) -> np.ndarray:
+    """``x`` with each column scaled to unit Euclidean length; :class:`~spcakit.errors.ZeroLoadingError` for a
+    zero column."""
+    return x / nonzero_column_norms(x)
 
 
 class CapReached(str):

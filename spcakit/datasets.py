@@ -162,9 +162,15 @@ def square_root(c: np.ndarray) -> np.ndarray:
 
     This is the "artificial data matrix" of the SPCArt paper's Pitprops and
     synthetic experiments (whose text prints :math:`\Sigma^{-1/2}`, a typo).
+
+    Eigenvalues below the rounding level of the eigensolver,
+    :math:`\lambda_i \le p\,\epsilon\,\lambda_{\max}`, are taken as zero: the square root amplifies
+    rounding noise :math:`\delta` to :math:`\sqrt\delta` (:math:`10^{-8}` of the scale), which would make
+    the square roots of equal columns of :math:`C` (a duplicated variable) differ far beyond rounding.
     """
     values, vectors = np.linalg.eigh(c)
-    return (vectors * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+    floor = c.shape[0] * np.finfo(float).eps * max(float(values[-1]), 0.0) if values.size else 0.0
+    return (vectors * np.sqrt(np.where(values > floor, values, 0.0))) @ vectors.T
 
 
 BUILTINS = {"pitprops": pitprops, "zou": zou_covariance, "random": random_gaussian}

@@ -57,8 +57,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "RTOL", "argmax", "argmax_columns", "improves", "order", "order_columns", "tolerance", "top_k", "top_k_mask",
-    "top_k_mask_of_rows",
+    "RTOL", "argmax", "argmax_columns", "improves", "leading_magnitudes", "order", "order_columns", "tolerance", "top_k",
+    "top_k_mask", "top_k_mask_of_rows",
 ]
 
 #: Scores within this fraction of the largest magnitude involved are tied.
@@ -246,3 +246,18 @@ def improves(candidate: float, incumbent: float, rtol: float = RTOL) -> bool:
     if not np.isfinite(candidate):
         return False
     return bool(candidate - incumbent > rtol * max(abs(candidate), abs(incumbent)))
+
+
+def leading_magnitudes(covariance: object) -> np.ndarray:
+    r"""The order-free second key for variables tied on their first: :math:`|u_1|`, the magnitudes of the
+    entries of the leading eigenvector of ``covariance`` (a :class:`~spcakit.operators.CovarianceOperator`).
+
+    Parts that rank variables by a score that standardised data tie (variances, single-variable
+    objectives) rank the tied ones by how much each weighs in the first principal component: a property
+    of the values, so a permutation of the variables permutes the decision. Variables still tied on it
+    (equal in exact arithmetic: duplicated columns, or variables exchanged by a symmetry of :math:`C`) are
+    interchangeable for every objective, and go to the smaller index. One leading eigenpair; callers
+    compute it only when a tie has to be broken.
+    """
+    _, vectors = covariance.top_eigenpairs(1)  # type: ignore[attr-defined]
+    return np.abs(np.asarray(vectors, dtype=float)[:, 0])

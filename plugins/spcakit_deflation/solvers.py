@@ -514,7 +514,10 @@ class ExhaustiveSolver(Updater):
     The best of the :math:`\binom{p}{k}` supports by :func:`generalized_top`;
     refuses more than :data:`EXHAUSTIVE_LIMIT` supports or
     :math:`p >` :data:`EXHAUSTIVE_P_LIMIT` (it forms :math:`A` explicitly).
-    Ties keep the lexicographically first support.
+    Supports whose values tie (within :math:`2\cdot 10^{-12}` of the best, relative) are ranked by the
+    sum of :math:`|u_1|` over the support (:func:`spcakit.ties.leading_magnitudes`), so the choice
+    does not depend on the order of the variables; still tied (a symmetry of :math:`A`), the
+    lexicographically first.
 
     Parameters
     ----------
@@ -538,13 +541,16 @@ class ExhaustiveSolver(Updater):
                 "use the greedy or tpower solver, or a smaller p or k"
             )
         a = _dense_covariance(problem)
-        best = (-np.inf, [0], np.zeros(1))
-        for support in itertools.combinations(range(p), k):
-            val, vec = _support_value(a, state, list(support))
-            if _better(val, best[0]):
-                best = (val, list(support), vec)
-        value, support, y = best
-        return _embed(p, support, y)[:, None], value, state
+        supports = list(itertools.combinations(range(p), k))
+        values = np.array([_support_value(a, state, list(support))[0] for support in supports])
+        top = float(values.max())
+        tied = np.flatnonzero(values >= top - 2e-12 * max(1.0, abs(top)))  # within _better's tolerance of the best
+        chosen = int(tied[0])
+        if tied.size > 1:  # equal values: the support weighing most in PC 1, whatever the order of the variables
+            weights = ties.leading_magnitudes(problem.covariance)
+            chosen = int(tied[ties.argmax(np.array([weights[list(supports[i])].sum() for i in tied]))])
+        value, y = _support_value(a, state, list(supports[chosen]))
+        return _embed(p, list(supports[chosen]), y)[:, None], value, state
 
 
 @part("greedy", paper=PAPER, k="k")
@@ -565,8 +571,10 @@ class GreedySolver(Updater):
     largest (relative to it) tie: on a correlation matrix or standardised
     data every variable ties, and in later rounds the variables that no
     loading has touched often still do. When one variable has the best ratio,
-    or :math:`k = 1` (then the smallest tied index), every rule starts from
-    it. Otherwise, by ``start``:
+    every rule starts from it; at :math:`k = 1`, where every tied variable
+    alone has the same value, from the tied variable of largest
+    :math:`|u_1|` (:func:`spcakit.ties.leading_magnitudes`: a property of the
+    values, not of the order; still tied, the smaller index). Otherwise, by ``start``:
 
     * ``"best-pair"`` (default): from the best pair :math:`\{i, j\}` with
       :math:`i` tied and :math:`j` any other variable, i.e. one forward step
@@ -646,8 +654,11 @@ class GreedySolver(Updater):
         if self.start == "max-ratio":
             return self._grow(problem, carry, [int(np.argmax(ratios))], k, diag_a, diag_b)
         tied = _tied_best(ratios)
-        if tied.size == 1 or k == 1:
+        if tied.size == 1:
             return self._grow(problem, carry, [int(tied[0])], k, diag_a, diag_b)
+        if k == 1:  # every tied variable alone has the same value: the one weighing most in PC 1 (spcakit.ties)
+            weights = ties.leading_magnitudes(problem.covariance)[tied]
+            return self._grow(problem, carry, [int(tied[ties.argmax(weights)])], k, diag_a, diag_b)
         if self.start == "best-pair":
             return self._grow(problem, carry, self._best_pair(problem, tied, diag_a, diag_b, q), k, diag_a, diag_b)
         best: tuple[float, list[int], np.ndarray] = (-np.inf, [], np.zeros(0))

@@ -43,7 +43,10 @@ from spcakit.specs import ExperimentSpec, load_experiment_spec, specs_root
 
 K = 2
 DATASETS: dict[str, dict[str, Any]] = {
-    "pitprops": {"data": "builtin:pitprops", "r": list(range(2, 11)), "title": "Pitprops (13 x 13 correlation, X = C^1/2)"},
+    # every variance of the correlation matrix is 1: the figure was run with TPower and GPower starting from
+    # variable 1, the tie rule before spcakit broke such ties by the leading eigenvector (spcakit.ties)
+    "pitprops": {"data": "builtin:pitprops", "r": list(range(2, 11)), "title": "Pitprops (13 x 13 correlation, X = C^1/2)",
+                 "pinned": {"tie_order": list(range(13))}},
     "lymphoma": {"data": "../shared/data/lymphoma_cov_500.npz", "r": list(range(5, 41, 5)),
                  "title": "Lymphoma (500 x 500 covariance, X = C^1/2)"},
     "colon": {"data": "../shared/data/colon_alon_62x2000.npz", "r": list(range(5, 41, 5)),
@@ -73,7 +76,8 @@ def load_data(source: str, root: Path | None = None) -> Any:
     return Covariance(dataset.matrix, dataset.feature_names) if dataset.is_covariance else dataset.matrix
 
 
-def densest_gamma(data: Any, method: str, parameter: str, r: int, steps: int = 30) -> float | None:
+def densest_gamma(data: Any, method: str, parameter: str, r: int, steps: int = 30,
+                  pinned: dict[str, Any] | None = None) -> float | None:
     """The smallest gamma in [0, 1) whose ``K`` loadings have at most ``r`` nonzeros each.
 
     A grid 0.02, 0.04, ..., 0.98 brackets the boundary (too large a gamma may zero a whole
@@ -81,7 +85,7 @@ def densest_gamma(data: Any, method: str, parameter: str, r: int, steps: int = 3
     """
     def feasible(gamma: float) -> bool:
         try:
-            result = fit(data, method, r=K, **{parameter: gamma})
+            result = fit(data, method, r=K, **{parameter: gamma}, **(pinned or {}))
         except SpcakitError:
             return False
         return max(result.metrics["pattern"]) <= r
@@ -123,18 +127,24 @@ def write_spec(dataset: str, root: Path, out_folder: Path) -> Path:
         "The paper's Fig. 1 is a plot; its curves are not in our copy of the paper, so no paper values are listed",
         "(docs/reproductions.md compares with the figure's axes and claims). GPower's gamma (relative) is the",
         "smallest for which every loading has at most r nonzeros (bisection, python -m spcakit_encoders.figure1",
-        "--write-specs). Data paths are relative to the repository root.",
+        "--write-specs). Data paths are relative to the repository root."
+        + (" On the correlation matrix every variance\nis 1: TPower and GPower start from variable 1 (tie_order pins "
+           "the order the figure was run with; by default\nspcakit breaks the tie by the leading eigenvector, see "
+           "spcakit.ties)." if "pinned" in info else ""),
         '"""',
     ]
+    pinned = info.get("pinned", {})
+    pins = "".join(f", {key} = {json.dumps(value).replace(',', ', ').replace(',  ', ', ')}" for key, value in pinned.items())
     for r in info["r"]:
         for label, method, how in METHODS:
+            pin = pins if method.startswith(("tpower", "gpower")) else ""
             if how in ("sparsity", "k"):
-                params = f"{{ {how} = {r} }}"
+                params = f"{{ {how} = {r}{pin} }}"
             else:
-                gamma = densest_gamma(data, method, how, r)
+                gamma = densest_gamma(data, method, how, r, pinned=pinned if pin else None)
                 if gamma is None:
                     continue
-                params = f"{{ {how} = {gamma!r} }}"
+                params = f"{{ {how} = {gamma!r}{pin} }}"
             lines += ["", "[[rows]]", f'label = "{label}, r = {r}"', f'method = "{method}"', f"params = {params}"]
     path = out_folder / f"{experiment_name(dataset)}.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -322,7 +322,9 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
     Supports are enumerated in lexicographic order and scored in batches
     (``numpy.linalg.eigvalsh`` on stacks of ``k x k`` matrices); of values
     tied with the best (:mod:`spcakit.ties`: within :data:`~spcakit.ties.RTOL`,
-    relative), the first support is kept.
+    relative), the one with the largest sum of :math:`|u_1|` over its rows is kept
+    (:func:`spcakit.ties.leading_magnitudes`: the choice does not depend on the order of the
+    variables), and, still tied, the first.
     Refuses more than :data:`EXHAUSTIVE_SUPPORT_LIMIT` supports or
     :math:`d >` :data:`EXHAUSTIVE_D_LIMIT`.
     """
@@ -338,7 +340,7 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
     a = (a + a.T) / 2
     combos = itertools.combinations(range(d), k)
     best_value: float | None = None
-    best_support = np.arange(k)
+    tied: list[np.ndarray] = []  # the supports tied with the best so far
     while True:
         chunk = np.fromiter(itertools.chain.from_iterable(itertools.islice(combos, _BATCH)), dtype=int)
         if chunk.size == 0:
@@ -348,6 +350,12 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
         values = np.linalg.eigvalsh(subs)[:, k - m:].sum(axis=1)
         first = ties.argmax(values)  # the first support of the batch among those tied with its best
         if best_value is None or ties.improves(float(values[first]), best_value):
-            best_value, best_support = float(values[first]), idx[first].copy()
+            best_value, tied = float(values[first]), []
+        if not ties.improves(best_value, float(values[first])):  # tied with the best: keep every tied support
+            tied.extend(idx[values >= best_value - ties.tolerance(np.array([best_value]))])
+    best_support = tied[0] if tied else np.arange(k)
+    if len(tied) > 1:  # equal values: the support weighing most in PC 1, whatever the order of the variables
+        weights = ties.leading_magnitudes(op)
+        best_support = tied[ties.argmax(np.array([weights[support].sum() for support in tied]))]
     w, value = refine(op, best_support, m)
     return SubspaceEstimate(loadings=w, support=best_support, objective=value)

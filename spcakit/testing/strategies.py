@@ -51,6 +51,7 @@ __all__ = [
     "problems",
     "psd_matrices",
     "seeds",
+    "tied_covariances",
     "unit_vectors",
 ]
 
@@ -330,6 +331,75 @@ def data_matrices(
     scales = 10.0 ** rng.uniform(-1.0, 1.0, size=p)
     means = rng.uniform(-5.0, 5.0, size=p)
     return rng.standard_normal((n, p)) * scales + means
+
+
+#: The kinds of exact ties :func:`tied_covariances` draws.
+TIE_KINDS: tuple[str, ...] = ("correlation", "duplicated", "blocks")
+
+
+@st.composite
+def tied_covariances(
+    draw: Any,
+    p: int | Sequence[int] = (3, 9),
+    *,
+    kinds: Sequence[str] = TIE_KINDS,
+) -> tuple[str, np.ndarray]:
+    r"""Covariance matrices with exact ties, as users' data have them: ``(kind, C)``.
+
+    * ``"correlation"`` - the correlation matrix of Gaussian data with a
+      scale per column: every variance is 1 (the ties of standardised data,
+      ``StandardScaler``, ``standardize=True``), the rest in general position.
+    * ``"duplicated"`` - the covariance of Gaussian data in which some
+      columns are exact copies of others (the same variable recorded twice):
+      equal rows and columns, a genuine symmetry of :math:`C`.
+    * ``"blocks"`` - equicorrelated blocks, :math:`C_{ij} = \rho_{b(i)b(j)}`
+      for :math:`i \ne j` and :math:`C_{ii} = 1`, with blocks of distinct
+      sizes and distinct within-block correlations: every permutation inside a
+      block is a symmetry of :math:`C` (its within-block eigenvalues
+      :math:`1 - \rho_{bb}` are repeated).
+
+    Parameters
+    ----------
+    p
+        Dimension: an integer or an inclusive range (at least 3).
+    kinds
+        The kinds to draw from.
+
+    Returns
+    -------
+    SearchStrategy[tuple[str, numpy.ndarray]]
+        The kind and an exactly symmetric PSD matrix with positive diagonal.
+    """
+    kind = draw(st.sampled_from(tuple(kinds)))
+    dim = max(3, draw(dimensions(p)))
+    rng = np.random.default_rng(draw(seeds()))
+    if kind == "correlation":
+        a = rng.standard_normal((dim + 10, dim)) * 10.0 ** rng.uniform(-1.0, 1.0, size=dim)
+        c = np.corrcoef(a, rowvar=False)
+    elif kind == "duplicated":
+        distinct = draw(st.integers(2, dim - 1))
+        a = rng.standard_normal((dim + 10, distinct)) * 10.0 ** rng.uniform(-1.0, 1.0, size=distinct)
+        source = np.concatenate([np.arange(distinct), rng.integers(0, distinct, size=dim - distinct)])
+        c = np.cov(a[:, source], rowvar=False)
+    elif kind == "blocks":
+        sizes: list[int] = []
+        while sum(sizes) < dim:  # distinct sizes 1, 2, 3, ... in a drawn order, the last one cut to fit
+            sizes.append(min(len(sizes) + 1, dim - sum(sizes)))
+        sizes = [sizes[i] for i in rng.permutation(len(sizes))]
+        labels = np.repeat(np.arange(len(sizes)), sizes)
+        within = np.sort(rng.uniform(0.3, 0.8, size=len(sizes)))[::-1]
+        between = rng.uniform(-0.15, 0.15, size=(len(sizes), len(sizes)))
+        block = (between + between.T) / 2
+        np.fill_diagonal(block, within)
+        c = block[np.ix_(labels, labels)]
+        np.fill_diagonal(c, 1.0)
+        smallest = float(np.linalg.eigvalsh(c)[0])
+        if smallest < 0.05:  # keep it a well-conditioned covariance: shrink towards the identity
+            c = (c + (0.05 - smallest) * np.eye(dim)) / (1.0 + 0.05 - smallest)
+            np.fill_diagonal(c, 1.0)
+    else:
+        raise ValueError(f"tied_covariances draws kinds from {TIE_KINDS}; got {kind!r}")
+    return kind, (c + c.T) / 2
 
 
 def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None = None) -> st.SearchStrategy[Problem]:

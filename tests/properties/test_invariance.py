@@ -412,14 +412,14 @@ TIED_EXCEPTIONS: dict[tuple[str, str], str] = {
 def test_tied_matrices_give_results_independent_of_the_order(label, method, fixed, parameters, data):
     """Correlation matrices are permutation-equivariant outright (the ties are broken by the values);
     duplicated variables and equicorrelated blocks are symmetries of C, so there the result is the same
-    up to relabelling the tied variables: the same CPEV and the same numbers of nonzeros."""
+    up to relabelling the tied variables: the same CPEV."""
     case = data.draw(tied_problems(parameters))
+    if (label, case["tie"]) in TIED_EXCEPTIONS:
+        return
     spec, fit_kwargs, params = _configure(label, method, fixed)
     base = _fit(case["matrix"], case, spec, fit_kwargs, params)
     permuted = _fit(_permuted(case), case, spec, fit_kwargs, params)
     what = f"{label} on a {case['tie']} matrix, permuted"
-    if (label, case["tie"]) in TIED_EXCEPTIONS:
-        return
     if isinstance(base, type) or isinstance(permuted, type):
         assert base == permuted, f"{what}: {base!r} vs {permuted!r}"
         return
@@ -435,6 +435,7 @@ def test_tied_matrices_give_results_independent_of_the_order(label, method, fixe
         signs = np.where(np.einsum("ij,ij->j", permuted.loadings, expected) < 0, -1.0, 1.0)
         np.testing.assert_allclose(permuted.loadings * signs, expected, rtol=0, atol=ATOL,
                                    err_msg=f"{what}: loadings differ")
-    else:  # a symmetry relabels tied variables, and a block method's loadings may rotate inside a repeated
-        # eigenspace of C_II: the same CPEV (above) and the same sizes of the supports
-        assert sorted(np.count_nonzero(permuted.loadings, axis=0)) == sorted(np.count_nonzero(base.loadings, axis=0)), what
+    # else a symmetry of C relabels the tied variables: the same CPEV (above), not the same loadings: a block
+    # method's loadings may rotate inside a repeated eigenspace of C_II (equicorrelated blocks), and a support
+    # holding both copies of a duplicated variable makes C_II singular, where a loading inside its null space
+    # has as many nonzeros as rounding gives it

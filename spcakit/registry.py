@@ -228,6 +228,7 @@ class Registry:
             raise SpecError(f"{info.where}: extends unknown method {parent!r}")
         base = self._resolved(parent, seen + (name,))
         base.pop("compose_default", None)  # a default composition is not inherited
+        base.pop("fit_default", None)  # nor the default method
         if "cardinality" in base and "cardinality" not in raw:
             # a cardinality form stands in for the parent's parts: it goes with the parts it replaces
             kept = {role: ref for role, ref in base["cardinality"].items() if role not in raw}
@@ -264,7 +265,11 @@ class Registry:
         return None
 
     def default_method(self) -> MethodSpec | None:
-        """The method ``spcakit.fit`` runs when none is named: the default composition of the default driver."""
+        """The method ``spcakit.fit`` runs when none is named: the first (by name) a plugin marked
+        ``fit_default = true``, else the default composition of the default driver."""
+        for name in sorted(self._methods):
+            if self._methods[name].raw.get("fit_default"):
+                return self.method(name)
         driver = self.default_driver()
         return None if driver is None else self.default_composition(driver)
 

@@ -26,6 +26,8 @@ A spec may extend another registered method and replace some of its keys::
 
 ``compose_default = true`` marks a method whose parts :func:`spcakit.compose`
 takes as defaults for that method's driver (not inherited by ``extends``).
+``fit_default = true`` marks the method :func:`spcakit.fit` runs when none is
+named (not inherited either; with the built-in plugins, ``auto``).
 
 ``cardinality`` says how the method reads the sparsity knob ``k`` (the
 number of nonzero variables per loading) when none of its parts holds a
@@ -182,6 +184,7 @@ METHOD_SCHEMA = Table(
         "version": Field(Int()),
         "extends": Field(Str(empty=False)),
         "compose_default": Field(Bool()),
+        "fit_default": Field(Bool()),
         "cardinality": Field(Table(
             {role: Field(PartKind()) for role in CARDINALITY_ROLES},
             expected='a table of parts by role that express the cardinality k, e.g. { truncator = "sparsity" }',

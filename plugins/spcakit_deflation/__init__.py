@@ -3,8 +3,9 @@ r"""Built-in plugin: the deflations and rank-one solvers of Mackey, *Deflation M
 Registered through the ``spcakit`` entry-point group like any third-party plugin.
 Hotelling's and projection deflation come with the SPCArt plugin; this one adds
 the Schur complement, orthogonalized Hotelling, orthogonalized projection and
-generalized deflations, the ``greedy`` and ``exhaustive`` solvers and the ``swap``
-refiner (block coordinate ascent on CPEV by support swaps). The
+generalized deflations, the ``greedy`` and ``exhaustive`` solvers, the ``swap``
+refiner (block coordinate ascent on CPEV by support swaps), and spcakit's default
+method ``auto`` (the ``best-of`` driver over a ``portfolio`` of methods, :mod:`spcakit_deflation.portfolio`). The
 generalized deflation keeps its constraint :math:`B = I - QQ^\top` in the run's
 carry under :data:`spcakit.state.CONSTRAINT`, where the solvers read it.
 """
@@ -15,14 +16,14 @@ from collections.abc import Callable
 
 from spcakit.hookspecs import hookimpl
 from spcakit.specs import specs_root
-from spcakit_deflation import deflators, solvers, swap
+from spcakit_deflation import deflators, portfolio, solvers, swap
 
 PAPER = deflators.PAPER
 
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register(deflators.DEFLATORS + solvers.UPDATERS + swap.REFINERS)
+    register(deflators.DEFLATORS + solvers.UPDATERS + portfolio.UPDATERS + portfolio.DRIVERS + swap.REFINERS)
 
 
 @hookimpl

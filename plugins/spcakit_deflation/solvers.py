@@ -63,7 +63,7 @@ SECULAR_ITERATIONS = 100
 #: Entries of greedy's pair-start working arrays: the columns A e_i of about this / p tied variables at a time.
 PAIR_ENTRIES = 1 << 14
 #: How greedy's forward selection starts (see :class:`GreedySolver`).
-START_RULES = ("best-pair", "each-tied", "max-ratio")
+START_RULES = ("best-pair", "each-tied", "max-ratio", "leading")
 #: Largest p for which ``exhaustive`` forms the full covariance.
 EXHAUSTIVE_P_LIMIT = 2000
 
@@ -589,6 +589,10 @@ class GreedySolver(Updater):
       :math:`|T|` times the cost of one pass for :math:`|T|` tied variables.
     * ``"max-ratio"``: the first exact maximum of the ratio (variable 1 on a
       correlation matrix), the rule before ties were recognised.
+    * ``"leading"``: the tied variable of largest :math:`|u_1|`
+      (:func:`spcakit.ties.leading_magnitudes`, as at :math:`k = 1`): one
+      eigenpair instead of ``"best-pair"``'s product per tied variable, for
+      large ``p``.
 
     **Cost.** A forward step scores every candidate at once: with the
     eigendecomposition of the current support's pencil, the value of
@@ -618,7 +622,7 @@ class GreedySolver(Updater):
         Also run the backward elimination.
     start
         How forward selection starts when the best ratio is tied:
-        ``"best-pair"``, ``"each-tied"`` or ``"max-ratio"`` (see above).
+        ``"best-pair"``, ``"each-tied"``, ``"max-ratio"`` or ``"leading"`` (see above).
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
@@ -656,7 +660,8 @@ class GreedySolver(Updater):
         tied = _tied_best(ratios)
         if tied.size == 1:
             return self._grow(problem, carry, [int(tied[0])], k, diag_a, diag_b)
-        if k == 1:  # every tied variable alone has the same value: the one weighing most in PC 1 (spcakit.ties)
+        if k == 1 or self.start == "leading":  # the tied variable weighing most in PC 1 (spcakit.ties); at k = 1
+            # every tied variable alone has the same value
             weights = ties.leading_magnitudes(problem.covariance)[tied]
             return self._grow(problem, carry, [int(tied[ties.argmax(weights)])], k, diag_a, diag_b)
         if self.start == "best-pair":

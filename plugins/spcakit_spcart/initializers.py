@@ -42,37 +42,18 @@ def _unit_vectors(p: int, indices: np.ndarray) -> np.ndarray:
     return x
 
 
-#: Carry key of :func:`spcakit.ties.leading_magnitudes` of the covariance a run starts from, stored by the
-#: ``prepare`` of ``max-diagonal`` and ``max-norm-column`` when the variances hold a tie (standardised data).
-LEADING_MAGNITUDES = "leading-magnitudes"
-
-
-def _has_tie(scores: np.ndarray) -> bool:
-    """Whether any two of ``scores`` are tied (:mod:`spcakit.ties`). :math:`O(p \\log p)`."""
-    ranked = np.sort(np.asarray(scores, dtype=float))
-    return bool(ranked.size > 1 and np.any(np.diff(ranked) <= ties.tolerance(ranked)))
-
-
-def _prepare_tie_key(problem: Problem, scores: np.ndarray, carry: Carry, tie_order: tuple[int, ...] | None) -> Carry:
-    """The run's carry with :data:`LEADING_MAGNITUDES` when the start's scores hold a tie: one eigenpair a run,
-    however many rounds a deflation driver starts (each round then breaks its ties by the same key)."""
-    if tie_order is not None or LEADING_MAGNITUDES in carry or not _has_tie(scores):
-        return carry
-    return carry.set(LEADING_MAGNITUDES, ties.leading_magnitudes(problem.covariance))
-
-
 def _top_indices(
-    problem: Problem, scores: np.ndarray, r: int, tie_order: tuple[int, ...] | None = None, carry: Carry | None = None
+    problem: Problem, scores: np.ndarray, r: int, tie_order: tuple[int, ...] | None = None
 ) -> np.ndarray:
     r"""Indices of the ``r`` largest scores, best first, by :mod:`spcakit.ties`, whatever the order of the variables.
 
     Tied scores (see :mod:`spcakit.ties`) are ranked by the next criterion, the magnitude of the
-    variable's entry in the leading eigenvector :math:`|u_1|` of the covariance the run started from
-    (stored in the carry by ``prepare`` when the variances hold a tie; otherwise, for a tie that only a
-    deflated round has, of the round's covariance, computed only when the top ``r + 1`` scores hold a
-    tie): of the variables of equal variance, the one that weighs most in the first principal component
-    starts. This is a property of the values, not of the positions, so a permutation of the variables
-    permutes the start.
+    variable's entry in the leading eigenvector :math:`|u_1|` of the problem's (in a deflation round,
+    the deflated) covariance, computed only when the top ``r + 1`` scores hold a tie: of the variables
+    of equal variance, the one that weighs most in the next principal component starts. This is a
+    property of the values, not of the positions, so a permutation of the variables permutes the
+    start. (On standardised data every round of a deflation method ties: the variables no loading has
+    touched keep variance 1; the eigenpair costs about as much as a few power steps.)
     Variables still tied (in exact arithmetic equal on both keys, e.g. duplicated columns: a genuine
     symmetry, the results from either are the same up to relabelling them) go to the smaller index.
     A ``tie_order`` (the experiments' pinning of a paper's choice) takes the eigenvector's place:
@@ -88,10 +69,7 @@ def _top_indices(
     band = ties.tolerance(scores)
     if leading.size < 2 or np.all(-np.diff(scores[leading]) > band):
         return leading[:r]
-    second = None if carry is None else carry.get(LEADING_MAGNITUDES)
-    if second is None:
-        second = ties.leading_magnitudes(problem.covariance)
-    return ties.order(scores, second)[:r]
+    return ties.order(scores, ties.leading_magnitudes(problem.covariance))[:r]
 
 
 _tie_order_field = attrs.field(default=None, converter=to_tuple, validator=optional(index_list))
@@ -125,12 +103,8 @@ class MaxDiagonalInitializer(Initializer):
 
     tie_order: tuple[int, ...] | None = _tie_order_field
 
-    def prepare(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> Carry:
-        return _prepare_tie_key(problem, problem.covariance.diagonal(), carry, self.tie_order)
-
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
-        scores = problem.covariance.diagonal()
-        return _unit_vectors(problem.p, _top_indices(problem, scores, r, self.tie_order, carry))
+        return _unit_vectors(problem.p, _top_indices(problem, problem.covariance.diagonal(), r, self.tie_order))
 
 
 @part("max-norm-column", paper=PAPER)
@@ -148,11 +122,8 @@ class MaxNormColumnInitializer(Initializer):
             return np.einsum("ij,ij->j", problem.data, problem.data)
         return problem.covariance.diagonal()
 
-    def prepare(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> Carry:
-        return _prepare_tie_key(problem, self._scores(problem), carry, self.tie_order)
-
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
-        return _unit_vectors(problem.p, _top_indices(problem, self._scores(problem), r, self.tie_order, carry))
+        return _unit_vectors(problem.p, _top_indices(problem, self._scores(problem), r, self.tie_order))
 
 
 @part("random")

@@ -68,6 +68,7 @@ PARAMETERS: dict[str, Callable[[int, int], st.SearchStrategy[dict]]] = {
         lambda s: {"sparsity": s, "r": min(r, p // 2, s)}),
     # one feature per round, on a residual of rank p - t after t rounds; s = p would tie (as above)
     "encoder-iterative": lambda p, r: st.integers(1, min(p - 1, p - r + 1)).map(lambda s: {"sparsity": s}),
+    "auto": _k(),
     # later rounds may tie by construction: see GENERALIZED_TIE
     "exhaustive": _k(),
     "fspca-exhaustive": _k(lambda p, r: r),
@@ -298,6 +299,7 @@ def _standardisations(x: np.ndarray) -> dict[str, tuple[np.ndarray, bool]]:
 
 #: Parameters of each method for the four-standardisations test (p = 9, 10 or 13; r = 3).
 FOUR_WAYS: dict[str, dict] = {
+    "auto": {"k": 4},
     "encoder-batch": {"sparsity": 5},
     "encoder-iterative": {"sparsity": 3},
     "exhaustive": {"k": 3},

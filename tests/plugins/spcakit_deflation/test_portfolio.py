@@ -1,0 +1,111 @@
+"""``auto``, the default method (issue 24): the best of its members at the same k, each refined by swaps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import spcakit
+from spcakit import ties
+from spcakit.errors import InvalidParameterError
+from spcakit.testing import strategies as sps
+from spcakit_deflation.portfolio import BEST_PAIR_LIMIT, MEMBERS, PortfolioUpdater, member_runs
+from spcakit_deflation.solvers import BACKWARD_LIMIT
+
+
+def _member_cpevs(matrix, r, k, covariance):
+    """CPEV of every member run, alone and refined by swaps, as auto runs them."""
+    out = {}
+    for label, name, params in member_runs(MEMBERS, matrix.shape[1]):
+        for refiner in ("none", "swap"):
+            result = spcakit.fit(matrix, name, r=r, k=k, covariance=covariance, refiner=refiner, metrics=["cpev"],
+                                 **params)
+            out[(label, refiner)] = result.metrics["cpev"]
+    return out
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_auto_reaches_at_least_every_member_alone_and_refined(data):
+    kind = data.draw(st.sampled_from(("data", "tied")))
+    if kind == "data":
+        matrix = data.draw(sps.data_matrices(n_range=(12, 30), p_range=(4, 9)))
+        covariance = False
+    else:
+        _, matrix = data.draw(sps.tied_covariances(p=(4, 9), kinds=("correlation",)))
+        covariance = True
+    p = matrix.shape[1]
+    r = data.draw(st.integers(1, min(3, p - 2)))
+    k = data.draw(st.integers(1, p))
+    auto = spcakit.fit(matrix, "auto", r=r, k=k, covariance=covariance, metrics=["cpev", "nz"])
+    members = _member_cpevs(matrix, r, k, covariance)
+    # members within the tie tolerance of spcakit.ties (1e-10, relative) tie, and the earlier one is kept
+    assert auto.metrics["cpev"] >= max(members.values()) * (1 - ties.RTOL), (auto.metrics["cpev"], members)
+    assert np.all(np.count_nonzero(auto.loadings, axis=0) <= k)
+    np.testing.assert_allclose(np.linalg.norm(auto.loadings, axis=0), 1.0, atol=1e-12)
+
+
+def test_the_reason_names_the_kept_member_and_every_members_cpev():
+    from sklearn.datasets import load_breast_cancer
+
+    x = load_breast_cancer().data
+    x = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
+    result = spcakit.fit(x, "auto", r=5, k=5)
+    reason = result.stopping_reason
+    assert reason.startswith("best of 4 by CPEV: ")
+    kept = reason.split(": ", 1)[1].split(" (", 1)[0]
+    assert kept in {label for label, _, _ in member_runs(MEMBERS, 30)}
+    for label in ("tpower", "greedy", "greedy backward", "spcart"):
+        assert f"{label} 0." in reason
+    # the kept member's refined run is the result
+    params = {l: p for l, _, p in member_runs(MEMBERS, 30)}[kept]
+    name = {l: n for l, n, _ in member_runs(MEMBERS, 30)}[kept]
+    alone = spcakit.fit(x, name, r=5, k=5, refiner="swap", **params)
+    np.testing.assert_allclose(result.loadings, alone.loadings, atol=1e-12)
+
+
+def test_member_runs_follow_the_size_of_the_problem():
+    small = member_runs(MEMBERS, BACKWARD_LIMIT)
+    assert [label for label, _, _ in small] == ["tpower", "greedy", "greedy backward", "spcart"]
+    assert dict((l, p) for l, _, p in small)["greedy backward"] == {"backward": True}
+    middle = member_runs(MEMBERS, BACKWARD_LIMIT + 1)
+    assert [label for label, _, _ in middle] == ["tpower", "greedy", "spcart"]
+    assert all(p == {} for _, _, p in middle)
+    large = member_runs(MEMBERS, BEST_PAIR_LIMIT + 1)
+    assert dict((l, p) for l, _, p in large)["greedy"] == {"start": "leading"}
+
+
+def test_auto_is_the_default_of_fit_and_of_the_estimator():
+    pytest.importorskip("sklearn")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((40, 8)) @ rng.standard_normal((8, 8))
+    assert spcakit.fit(x, r=2, k=3).spec["name"] == "auto"
+    model = spcakit.SparsePCA(n_components=2, k=3).fit(x)
+    assert model.result_.spec["name"] == "auto"
+    assert model.get_params()["method"] == "auto"
+
+
+def test_members_can_be_chosen_and_a_portfolio_needs_its_driver():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((30, 6))
+    only = spcakit.fit(x, "auto", r=2, k=2, **{"updater.methods": ["spcart"]})
+    assert only.stopping_reason.startswith("best of 1 by CPEV: spcart")
+    with pytest.raises(InvalidParameterError, match="nonempty list of method names"):
+        PortfolioUpdater(methods=[])
+    spec = spcakit.compose(driver="deflation", updater="portfolio", truncator="none", deflator="projection")
+    with pytest.raises(InvalidParameterError, match="driver best-of"):
+        spcakit.fit(x, spec, r=1, k=2)
+
+
+def test_greedy_leading_start_is_order_free_and_cheap_on_ties():
+    from sklearn.datasets import load_breast_cancer
+
+    x = load_breast_cancer().data
+    x = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
+    base = spcakit.fit(x, "greedy", r=2, k=4, start="leading")
+    order = np.random.default_rng(3).permutation(x.shape[1])
+    permuted = spcakit.fit(x[:, order], "greedy", r=2, k=4, start="leading")
+    assert permuted.metrics["cpev"] == pytest.approx(base.metrics["cpev"], abs=1e-12)
+    np.testing.assert_array_equal(permuted.loadings != 0, base.loadings[order] != 0)

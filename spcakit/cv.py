@@ -82,7 +82,9 @@ means, in the same units):
 
     e_f = \frac{\sum_{i \in f} \sum_j (x_{ij} - \hat x_{ij})^2}{\sum_{i\in f}\sum_j x_{ij}^2}.
 
-A level's error is the mean of its ``K`` fold errors, with the standard error
+(:func:`held_out_error`; :meth:`spcakit.SparsePCA.score` is the same number, negated, for the
+rows it is given, so that a scikit-learn grid search over ``k`` on these folds chooses the level
+that ``rule="min"`` chooses.) A level's error is the mean of its ``K`` fold errors, with the standard error
 :math:`s/\sqrt K` (:math:`s` their standard deviation, ``ddof = 1``). ``rule="min"`` chooses
 the level of least mean error; ``rule="1se"`` the sparsest level whose mean error is at most
 that minimum plus its standard error (Hastie, Tibshirani & Friedman, *The Elements of
@@ -127,7 +129,7 @@ from spcakit.state import Result, _import_pandas
 
 __all__ = [
     "RULES", "UNPREDICTABLE", "CVLevel", "CrossValidation", "choose_level", "cross_validate", "fold_indices",
-    "leave_one_variable_out_residuals", "refuse_covariance",
+    "held_out_error", "leave_one_variable_out_residuals", "refuse_covariance",
 ]  # fmt: skip
 
 #: The rules that choose a level from the curve: the least mean error, or the one-standard-error rule.
@@ -171,20 +173,93 @@ def leave_one_variable_out_residuals(rows: Any, loadings: Any) -> np.ndarray:
     """
     x = np.asarray(rows, dtype=float)
     v = np.asarray(loadings, dtype=float)
+    _check_shapes(x, v)
+    return _residuals(x, _span(v))
+
+
+def _check_shapes(x: np.ndarray, v: np.ndarray) -> None:
     if x.ndim != 2 or v.ndim != 2 or x.shape[1] != v.shape[0]:
         raise InvalidParameterError(
             f"rows (m x p) and loadings (p x r) must share p; got rows of shape {x.shape} and loadings of shape {v.shape}"
         )
+
+
+def _span(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """An orthonormal basis of the span of the loadings ``v`` and ``1 - h_j`` per variable; ``None`` when they
+    span nothing."""
     basis, singular, _ = np.linalg.svd(v, full_matrices=False)
     if singular.size == 0 or not singular[0] > 0:
-        return x.copy()  # no loading: nothing predicts anything
+        return None
     rank = int(np.count_nonzero(singular > singular[0] * max(v.shape) * np.finfo(float).eps))
     basis = basis[:, :rank]
-    leverage = np.einsum("jl,jl->j", basis, basis)
-    free = 1.0 - leverage
+    return basis, 1.0 - np.einsum("jl,jl->j", basis, basis)
+
+
+def _residuals(x: np.ndarray, span: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """The leave-one-variable-out residuals of the rows ``x`` for the loadings' :func:`_span`."""
+    if span is None:
+        return x.copy()  # no loading: nothing predicts anything
+    basis, free = span
     predictable = free > UNPREDICTABLE
     fitted = (x @ basis) @ basis.T
     return np.where(predictable, (x - fitted) / np.where(predictable, free, 1.0), x)
+
+
+def held_out_error(rows: Any, loadings: Any) -> float:
+    r"""The held-out error of ``rows`` for ``loadings``: the sum of their squared
+    leave-one-variable-out residuals over their total sum of squares.
+
+    .. math::
+
+        e = \frac{\sum_i \sum_j (x_{ij} - \hat x_{ij})^2}{\sum_i \sum_j x_{ij}^2},
+
+    with :math:`\hat x_{ij}` predicted from row ``i``'s other variables
+    (:func:`leave_one_variable_out_residuals`). This is the error of one fold in
+    :func:`cross_validate` and, negated, :meth:`spcakit.SparsePCA.score`: 0 when
+    every entry is predicted exactly, 1 when the predictions are no better than
+    the training means (as at ``k = 1``, ``r = 1``); it can exceed 1 when the
+    loadings predict worse than the means.
+
+    Parameters
+    ----------
+    rows
+        The held-out rows (``m x p``), centred (and scaled) as the loadings' training
+        data were; or an iterator (a generator) of such blocks of rows, whose sums add up,
+        so that rows too large to hold densified at once are scored a block at a time
+        (the loadings' span is computed once).
+    loadings
+        The loadings (``p x r``); only their span matters.
+
+    Returns
+    -------
+    float
+        The error :math:`e \ge 0`.
+
+    Raises
+    ------
+    InvalidDataError
+        The rows' total sum of squares is 0 (every row equals the training means): the
+        error is undefined.
+    """
+    v = np.asarray(loadings, dtype=float)
+    blocks = rows if isinstance(rows, Iterator) else [rows]
+    span = None
+    spanned = False
+    total = residual = 0.0
+    for block in blocks:
+        x = np.asarray(block, dtype=float)
+        _check_shapes(x, v)
+        if not spanned:
+            span, spanned = _span(v), True
+        total += float(np.einsum("ij,ij->", x, x))
+        errors = _residuals(x, span)
+        residual += float(np.einsum("ij,ij->", errors, errors))
+    if not total > 0:
+        raise InvalidDataError(
+            "the held-out rows have no variance about the training means (every row equals them, or there are "
+            "none): their error, a fraction of that variance, is undefined"
+        )
+    return residual / total
 
 
 def fold_indices(n: int, folds: int, seed: int) -> tuple[np.ndarray, ...]:
@@ -203,14 +278,13 @@ def _fold_error(training: Problem, result: Result, rows: np.ndarray) -> float:
         held_out = held_out - record.mean
     if record is not None and record.scale is not None:
         held_out = held_out / record.scale
-    total = float(np.einsum("ij,ij->", held_out, held_out))
-    if not total > 0:
+    try:
+        return held_out_error(held_out, result.loadings)
+    except InvalidDataError:
         raise InvalidDataError(
             "a held-out fold has no variance about the training rows' means (its rows equal them): its error is "
             "undefined; the data have too few distinct rows for this many folds, use fewer folds"
-        )
-    residuals = leave_one_variable_out_residuals(held_out, result.loadings)
-    return float(np.einsum("ij,ij->", residuals, residuals)) / total
+        ) from None
 
 
 # -- the choice ---------------------------------------------------------------------------------------

@@ -23,14 +23,16 @@ formats converted to CSR by scikit-learn's validation): it is never densified.
 ``fit`` centres and standardises it implicitly
 (:class:`~spcakit.operators.CenteredSparseGram`), ``transform`` computes
 :math:`(X - \mathbf 1\mu^\top)R` as :math:`XR - \mathbf 1(\mu^\top R)`, and
-``score`` takes the squared norms of the centred rows from the stored entries.
+``reconstruction_error`` takes the squared norms of the centred rows from the
+stored entries; ``score``, whose leave-one-variable-out predictions need the
+dense rows, densifies one block of rows at a time.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -49,7 +51,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from spcakit.api import configure, fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
-from spcakit.operators import stored_per_column
+from spcakit.cv import held_out_error
+from spcakit.operators import ROW_BLOCK_BYTES, stored_per_column
 from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
 from spcakit.registry import Registry
@@ -223,6 +226,20 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
     return max(total - kept, 0.0)
 
 
+def _centred_row_blocks(x: Any, mean: np.ndarray, scale: np.ndarray | None) -> Iterator[np.ndarray]:
+    """The rows of ``x`` centred by ``mean`` (and divided by ``scale``) as dense blocks of at most
+    :data:`~spcakit.operators.ROW_BLOCK_BYTES` each: a sparse ``x`` is densified one block of rows at a time."""
+    n, p = x.shape
+    height = max(1, ROW_BLOCK_BYTES // (8 * max(p, 1)))
+    for start in range(0, n, height):
+        block = x[start : start + height]
+        block = block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
+        block -= mean
+        if scale is not None:
+            block /= scale
+        yield block
+
+
 # -- the estimator -----------------------------------------------------------------------------------------
 class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     r"""Sparse PCA by any spcakit method, as a scikit-learn transformer.
@@ -359,13 +376,37 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     by the earlier scores; both agree for PCA, but only the form used here sums
     to the variance that ``inverse_transform`` reconstructs.
 
-    **Score.** ``score(X)`` is the negative mean squared reconstruction error
-    per sample, :math:`-\frac1n \sum_i \|a_i - \hat a_i\|^2`, on the scale the
-    method ran on (the centred, standardised rows when ``standardize=True``),
-    so that higher is better (as ``GridSearchCV`` expects) and, on the training
-    data, ``score = -(n-1)/n * tr(C) * (1 - explained_variance_ratio_.sum())``.
-    Do not compare scores of models with and without standardisation: they are
-    on different scales.
+    **Score.** ``score(X)`` is the negative held-out error of
+    :func:`spcakit.cross_validate` on the rows of ``X``, so that
+    ``GridSearchCV(SparsePCA(...), {"k": range(1, p + 1)})`` chooses ``k`` by
+    the same criterion as ``spcakit cv``: each centred (and, when
+    ``standardize=True``, scaled) row :math:`a` has every entry :math:`a_j`
+    predicted from its *other* entries through the loadings,
+    :math:`\hat a_j = x_j^\top t_{(j)}` with
+    :math:`t_{(j)} = \arg\min_t \|a_{-j} - X_{-j} t\|` (the ``ekf`` scheme
+    of Bro et al. 2008; :func:`spcakit.cv.held_out_error`), and
+
+    .. math:: \operatorname{score}(X) = -\frac{\sum_i \sum_j (a_{ij} - \hat a_{ij})^2}{\sum_i \sum_j a_{ij}^2},
+
+    a fraction of the rows' variance about the training means: at most 0,
+    higher is better, ``-1`` when every loading has one nonzero. Scored on
+    the held-out fold with the fold's training ``mean_`` and ``scale_``, this is
+    the fold error of :func:`spcakit.cross_validate` (negated; equal up to
+    rounding), so
+    ``GridSearchCV``'s ``mean_test_score`` is minus its ``mean_error`` on the
+    same folds; ``GridSearchCV`` then takes the best mean (the ``"min"`` rule),
+    while ``spcakit.cross_validate`` defaults to the one-standard-error rule,
+    which overshoots a planted support less often (see :mod:`spcakit.cv`).
+    Leaving the variable out keeps each entry from predicting itself, as it
+    does through the scores in the reconstruction error, which on the rows a
+    model was fitted to only falls as the loadings grow denser (on held-out
+    rows the noise that dense loadings fit costs it too, and the two often
+    choose the same ``k``). The reconstruction error remains available as
+    :meth:`reconstruction_error` (the mean squared error per sample, on the
+    method's scale; ``score`` returned its negation before), with
+    ``reconstruction_error(X_train) = (n-1)/n * tr(C) * (1 - explained_variance_ratio_.sum())``
+    on the training data. A sparse ``X`` is densified one block of rows at a
+    time.
     """
 
     def __init__(
@@ -505,14 +546,25 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return reconstruction + self.mean_
 
     def score(self, X: Any, y: Any = None) -> float:
-        """Negative mean squared reconstruction error per sample, on the method's scale (see Notes)."""
+        """The negative held-out error of ``X``: each entry predicted from its row's other variables, the squared
+        residuals summed over ``X``'s total sum of squares (on the method's scale; see Notes). Higher is better,
+        at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored."""
+        check_is_fitted(self)
+        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
+        return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.components_.T)
+
+    def reconstruction_error(self, X: Any) -> float:
+        r"""The mean squared reconstruction error per sample of ``X``, :math:`\frac1n \sum_i \|a_i - \hat a_i\|^2`
+        with :math:`\hat a_i` the projection of the centred (scaled) row onto the loadings' span (see Notes).
+        ``-reconstruction_error(X)`` is what ``score`` returned before it became the held-out error; it always
+        prefers denser loadings, so it cannot choose ``k``."""
         check_is_fitted(self)
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
         if sp.issparse(x):
-            return -_sparse_residual(x, self.mean_, self.scale_, self._scores(x), self.components_) / x.shape[0]
+            return _sparse_residual(x, self.mean_, self.scale_, self._scores(x), self.components_) / x.shape[0]
         rows = x - self.mean_
         scores = rows @ self._regression
         if self.scale_ is not None:
             rows /= self.scale_
         residual = rows - scores @ self.components_
-        return -float(np.einsum("ij,ij->", residual, residual)) / x.shape[0]
+        return float(np.einsum("ij,ij->", residual, residual)) / x.shape[0]

@@ -157,7 +157,7 @@ def test_inverse_transform_round_trip_with_all_dense_components():
 
 
 @pytest.mark.parametrize("standardize", [False, True])
-def test_reconstruction_is_the_projection_onto_the_span_and_score_matches(standardize):
+def test_reconstruction_is_the_projection_onto_the_span_and_its_error_matches(standardize):
     x = gaussian(seed=2)
     n = x.shape[0]
     model = SparsePCA(n_components=3, method="greedy", k=3, standardize=standardize).fit(x)
@@ -171,8 +171,8 @@ def test_reconstruction_is_the_projection_onto_the_span_and_score_matches(standa
 
     total = np.sum(rows**2) / (n - 1)  # tr(C)
     expected = -(n - 1) / n * total * (1 - model.explained_variance_ratio_.sum())
-    assert model.score(x) == pytest.approx(expected, rel=1e-10)
-    assert model.score(x) == pytest.approx(-np.sum(residual**2) / n, rel=1e-12)
+    assert -model.reconstruction_error(x) == pytest.approx(expected, rel=1e-10)
+    assert model.reconstruction_error(x) == pytest.approx(np.sum(residual**2) / n, rel=1e-12)
 
 
 def test_inverse_transform_refuses_scores_of_the_wrong_width():
@@ -228,8 +228,8 @@ def test_pipeline_and_grid_search_over_k_method_and_n_components(cancer):
     assert np.count_nonzero(best.components_, axis=1).tolist() == [search.best_params_["spca__k"]] * best.n_components_
 
 
-def test_grid_search_with_the_reconstruction_score(cancer):
-    """Without a supervised step GridSearchCV ranks by ``score``: more components reconstruct better."""
+def test_grid_search_with_the_held_out_score(cancer):
+    """Without a supervised step GridSearchCV ranks by ``score``: more components predict held-out entries better."""
     search = GridSearchCV(SparsePCA(method="tpower", k=5, standardize=True), {"n_components": [1, 3]}, cv=3,
                           error_score="raise").fit(cancer)
     assert search.best_params_ == {"n_components": 3}

@@ -353,6 +353,79 @@ def set_k(
     return formed
 
 
+#: The rule of the default cardinality (:func:`default_k`), as a result records it.
+DEFAULT_K_RULE = "ceil(sqrt(p))"
+
+
+def default_k(p: int, r: int = 1) -> int:
+    r"""The number of nonzero variables per loading that a method which needs one gets when given none:
+    :math:`\lceil\sqrt p\rceil`, raised to ``r`` when that is smaller (never above ``p``).
+
+    The one default cardinality of spcakit: :func:`fit` (so :class:`spcakit.SparsePCA` and ``spcakit run`` /
+    ``compose``) uses it for every method that :func:`needs_k`. About :math:`\sqrt p` variables per loading
+    is sparse without being trivial at any ``p`` (4 of Pitprops' 13, 6 of 30, 32 of 1000). It is at least
+    ``r`` because FSPCA's ``r`` loadings share ``k`` variables (``r <= k <= p``) and the batch encoder's ``r``
+    features need at least ``r`` variables; the same number for every method keeps their default results
+    comparable. The methods whose paper sets a sparsity of its own (SPCArt, rSVD-GP(B), ST, SPCA-SP: hard
+    thresholding at :math:`1/\sqrt p`) keep that default and need no ``k``.
+
+    Parameters
+    ----------
+    p
+        The number of variables the method runs on.
+    r
+        The number of loadings.
+
+    Returns
+    -------
+    int
+        :math:`\min(p, \max(r, \lceil\sqrt p\rceil))`.
+    """
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in (p, r)):
+        raise InvalidParameterError(f"default_k needs p and r as positive integers; got p={p!r}, r={r!r}")
+    return min(int(p), max(int(r), math.isqrt(int(p) - 1) + 1))
+
+
+def needs_k(spec: MethodSpec, registry: Registry | None = None) -> bool:
+    """Whether ``spec`` holds a cardinality that nothing has set, so that it cannot run without ``k``.
+
+    True when some of its parts declare a cardinality field (``@part(k=...)``: TPower's truncation by
+    sparsity, the ``greedy`` and ``exhaustive`` solvers, the FSPCA updaters, the encoders' column
+    selections) and none of them has that field, or its λ, set (by ``k``, ``lam`` or a part parameter) or
+    given a default. A method whose cardinality lives only in its ``cardinality`` form, such as SPCArt
+    (hard thresholding with the paper's default λ; truncation by sparsity once ``k`` is given), does not
+    need one. :func:`fit` gives a method that needs ``k`` and gets none :func:`default_k`.
+    """
+    registry = registry or get_registry()
+    held = []
+    for role in PART_ROLES:
+        ref = getattr(spec, role)
+        if ref is None:
+            continue
+        for _, sub in _part_refs(ref):
+            info = registry.part(role, sub.name)
+            if info.k is not None:
+                defaults = info.parameters()
+                held.append(any(sub.params.get(field, defaults.get(field)) is not None
+                                for field in (info.k, info.lam) if field is not None))  # fmt: skip
+    return bool(held) and not any(held)
+
+
+def with_default_k(
+    spec: MethodSpec, p: int, r: int, registry: Registry | None = None
+) -> tuple[MethodSpec, dict[str, Any] | None]:
+    """``(spec, None)``, or when ``spec`` :func:`needs_k`, ``spec`` with ``k = default_k(p, r)`` set by
+    :func:`set_k` and the record of it, ``{"k": 4, "rule": "ceil(sqrt(p))"}`` (the rule says when ``r``
+    raised it), which :func:`fit` stores as ``Result.spec["default_k"]``."""
+    registry = registry or get_registry()
+    if not needs_k(spec, registry):
+        return spec, None
+    k = default_k(p, r)
+    root = math.isqrt(int(p) - 1) + 1
+    rule = DEFAULT_K_RULE if k == root else f"{DEFAULT_K_RULE} = {root}, raised to r = {k}"
+    return set_k(spec, k, registry), {"k": k, "rule": rule}
+
+
 def configure(
     spec: MethodSpec,
     *,
@@ -589,7 +662,13 @@ def fit(
         ``k``, FSPCA shares ``k`` variables between all loadings, the
         encoders use ``k`` variables per feature. A method whose truncation
         cannot express a cardinality (GPower's penalties, PCA) refuses it,
-        naming the methods that take it.
+        naming the methods that take it. Without ``k`` (and without ``lam``
+        or a part parameter that sets the sparsity), a method whose paper
+        sets a sparsity of its own keeps it (SPCArt, rSVD-GP(B), ST, SPCA-SP:
+        hard thresholding at :math:`1/\\sqrt p`), and every other method
+        (TPower, ``greedy``, ``exhaustive``, FSPCA, the encoders) gets
+        :func:`default_k`, :math:`\\lceil\\sqrt p\\rceil` (at least ``r``),
+        recorded in ``Result.spec["default_k"]``.
     truncator, lam
         Replace the method's truncation and its parameter λ: a threshold for
         ``hard``/``soft`` (default :math:`1/\\sqrt p`), a number of zeros per
@@ -673,6 +752,9 @@ def fit(
                          feature_names=feature_names, columns=columns, drop=drop)
     r = check_r(r, problem)
     check_k(k, r)
+    default = None
+    if k is None:  # a method that needs k and got none: the default cardinality
+        spec, default = with_default_k(spec, problem.p, r, registry)
     parts = build_parts(spec, registry, problem)
     driver = registry.build("driver", spec.driver)
     rng = np.random.default_rng(seed)
@@ -708,7 +790,7 @@ def fit(
         computed[REPORT_PREFIX + name] = value
     return Result(
         method=spec.name,
-        spec=resolved_spec(spec, registry, parts, problem.p),
+        spec={**resolved_spec(spec, registry, parts, problem.p), **({} if default is None else {"default_k": default})},
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=computed,

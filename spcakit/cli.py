@@ -186,9 +186,11 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
 
 # -- output -------------------------------------------------------------------------
 def render_text(result: Result, source: str) -> str:
+    default = result.spec.get("default_k")  # the cardinality a method that needs one got when given none
     lines = [
         f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
         f"{result.seconds:.3g} s",
+        *([] if default is None else [f"k = {default['k']} (default: {default['rule']})"]),
         f"stopped: {result.stopping_reason}",
         *(f"warning: {w}" for w in result.warnings),
         "",

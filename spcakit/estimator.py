@@ -263,6 +263,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         exhaustive: their cardinality; FSPCA: the k variables all components
         share; the encoders: their sparsity, one value per component allowed).
         GPower's penalties and PCA refuse it, naming the methods that take it.
+        Without ``k``, ``lam`` or ``target_cpev``, SPCArt, rSVD-GP(B), ST and
+        SPCA-SP keep their paper's default (hard thresholding at
+        :math:`1/\sqrt p`) and the other methods use
+        :math:`\lceil\sqrt p\rceil` nonzeros, at least ``n_components``
+        (:func:`spcakit.api.default_k`), recorded as ``k_``.
     lam : float or int, optional
         The λ of the method's truncation, in the paper's form (a threshold,
         a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
@@ -312,9 +317,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     n_components_ : int
         Number of components.
     k_ : int, list of int or None
-        Nonzero variables per component as fitted: ``k``, or the level that
-        ``target_cpev`` chose (``None`` when the sparsity was set by ``lam``
-        or the method's default).
+        Nonzero variables per component as fitted: ``k``, the level that
+        ``target_cpev`` chose, or the default cardinality
+        :func:`spcakit.api.default_k` that a method needing one got without
+        ``k`` (``None`` when the sparsity was set by ``lam``, a part parameter
+        or the method's own default, such as SPCArt's threshold).
     n_features_in_ : int
         Number of features seen in ``fit``.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -470,7 +477,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         scale = problem.input.scale if standardize else None
         if target is None:
             result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
-            fitted_k = k
+            fitted_k = kwargs.get("k", (result.spec.get("default_k") or {}).get("k"))  # given, or the default
         else:
             from spcakit.paths import target_k  # noqa: PLC0415 - only for target_cpev
 

@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.api import PART_ROLES, check_driver, check_seed, configure, fit
+from spcakit.api import K_MEANING, PART_ROLES, check_driver, check_seed, configure, fit, needs_k
 from spcakit.datasets import load_source
 from spcakit.errors import SpcakitError, SpecError
 from spcakit.plugins import get_registry
@@ -285,6 +285,11 @@ def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str
             blame = [paths[k] for k in touched[role]] or paths.get("", ())
             context = "" if touched[role] else f"method {method.name!r}: "
             raise _spec_error(spec, blame, f"{context}{exc}") from None
+    if needs_k(method, registry):
+        raise _spec_error(spec, paths.get("", ()), (
+            f"method {method.name!r} needs k ({K_MEANING}), and an experiment pins every parameter of the run it "
+            "reproduces: give it (params = { k = K }) rather than rely on spcakit's default (spcakit.api.default_k)"
+        ))  # fmt: skip
 
 
 def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: int | None = None) -> None:

@@ -136,7 +136,6 @@ def test_residual_deflation_of_the_covariance_is_the_schur_complement():
 @pytest.mark.parametrize(
     "method,params,message",
     [
-        ("encoder-batch", {}, "needs the sparsity: --param sparsity=R"),
         ("encoder-batch", {"sparsity": 1}, "sparsity 1 is below the number of features k = 2"),
         ("encoder-batch", {"sparsity": 14}, "exceeds the number of variables p = 13"),
         ("encoder-batch", {"sparsity": [3, 4]}, "is the iterative encoder"),

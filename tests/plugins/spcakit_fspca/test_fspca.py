@@ -286,7 +286,6 @@ def test_go_is_within_the_thm_5_1_factor_of_the_optimum():
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["run", "fspca-ipu", "-r", "2"], "needs the cardinality: -k K with K an integer in [2, 13]"),
         (["run", "fspca-go", "-r", "3", "--param", "k=2"], "k must be an integer in [3, 13]"),
         (["run", "fspca-go", "-r", "3", "--param", "k=2"], "the m = r = 3 loadings share k of the d = 13 variables"),
         (["run", "fspca-ipu", "-r", "2", "--param", "k=14"], "k must be an integer in [2, 13]"),
@@ -300,8 +299,6 @@ def test_go_is_within_the_thm_5_1_factor_of_the_optimum():
         (["run", "fspca-ipu", "-r", "2", "--param", "k=4", "--param", "start=given"], "needs w0"),
         (["run", "fspca-exhaustive", "-d", "builtin:random?n=40&p=60&seed=0", "-r", "2", "--param", "k=30"],
          "C(60, 30) = 118,264,581,564,861,424 row supports"),
-        (["compose", "--truncator", "row-sparse", "-r", "2"],
-         "needs the cardinality: -k K with K an integer in [1, 13]"),
         (["compose", "--truncator", "row-sparse", "-r", "2", "--param", "k=0"], "must be an integer in [1, 13]"),
     ],
 )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "compose": "spcakit.api", "configure": "spcakit.api", "fit": "spcakit.api",
-    "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
+    "ConstantColumnWarning": "spcakit.errors", "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
     "InvalidParameterError": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
     "SpecError": "spcakit.errors", "UnknownNameError": "spcakit.errors", "ZeroLoadingError": "spcakit.errors",
     "hookimpl": "spcakit.hookspecs",
@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.api import compose, configure, fit
     from spcakit.cv import CrossValidation, cross_validate
     from spcakit.errors import (
+        ConstantColumnWarning,
         DuplicateNameError,
         InvalidDataError,
         InvalidParameterError,

@@ -6,20 +6,23 @@ import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
+from warnings import warn
 
 import attrs
 import numpy as np
 
 from spcakit import __version__, ties
 from spcakit.drivers import Parts, StepCallback, checked_matrix
-from spcakit.errors import BadPartResult, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError
+from spcakit.errors import (
+    BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError,
+)  # fmt: skip
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, as_problem
+from spcakit.problem import Problem, as_problem, constant_columns_note, zero_variance_text
 from spcakit.protocols import REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
-from spcakit.state import CapReached, Result
+from spcakit.state import CapReached, IssuedWarning, Result
 from spcakit.validators import to_int
 
 #: Roles whose parts a method spec lists, in order.
@@ -210,6 +213,32 @@ def check_k(k: Any, r: int) -> None:
             f"k lists {len(value)} cardinalities {list(value)} for r={r} components; give one per component "
             f"(a list of length {r}) or one integer for all"
         )
+
+
+def lowered_k(k: Any, varying: int) -> int | list[int] | None:
+    """``k`` with every value above ``varying`` (the number of variables that vary) lowered to it, or ``None``
+    when none is above (or ``k`` is ``None``).
+
+    A loading cannot have more nonzeros than there are variables with variance (those without get zero
+    loadings), so every ``k`` from ``varying`` up means "no truncation among them": :func:`fit` lowers it,
+    with a :class:`~spcakit.errors.ConstantColumnWarning`, rather than refuse it, so that a grid of ``k`` up
+    to ``p`` (:func:`spcakit.path`, and :func:`spcakit.cross_validate`, whose folds can have fewer columns
+    that vary than the data) keeps working.
+    """
+    if k is None:
+        return None
+    value = cardinality(k)
+    values = list(value) if isinstance(value, tuple) else [value]
+    above = [isinstance(v, int) and not isinstance(v, bool) and v > varying for v in values]
+    if not any(above):
+        return None  # values that are not integers are refused by the parts as they are
+    lowered = [varying if high else v for v, high in zip(values, above)]
+    return lowered if isinstance(value, tuple) else lowered[0]
+
+
+def _k_text(k: Any) -> str:
+    value = cardinality(k)
+    return str(list(value)) if isinstance(value, tuple) else str(value)
 
 
 def _replace_part(role: str, old: PartRef, new: PartRef, registry: Registry) -> PartRef:
@@ -495,6 +524,13 @@ def check_r(r: Any, problem: Problem) -> int:
     r = int(r)
     if r > problem.p:
         raise InvalidParameterError(f"r={r} is larger than the number of variables p={problem.p}; valid: 1 <= r <= {problem.p}")
+    varying = problem.varying.p
+    if r > varying:
+        raise InvalidParameterError(
+            f"r={r} is larger than the number of variables that vary: {varying} of the {problem.p} "
+            f"({zero_variance_text(problem.constant_columns, problem.feature_names)}, and get zero loadings); "
+            f"valid: 1 <= r <= {varying}"
+        )
     if r > problem.max_rank:
         raise InvalidParameterError(
             f"r={r} is larger than the rank of the centred data (at most n - 1 = {problem.max_rank}); "
@@ -668,7 +704,10 @@ def fit(
         hard thresholding at :math:`1/\\sqrt p`), and every other method
         (TPower, ``greedy``, ``exhaustive``, FSPCA, the encoders) gets
         :func:`default_k`, :math:`\\lceil\\sqrt p\\rceil` (at least ``r``),
-        recorded in ``Result.spec["default_k"]``.
+        recorded in ``Result.spec["default_k"]``. When some columns are constant, a
+        ``k`` above the number :math:`p'` of columns that vary is lowered to
+        :math:`p'` with a :class:`~spcakit.errors.ConstantColumnWarning`
+        (:func:`lowered_k` says why it is not refused).
     truncator, lam
         Replace the method's truncation and its parameter λ: a threshold for
         ``hard``/``soft`` (default :math:`1/\\sqrt p`), a number of zeros per
@@ -700,7 +739,8 @@ def fit(
         the root mean square when ``center=False``), or turn a covariance
         into its correlation matrix. The result equals the method's result
         on the data's correlation matrix. Use it when the variables have
-        different units or scales. Constant columns are refused.
+        different units or scales. A constant column is divided by 1 (its
+        recorded scale), not by zero: it stays at zero and gets zero loadings.
     feature_names
         One name per variable (instead of a DataFrame's or a file's names).
     columns, drop
@@ -711,7 +751,8 @@ def fit(
         Called after every update step as ``on_step(state)`` with the
         driver's :class:`~spcakit.state.IterState` (iteration, loadings,
         objective, component being found): for progress bars, logging or
-        early inspection. It must not change the state.
+        early inspection. It must not change the state. When some columns are
+        constant, the state's loadings are those of the columns that vary.
     metrics
         The names of the metrics to compute (``spcakit.get_registry().metrics()``
         lists them; default: all). Some metrics cost more than the fit on
@@ -730,6 +771,21 @@ def fit(
         objective history, time, and what makes the run repeatable: the
         seed, the spcakit version and the input's record (shape, content
         hash, centring, standardisation).
+
+    Notes
+    -----
+    **Constant columns.** A column with zero variance (see
+    :mod:`spcakit.problem`) gets a zero loading in every component, and a
+    :class:`~spcakit.errors.ConstantColumnWarning` names it (the same text is
+    in ``Result.warnings``). The method runs on the columns that vary alone
+    (:attr:`~spcakit.problem.Problem.varying`): its result there is the
+    method's result on the data without the constant columns, and parameters
+    that depend on the number of variables (the default threshold
+    :math:`1/\\sqrt p`, λ as a number of zeros) count those :math:`p'`. The
+    loadings are then re-embedded into all ``p`` rows and the metrics taken
+    on all the columns: CPEV is unchanged (constant columns add no variance),
+    the sparsities count the zeros of the constant columns too. ``r`` must be
+    at most :math:`p'`; data whose columns are all constant are refused.
     """
     registry = registry or get_registry()
     if method is None:
@@ -739,6 +795,7 @@ def fit(
     spec = registry.method(method) if isinstance(method, str) else method
     if not isinstance(spec, MethodSpec):
         raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
+    requested = spec
     spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
                      params=params, registry=registry, k=k)
     check_driver(spec, registry)
@@ -752,19 +809,41 @@ def fit(
                          feature_names=feature_names, columns=columns, drop=drop)
     r = check_r(r, problem)
     check_k(k, r)
+    fitted = problem.varying  # the columns that vary: the method runs on them alone (constant ones get zero loadings)
+    notes: list[str] = []
+    if fitted is not problem:
+        notes.append(constant_columns_note(problem))
+        lowered = lowered_k(k, fitted.p)
+        if lowered is not None:
+            notes.append(
+                f"k={_k_text(k)} is more than the {fitted.p} variables that vary (of {problem.p}); k={_k_text(lowered)} "
+                "was used: no loading can have more nonzeros than that"
+            )
+            spec = configure(requested, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper,
+                             refiner=refiner, params=params, registry=registry, k=lowered)  # fmt: skip
+        for note in notes:
+            warn(note, ConstantColumnWarning, stacklevel=2)
     default = None
     if k is None:  # a method that needs k and got none: the default cardinality
-        spec, default = with_default_k(spec, problem.p, r, registry)
-    parts = build_parts(spec, registry, problem)
+        spec, default = with_default_k(spec, fitted.p, r, registry)
+    try:
+        parts = build_parts(spec, registry, fitted)
+    except InvalidParameterError as exc:
+        if fitted is problem:
+            raise
+        raise InvalidParameterError(
+            f"{exc} (the method runs on the {fitted.p} of the {problem.p} variables that vary: "
+            f"{zero_variance_text(problem.constant_columns, problem.feature_names)})"
+        ) from None
     driver = registry.build("driver", spec.driver)
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     try:
-        outcome = driver(problem, r, parts, rng, on_step)
+        outcome = driver(fitted, r, parts, rng, on_step)
         loadings = outcome.loadings
         report: dict[str, int | float] = {}
         if parts.refiner is not None:
-            refined = parts.refiner(problem, loadings)
+            refined = parts.refiner(fitted, loadings)
             if isinstance(refined, Refined):
                 refined, report = refined.loadings, checked_report(parts.refiner, refined.report)
             loadings = checked_matrix(parts.refiner, refined, loadings.shape, "the refined loadings", finite=True)
@@ -775,9 +854,13 @@ def fit(
     seconds = time.perf_counter() - start
     reasons, iterations, history = outcome.stopping_reasons, outcome.iterations, outcome.objective_history
     del outcome  # its loadings are not held beside the sign-fixed ones
+    if fitted is not problem:  # zero rows for the constant columns
+        embedded = np.zeros((problem.p, loadings.shape[1]))
+        embedded[problem.varying_columns] = loadings
+        loadings = embedded
     loadings = fix_signs(loadings)
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
-    warnings = tuple(
+    warnings = tuple(IssuedWarning(note) for note in notes) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
         "converged; raise the stopper's iteration cap or loosen its tolerance"
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
@@ -790,7 +873,7 @@ def fit(
         computed[REPORT_PREFIX + name] = value
     return Result(
         method=spec.name,
-        spec={**resolved_spec(spec, registry, parts, problem.p), **({} if default is None else {"default_k": default})},
+        spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default})},
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=computed,

@@ -15,6 +15,8 @@ import json
 import math
 import os
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,7 +27,7 @@ from spcakit.api import compose as compose_spec
 from spcakit.api import fit
 from spcakit.csv_files import CsvLayout, csv_layout
 from spcakit.datasets import load_source
-from spcakit.errors import PartFailure, SpcakitError
+from spcakit.errors import ConstantColumnWarning, PartFailure, SpcakitError
 from spcakit.model import Model, check_model_path
 from spcakit.cv import RULES, CrossValidation, CVLevel, cross_validate, refuse_covariance
 from spcakit.output import check_output, write_output
@@ -270,6 +272,26 @@ def fit_or_target(
     return chosen.result, chosen
 
 
+@contextlib.contextmanager
+def warnings_on_stderr() -> Iterator[None]:
+    """Within it, each distinct :class:`~spcakit.errors.ConstantColumnWarning` is one ``warning: ...`` line on
+    stderr, as it is issued (columns with zero variance, a lowered ``k``); other Python warnings show as usual."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ConstantColumnWarning)  # every level and fold: this set keeps them distinct
+        show = warnings.showwarning
+
+        def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            if not issubclass(category, ConstantColumnWarning):
+                show(message, category, filename, lineno, file, line)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                typer.echo(f"warning: {message}", err=True)
+
+        warnings.showwarning = on_stderr
+        yield
+
+
 def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     """The context in which ``--data``'s computations run: on the ``dask.distributed`` scheduler at
     ``--scheduler`` (connected for the run, then closed), which only data read by dask (a Zarr store) use."""
@@ -361,7 +383,7 @@ def _run_and_report(
             )
         progress = _Progress(sys.stderr.isatty() and not as_json)
         try:
-            with on_cluster(scheduler, matrix, dataset.source):
+            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
                 result, chosen = fit_or_target(
                     matrix,
                     method,
@@ -699,7 +721,7 @@ def path_command(
         dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
         progress = _LevelProgress(sys.stderr.isatty())
         try:
-            with on_cluster(scheduler, matrix, dataset.source):
+            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
                 found = fit_path(
                     matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
                     standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
@@ -831,12 +853,13 @@ def cv_command(
             refuse_covariance(dataset.source)
         progress = _CVProgress(sys.stderr.isatty())
         try:
-            found = cross_validate(
-                matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
-                standardize=standardize, feature_names=dataset.feature_names, columns=kept,
-                drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
-                **param_values,
-            )  # fmt: skip
+            with warnings_on_stderr():
+                found = cross_validate(
+                    matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
+                    standardize=standardize, feature_names=dataset.feature_names, columns=kept,
+                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    **param_values,
+                )  # fmt: skip
         finally:
             progress.close()
     except (SpcakitError, BadInput) as exc:

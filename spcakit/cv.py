@@ -48,6 +48,15 @@ on which minimiser :math:`t_{(j)}` one picks. Such an entry (:math:`1 - h_j \le`
 :data:`UNPREDICTABLE`) is predicted by the training mean, its residual is :math:`x_j` itself;
 so at ``k = 1`` and ``r = 1`` every entry is, and the error is exactly 1.
 
+**A variable constant among the training rows.** A column can vary in the data and yet be
+constant in a fold's training rows (a rare value whose rows were all held out), or be constant
+everywhere. :func:`spcakit.fit` gives it a zero loading (it runs the method on the other
+columns), so :math:`v_j = 0`, :math:`h_j = 0` and :math:`(Hx)_j = 0`: its held-out entries are
+predicted by the training mean, their residuals are the entries themselves (centred by it).
+Standardising divides such a column by 1, not by its zero standard deviation, so nothing is
+infinite. :func:`cross_validate` names such columns once per fold (a
+:class:`~spcakit.errors.ConstantColumnWarning` and :attr:`CrossValidation.warnings`).
+
 **Why not the plain projection error.** Reconstructing a held-out row by its projection,
 :math:`\|x - Hx\|^2`, lets :math:`x_j` predict itself through the scores :math:`V^\top x`; that
 error only decreases as the loadings become denser (at ``k = p`` it is PCA's, the least of all
@@ -109,6 +118,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,12 +127,12 @@ import attrs
 import numpy as np
 
 from spcakit.api import check_r, check_seed, fit
-from spcakit.errors import InvalidDataError, InvalidParameterError, ZeroLoadingError
+from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError, ZeroLoadingError
 from spcakit.paths import (
     AUTO, _check_takes_k, _lowest_level, _method_spec, auto_levels, parse_k_levels, parse_lam_levels, _rows_csv,
 )  # fmt: skip
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, as_problem
+from spcakit.problem import Problem, as_problem, zero_variance_text
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import Result, _import_pandas
@@ -398,6 +408,11 @@ class CrossValidation:
         Why an ``auto`` grid stopped before its last level, in words (empty when it did not): a ``k``
         the method refuses on the training rows (the iterative encoder's ``k`` is at most the rank of
         its residual, which is lower on fewer rows).
+    warnings
+        Columns that vary in the data but are constant among a fold's training rows (rare values):
+        they get zero loadings in that fold's fits and their held-out entries are predicted by the
+        training means. Each is also issued as a :class:`~spcakit.errors.ConstantColumnWarning`;
+        the columns constant in all the rows are in the refit's ``result.warnings``.
     result
         The method fitted on all the rows at the chosen level.
     """
@@ -421,6 +436,7 @@ class CrossValidation:
     seed: int
     auto: bool = False
     stop_note: str = ""
+    warnings: tuple[str, ...] = ()
     result: Result = attrs.field(eq=False)
 
     def __len__(self) -> int:
@@ -515,6 +531,7 @@ class CrossValidation:
             "seed": self.seed,
             "auto": self.auto,
             "stop_note": self.stop_note,
+            "warnings": list(self.warnings),
             "result": self.result.to_dict(),
         }
 
@@ -589,11 +606,14 @@ def cross_validate(
     data, method, r
         As for :func:`spcakit.fit`: a data matrix (array, DataFrame, ``.npy``/``.csv`` path, or a
         ``builtin:`` data set that holds rows). A covariance or correlation matrix has no rows to
-        hold out and is refused.
+        hold out and is refused. Constant columns get zero loadings, as in :func:`spcakit.fit`,
+        and so do columns constant among a fold's training rows, in that fold (see the module's
+        description); ``k`` above the number of columns that vary in a fold is lowered to it there.
     k
         The grid of ``k`` (nonzero variables per loading), as :func:`spcakit.path` takes it:
         ``"auto"`` (the default when neither ``k`` nor ``lam`` is given: every ``k`` from 1, or
-        ``r`` for the methods that refuse ``k < r``, to ``p``, log-spaced above 30 levels, stopping
+        ``r`` for the methods that refuse ``k < r``, to ``p`` (to the number of columns that vary,
+        when some are constant), log-spaced above 30 levels, stopping
         before the first level above that the method refuses: :attr:`CrossValidation.stop_note`),
         ``"1:p"``, ``"2:12:2"``, ``"2,4,6"``, or a sequence of integers.
     lam
@@ -675,6 +695,7 @@ def cross_validate(
     # the training rows are already centred (and scaled) by all the rows' statistics; centring (and scaling) them
     # again by their own is the same, up to rounding, as doing it to the rows as given
     training: list[Problem] = []
+    notes: list[str] = []
     for f, test in enumerate(held_out):
         keep = np.ones(n, dtype=bool)
         keep[test] = False
@@ -683,12 +704,25 @@ def cross_validate(
                                        feature_names=problem.feature_names))  # fmt: skip
         except (InvalidParameterError, InvalidDataError) as exc:
             raise type(exc)(f"fold {f + 1} of {folds} ({int(keep.sum())} training rows): {exc}") from None
+        rare = np.setdiff1d(training[-1].constant_columns, problem.constant_columns)  # constant in this fold only
+        if rare.size:
+            notes.append(
+                f"fold {f + 1} of {folds} ({int(keep.sum())} training rows): "
+                f"{zero_variance_text(rare, problem.feature_names, 'column(s) are constant among the training rows')}; "
+                "they get zero loadings in that fold's fits, and their held-out entries are predicted by the training "
+                "means"
+            )
+    for note in notes:
+        warnings.warn(note, ConstantColumnWarning, stacklevel=2)
 
     def evaluate(level: Any) -> CVLevel:
         errors, nonzeros = [], []
         for f, (train, test) in enumerate(zip(training, held_out)):
             try:
-                result = fit(train, spec, r, seed=seed, metrics=[], registry=registry, **{knob: level}, **fit_kwargs)
+                with warnings.catch_warnings():  # the folds' constant columns are named once, above
+                    warnings.simplefilter("ignore", ConstantColumnWarning)
+                    result = fit(train, spec, r, seed=seed, metrics=[], registry=registry, **{knob: level},
+                                 **fit_kwargs)  # fmt: skip
             except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
                 raise type(exc)(f"{knob} = {level}, fold {f + 1} of {folds}: {exc}") from None
             errors.append(_fold_error(train, result, rows[test]))
@@ -701,7 +735,7 @@ def cross_validate(
     done: list[CVLevel] = []
     if auto:
         low, first = _lowest_level(evaluate, r)
-        values: list[Any] = auto_levels(problem.p, low)
+        values: list[Any] = auto_levels(problem.varying.p, low)  # up to the number of columns that vary
     else:
         values, first = list(grid), None  # type: ignore[arg-type]
     stop_note = ""
@@ -730,5 +764,6 @@ def cross_validate(
         levels=[lv.level for lv in done], mean_error=mean, std_error=spread,
         fold_errors=[list(lv.fold_errors) for lv in done], nz=[lv.nz for lv in done],
         chosen=done[chosen].level, least=done[least].level, rule=rule, folds=folds,
-        fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note, result=result,
+        fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note,
+        warnings=tuple(notes), result=result,
     )  # fmt: skip

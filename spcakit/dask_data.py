@@ -50,8 +50,13 @@ What is refused, and what is not computed
 The same checks and messages as for NumPy data: a dask array that is not
 2-D, is empty, holds complex numbers or values that are not numbers (text,
 dates, objects); NaN or infinite entries (naming the first one and the
-columns holding them: a second pass, on that error only); constant columns;
-data whose covariance over- or underflows double precision. As for
+columns holding them: a second pass, on that error only); columns that are
+all constant; data whose covariance over- or underflows double precision.
+Constant columns among others are welcome, as for NumPy data: they get zero
+loadings, the method runs on the other columns (the Gram matrix's rows and
+columns of those, or the wide operator's columns of the persisted array,
+lazily: nothing is read again; see
+:func:`spcakit.problem.with_constant_columns`). As for
 ``scipy.sparse`` input, the problem holds no data matrix
 (``problem.data`` is ``None``): the parts that would read the data use the
 covariance instead (the encoders its square root, SPCA-SP's start its
@@ -94,6 +99,7 @@ from spcakit.problem import (
     _refuse_zero_variance,
     centred_extremes,
     column_positions,
+    with_constant_columns,
 )
 from spcakit.state import InputRecord
 
@@ -414,14 +420,19 @@ def dask_problem(
         norms = divisors * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    if tall and constant.size:  # left out of the fit: their rounding noise must not overflow below
+        second = second.copy()
+        second[constant, :] = second[:, constant] = 0.0
     scale = float(n - 1) if center else float(n)
     deviations = None
     if standardize:
         unit = np.sqrt(sum_of_squares / scale)  # the standard deviations of the columns divided by the divisors
+        unit[constant] = 1.0  # their rows of the Gram matrix are zero
         with np.errstate(over="ignore"):
             deviations = divisors * unit
+        deviations[constant] = 1.0  # divided by 1, not by zero: the column is left out of the fit
     if not (standardize and tall):  # a wide problem multiplies with the data as given: they must stay in range
-        _check_double_range(norms, largest, scale, names)
+        _check_double_range(norms, largest, scale, names, constant)
     if tall:
         with np.errstate(over="ignore", invalid="ignore"):
             if standardize:
@@ -434,7 +445,7 @@ def dask_problem(
         covariance = DaskCovariance(x, mean, scale, deviations, variances / deviations**2 if standardize else variances)
     record = InputRecord(kind="data", shape=(n, p), sha256=None, center=center, standardize=standardize,
                          mean=mean, scale=deviations)  # fmt: skip
-    return Problem(covariance, names, None, source, record)
+    return with_constant_columns(Problem(covariance, names, None, source, record), constant)
 
 
 # -- the distributed operator ------------------------------------------------------------------------------
@@ -521,6 +532,15 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
             picked = picked / self.column_scale[index]
         sub = picked.T @ picked / self.scale
         return (sub + sub.T) / 2
+
+    def restrict(self, index: np.ndarray) -> DaskCovariance:
+        """The covariance of the variables ``index`` alone: those columns of the data (lazily: nothing is
+        read), with their means, scales and variances."""
+        index = np.asarray(index, dtype=int)
+        return DaskCovariance(
+            self.data[:, index], None if self.mean is None else self.mean[index], self.scale,
+            None if self.column_scale is None else self.column_scale[index], self.variances[index],
+        )  # fmt: skip
 
     def diagonal(self) -> np.ndarray:
         return self.variances.copy()

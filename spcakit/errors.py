@@ -35,6 +35,17 @@ class ZeroLoadingError(SpcakitError, ArithmeticError):
     """A truncation removed every entry of a loading vector."""
 
 
+class ConstantColumnWarning(UserWarning):
+    """Columns with zero variance were left out of the fit: they get zero loadings in every component.
+
+    :func:`spcakit.fit` (and what calls it: :class:`spcakit.SparsePCA`,
+    :func:`spcakit.path`, :func:`spcakit.cross_validate`) issues it, naming the
+    columns, and also when it lowers ``k`` to the number of columns that vary;
+    the same text is in ``Result.warnings``. Silence it with
+    ``warnings.simplefilter("ignore", spcakit.ConstantColumnWarning)``.
+    """
+
+
 class SpecError(SpcakitError, ValueError):
     """A TOML method or experiment spec is malformed."""
 

@@ -57,6 +57,7 @@ from spcakit.plugins import get_registry
 from spcakit.problem import as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
+from spcakit.state import IssuedWarning
 
 __all__ = ["SparsePCA"]
 
@@ -290,7 +291,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         so that the result equals the method's result on the correlation
         matrix. Use it when the variables have different units or scales;
         otherwise the components mostly pick the variables with the largest
-        variance. Constant columns are refused.
+        variance. A constant column (zero variance) is divided by 1, not by
+        zero, as scikit-learn's ``StandardScaler`` does: its ``scale_`` is
+        1.0 and it stays at zero (it gets zero loadings in any case: see
+        ``fit``).
     center : bool, default=True
         Subtract the column means (``mean_``). With ``center=False`` the
         covariance is :math:`A^\top A/n`, ``mean_`` is zero and standardising
@@ -313,7 +317,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     mean_ : ndarray of shape (n_features,)
         Column means of the training data (zeros when ``center=False``).
     scale_ : ndarray of shape (n_features,) or None
-        Column standard deviations when ``standardize=True``, else ``None``.
+        Column standard deviations when ``standardize=True`` (1.0 for a
+        constant column), else ``None``.
     n_components_ : int
         Number of components.
     k_ : int, list of int or None
@@ -446,7 +451,14 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> SparsePCA:
-        """Fit the sparse components to ``X`` (``n_samples x n_features``; ``y`` is ignored)."""
+        """Fit the sparse components to ``X`` (``n_samples x n_features``; ``y`` is ignored).
+
+        Constant columns (zero variance) are welcome, as in scikit-learn's PCA:
+        they get zero loadings in every component (the method runs on the
+        other columns) and a :class:`~spcakit.errors.ConstantColumnWarning`
+        names them; ``k`` above the number of columns that vary is lowered to
+        it. ``n_components`` must be at most that number.
+        """
         self._fit(X)
         return self
 
@@ -484,7 +496,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             fitted_k, result = target_k(problem, spec, r, cpev=target, seed=seed, metrics=ESTIMATOR_METRICS,
                                         registry=registry, **kwargs)  # fmt: skip
         for message in result.warnings:
-            warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
+            if not isinstance(message, IssuedWarning):  # spcakit.fit issued those itself (constant columns)
+                warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
 
         loadings = result.loadings
         regression, rank = regression_map(loadings)

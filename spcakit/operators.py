@@ -15,7 +15,10 @@ its leading eigenvectors. An operator provides exactly these, so that
   densifying :math:`X` (:class:`CenteredSparseGram`);
 * deflations are low-rank corrections wrapped around another operator
   (:class:`RankOneCorrected` for Hotelling's and the Schur complement
-  deflation, :class:`ProjectionDeflated` for projections).
+  deflation, :class:`ProjectionDeflated` for projections);
+* data with constant columns give the covariance of the columns that vary
+  (each operator's ``restrict``) padded with zero rows and columns
+  (:class:`PaddedCovariance`).
 
 All operators are frozen: a deflation returns a new operator.
 """
@@ -404,6 +407,11 @@ class DenseCovariance(OperatorAccess):
     def explicit(self) -> np.ndarray | None:
         return self.matrix
 
+    def restrict(self, index: np.ndarray) -> DenseCovariance:
+        """The covariance of the variables ``index`` alone: :math:`C_{II}`, a copy."""
+        index = np.asarray(index, dtype=int)
+        return DenseCovariance(self.matrix[np.ix_(index, index)])
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, DenseCovariance) and _array_eq(self.matrix, other.matrix)
 
@@ -685,6 +693,15 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         z = self._centred_columns(rows) @ w[rows]
         return (self._transpose_product(z if z.ndim == 2 else z[:, None]) / self.scale).reshape(w.shape)
 
+    def restrict(self, index: np.ndarray) -> GramCovariance:
+        """The covariance of the variables ``index`` alone: of a copy of those columns of the data (``n x |I|``,
+        C-ordered), with their means and scales."""
+        index = np.asarray(index, dtype=int)
+        return GramCovariance(
+            np.take(self.data, index, axis=1), self.scale, None if self.mean is None else self.mean[index],
+            None if self.column_scale is None else self.column_scale[index],
+        )  # fmt: skip
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, GramCovariance)
@@ -766,6 +783,91 @@ class ProjectionDeflated(OperatorAccess):
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return _operator_top(self, r)
+
+
+@attrs.frozen(eq=False)
+class PaddedCovariance(OperatorAccess):
+    r"""The covariance of ``size`` variables of which only those at ``index`` vary: ``base`` (their
+    covariance, :math:`|I| \times |I|`) padded with zero rows and columns,
+
+    .. math:: C = E\,C_{II}\,E^\top, \qquad E = [e_i]_{i \in I} \quad (p \times |I|).
+
+    What a problem with constant columns holds (:func:`spcakit.problem.with_constant_columns`): the method
+    runs on ``base``, the metrics of the re-embedded loadings are taken on this. Products cost one product
+    with ``base`` plus :math:`O(pk)`; nothing of size :math:`p \times p` is formed. ``index`` must be
+    sorted and without repeats.
+    """
+
+    base: CovarianceOperator
+    index: np.ndarray = attrs.field(converter=lambda value: np.asarray(value, dtype=int))
+    size: int
+
+    @property
+    def p(self) -> int:
+        return self.size
+
+    def _embed(self, y: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.size, *y.shape[1:]))
+        out[self.index] = y
+        return out
+
+    def _positions(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For variables ``index``: which of them vary (their places in ``index``) and their rows in ``base``."""
+        where = np.searchsorted(self.index, index)
+        varies = (where < self.index.size) & (self.index[np.minimum(where, self.index.size - 1)] == index)
+        return np.flatnonzero(varies), where[varies]
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self._embed(self.base.matmat(np.asarray(v, dtype=float)[self.index]))
+
+    def diagonal(self) -> np.ndarray:
+        return self._embed(self.base.diagonal())
+
+    def trace(self) -> float:
+        return float(self.base.trace())
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """``base``'s leading pairs embedded; beyond its ``|I|`` pairs, eigenvalue 0 with the constant
+        variables' coordinate vectors."""
+        m = min(r, self.index.size)
+        values, vectors = self.base.top_eigenpairs(m)
+        extra = np.setdiff1d(np.arange(self.size), self.index)[: r - m]
+        padding = np.zeros((self.size, extra.size))
+        padding[extra, np.arange(extra.size)] = 1.0
+        return np.concatenate([values, np.zeros(extra.size)]), np.hstack([self._embed(vectors), padding])
+
+    def top_eigenvalues(self, r: int) -> np.ndarray:
+        r = min(r, self.size)
+        values = np.asarray(self.base.top_eigenvalues(min(r, self.index.size)), dtype=float)
+        return np.concatenate([values, np.zeros(r - values.size)])
+
+    def columns(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        out = np.zeros((self.size, index.size))
+        places, rows = self._positions(index)
+        if rows.size:
+            out[:, places] = self._embed(self.base.columns(rows))
+        return out
+
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        out = np.zeros((index.size, index.size))
+        places, rows = self._positions(index)
+        if rows.size:
+            out[np.ix_(places, places)] = self.base.submatrix(rows)
+        return out
+
+    def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        _, inner = self._positions(np.asarray(rows, dtype=int))
+        return self._embed(self.base.matmat_rows(np.asarray(w, dtype=float)[self.index], inner))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PaddedCovariance) and self.size == other.size and _array_eq(self.index, other.index)
+            and self.base == other.base
+        )  # fmt: skip
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def rank_one_downdate(op: CovarianceOperator, vector: np.ndarray, weight: float) -> CovarianceOperator:
@@ -980,6 +1082,15 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
             scales = self.column_scale[index]
             gram /= np.outer(scales, scales)
         return (gram + gram.T) / 2
+
+    def restrict(self, index: np.ndarray) -> CenteredSparseGram:
+        """The covariance of the variables ``index`` alone: of those columns of the data (their stored entries
+        copied), with their means and scales."""
+        index = np.asarray(index, dtype=int)
+        return CenteredSparseGram(
+            self.data[:, index], None if self.mean is None else self.mean[index], self.scale,
+            None if self.column_scale is None else self.column_scale[index],
+        )  # fmt: skip
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CenteredSparseGram):

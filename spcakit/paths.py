@@ -482,6 +482,7 @@ class SparsityPath:
             "auto": self.auto,
             "stopped_early": self.stopped_early,
             "stop_note": self.stop_note,
+            "warnings": list(dict.fromkeys(w for level in self.levels for w in level.result.warnings)),
             "levels": [
                 {self.knob: lv.level, "nz": lv.nz, "pattern": list(lv.pattern), "cpev": lv.cpev, "cpev_ratio": lv.cpev_ratio,
                  "nor": lv.nor, "additional_variance": list(lv.additional_variance), "loss": lv.loss,
@@ -659,7 +660,8 @@ def path(
         The grid of ``k`` (nonzero variables per loading, :func:`spcakit.fit`'s knob): a sequence
         of integers in :math:`[1, p]`, text (``"1:13"``, ``"1:p"``, ``"2:12:2"``, ``"2,4,6"``;
         :func:`parse_k_levels`), or ``"auto"`` (the default when neither ``k`` nor ``lam`` is
-        given). The levels run in increasing order. ``auto`` is every ``k`` from 1 to ``p``, or
+        given). The levels run in increasing order. ``auto`` is every ``k`` from 1 to ``p`` (to the
+        number of columns that vary, when some are constant: a ``k`` above it is lowered to it), or
         :data:`MAX_AUTO_LEVELS` of them log-spaced for larger ``p`` (:func:`auto_levels`); it
         starts at ``r`` for the methods that refuse ``k < r`` (FSPCA's shared support, the batch
         encoder) and stops at the first level whose CPEV reaches PCA's (up to :data:`CPEV_RTOL`), or
@@ -731,8 +733,8 @@ def path(
 
     def fit_level(level: Any, previous: PathLevel | None) -> PathLevel:
         knob_value = {knob: level}
-        if parameter is not None and previous is not None:
-            start = {parameter: previous.result.loadings.tolist()}
+        if parameter is not None and previous is not None:  # the rows of the columns that vary: what the method sees
+            start = {parameter: previous.result.loadings[problem.varying_columns].tolist()}
             try:
                 result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **start,
                              **fit_kwargs)  # fmt: skip
@@ -749,7 +751,7 @@ def path(
     stop_note = ""
     if auto:
         low, first = _lowest_level(lambda level: fit_level(level, None), r)
-        values: list[Any] = auto_levels(problem.p, low)
+        values: list[Any] = auto_levels(problem.varying.p, low)  # up to the number of columns that vary
     else:
         values, first = list(grid), None  # type: ignore[arg-type]
     for index, value in enumerate(values):
@@ -914,7 +916,8 @@ def target_k(
     \mathrm{CPEV}_{\mathrm{PCA}}`, with :math:`0 < F \le 1`, comparing up to :data:`CPEV_RTOL`
     (:math:`10^{-9}` of PCA's CPEV: rounding only, so ``F = 1`` is met by ``k = p`` where that is
     PCA). The levels run from :math:`k_{\min}` (1, or ``r`` for the methods that refuse
-    ``k < r``) to ``p``; each is fitted at most once (cached) and cold, so that its CPEV does not
+    ``k < r``) to ``p`` (to the number of columns that vary, when some are constant); each is
+    fitted at most once (cached) and cold, so that its CPEV does not
     depend on which levels were visited. ``search`` chooses how (:func:`smallest_reaching`):
 
     * ``"scan"``: every ``k`` from :math:`k_{\min}` up, stopping at the first that reaches the
@@ -981,14 +984,16 @@ def target_k(
         return done(level, "rounding")
 
     low, _ = _lowest_level(evaluate, r)
+    high = problem.varying.p  # no truncation: p, or the number of columns that vary when some are constant
     if search == "auto":
-        search = "scan" if problem.p - low + 1 <= MAX_SCAN_LEVELS else "bisection"
-    found = smallest_reaching(evaluate, low, problem.p, fraction * ceiling, CPEV_RTOL * ceiling, search)
+        search = "scan" if high - low + 1 <= MAX_SCAN_LEVELS else "bisection"
+    found = smallest_reaching(evaluate, low, high, fraction * ceiling, CPEV_RTOL * ceiling, search)
     if found is None:
         best = max(cache, key=lambda level: _cpev(cache[level]))
+        bound = f"k = p = {high}" if high == problem.p else f"k = {high}, the number of variables that vary,"
         raise InvalidParameterError(_unreachable(
             fraction, ceiling, _cpev(cache[best]), f"k = {best}",
-            f"the levels fitted (k = {', '.join(map(str, sorted(cache)))}; k = p = {problem.p} is no truncation)",
+            f"the levels fitted (k = {', '.join(map(str, sorted(cache)))}; {bound} is no truncation)",
         ))  # fmt: skip
     return done(*found)
 

@@ -2,9 +2,9 @@ r"""The input of every method: a covariance operator, its variables' names, and
 (when given) the centred data matrix it came from.
 
 :func:`as_problem` checks what users pass and says precisely what is wrong:
-NaN or infinite entries (naming the column), an empty matrix, constant
-columns, a covariance that is not square, not symmetric, or not positive
-semi-definite, values outside what double precision can square.
+NaN or infinite entries (naming the column), an empty matrix, data whose
+columns are all constant, a covariance that is not square, not symmetric, or
+not positive semi-definite, values outside what double precision can square.
 
 What counts as numbers
 ----------------------
@@ -42,6 +42,24 @@ into range; so does ``standardize=True``, which divides every data column by
 its standard deviation measured on the column scaled to at most 1, so that
 nothing that could overflow is ever squared (see :func:`data_problem`).
 
+Constant columns
+----------------
+A column with zero variance - constant relative to its own magnitude (its
+centred values at most :math:`10^{-12}` of its largest value, so that data of
+any scale, :math:`10^{-13}` or :math:`10^{150}`, are not called constant), an
+all-zero column of ``scipy.sparse`` data, a zero diagonal entry of a
+covariance - is welcome, as in scikit-learn: it gets a zero loading in every
+component, and :func:`spcakit.fit` names it in a
+:class:`~spcakit.errors.ConstantColumnWarning` (and in ``Result.warnings``).
+The method runs on the columns that vary alone (:attr:`Problem.varying`,
+:func:`with_constant_columns`), exactly as if they had been the data, and the
+loadings are re-embedded into all ``p`` rows; so every parameter that depends
+on ``p`` (the default threshold :math:`1/\sqrt p`, λ as a number of zeros
+for ``sparsity``) refers to the :math:`p'` columns that vary, ``k`` above
+:math:`p'` is lowered to :math:`p'` (with a warning), and ``r`` must be at
+most :math:`p'`. With ``standardize=True`` such a column is divided by 1 (its
+recorded scale), not by zero. Data whose columns are all constant are refused.
+
 Choosing columns
 ----------------
 ``columns=`` keeps the named columns and ``drop=`` removes some (an ID or
@@ -75,7 +93,9 @@ import numpy as np
 from spcakit.csv_files import csv_layout
 from spcakit.datasets import load_source
 from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, format_size
-from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, centred_column_blocks
+from spcakit.operators import (
+    CovarianceOperator, DenseCovariance, GramCovariance, PaddedCovariance, centred_column_blocks,
+)  # fmt: skip
 from spcakit.state import InputRecord
 
 #: Largest dimension for which a covariance is checked for PSD by eigenvalues.
@@ -238,6 +258,13 @@ class Problem:
         What the problem was built from and how (kind, shape, content hash,
         centring, standardisation, the column means and scales), for the
         record of a result; ``None`` for a problem built by hand.
+    constant_columns
+        The positions of the columns (variables) with zero variance, in
+        increasing order; empty when every column varies. Such a problem's
+        covariance is zero in their rows and columns
+        (:class:`~spcakit.operators.PaddedCovariance`), its data matrix zero in
+        their columns, and :attr:`varying` is the problem of the other columns
+        alone (see :func:`with_constant_columns`).
 
     Notes
     -----
@@ -251,6 +278,21 @@ class Problem:
     _data: np.ndarray | DeferredData | None = attrs.field(default=None, alias="data")
     source: str = ""
     input: InputRecord | None = None
+    constant_columns: tuple[int, ...] = attrs.field(
+        default=(), kw_only=True, converter=lambda columns: tuple(int(j) for j in columns)
+    )
+    _varying: Problem | None = attrs.field(default=None, kw_only=True, alias="varying", repr=False)
+
+    @property
+    def varying(self) -> Problem:
+        """The problem of the columns that vary alone (the problem itself when none is constant): what
+        :func:`spcakit.fit` runs a method on."""
+        return self if self._varying is None else self._varying
+
+    @property
+    def varying_columns(self) -> np.ndarray:
+        """The positions of the columns that vary (the rows of :attr:`varying`'s loadings in the full ones)."""
+        return np.setdiff1d(np.arange(self.p), np.asarray(self.constant_columns, dtype=int))
 
     @property
     def data(self) -> np.ndarray | None:
@@ -291,7 +333,8 @@ class DeferredData:
 
     A problem whose covariance was formed in one pass over the caller's array
     (:func:`data_problem`) needs its centred copy only for the parts that read
-    the data themselves; the others never pay for it.
+    the data themselves; the others never pay for it. ``make()`` returns a new
+    array each time, which its caller owns.
     """
 
     shape: tuple[int, int]
@@ -429,15 +472,100 @@ def _check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     return names
 
 
-def _refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str) -> None:
-    """Raise for variables without variance, naming the first few."""
-    if indices.size == 0:
-        return
+#: How the columns without variance of each kind of input are called in messages.
+ZERO_VARIANCE_WORDS = {"covariance": "variable(s) have zero variance"}
+_CONSTANT_WORDS = "column(s) are constant (zero variance)"
+
+
+def zero_variance_text(indices: Sequence[int] | np.ndarray, names: Sequence[str], what: str = _CONSTANT_WORDS) -> str:
+    """``"2 column(s) are constant (zero variance): 0 (x1), 4 (x5)"``: the first five named, the rest counted."""
+    indices = np.asarray(indices, dtype=int)
     shown = ", ".join(f"{j} ({names[j]})" for j in indices[:5])
     more = f" and {indices.size - 5} more" if indices.size > 5 else ""
+    return f"{indices.size} {what}: {shown}{more}"
+
+
+def _refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str) -> None:
+    """Raise when no variable has variance (``indices``, those without, are all of them), naming the first few.
+
+    Fewer are welcome: :func:`with_constant_columns` leaves them out of the fit.
+    """
+    if indices.size < len(names):
+        return
     raise InvalidDataError(
-        f"{indices.size} {what}: {shown}{more}; they carry no variance - remove them before sparse PCA"
+        f"{zero_variance_text(indices, names, what)}: every one of them, so there is no variance to analyse; "
+        "sparse PCA needs at least r variables that vary"
     )
+
+
+def constant_columns_note(problem: Problem) -> str:
+    """The warning of a fit to ``problem`` with constant columns: which they are and what becomes of them."""
+    words = ZERO_VARIANCE_WORDS.get(problem.input.kind if problem.input is not None else "data", _CONSTANT_WORDS)
+    text = zero_variance_text(problem.constant_columns, problem.feature_names, words)
+    return (
+        f"{text}; they get zero loadings in every component (the method runs on the {problem.varying.p} of the "
+        f"{problem.p} that vary)"
+    )
+
+
+def _take_columns(data: np.ndarray | DeferredData | None, index: np.ndarray) -> np.ndarray | DeferredData | None:
+    """The columns ``index`` of a data matrix (made on first use when it is)."""
+    if isinstance(data, DeferredData):
+        return DeferredData((data.shape[0], index.size), lambda: np.take(data.make(), index, axis=1))
+    return None if data is None else np.take(data, index, axis=1)
+
+
+def _zero_columns(data: np.ndarray | DeferredData | None, index: np.ndarray) -> np.ndarray | DeferredData | None:
+    """A data matrix with the columns ``index`` set to 0: made on first use when it is (a deferred matrix is
+    made afresh, and zeroed in place), else a copy."""
+
+    def zeroed(matrix: np.ndarray) -> np.ndarray:
+        matrix[:, index] = 0.0
+        return matrix
+
+    if isinstance(data, DeferredData):
+        return DeferredData(data.shape, lambda: zeroed(data.make()))
+    return None if data is None else zeroed(np.array(data, dtype=float, copy=True))
+
+
+def with_constant_columns(problem: Problem, constant: Sequence[int] | np.ndarray) -> Problem:
+    r"""``problem`` with its columns ``constant`` (zero variance) left out of every fit.
+
+    Returns a problem of all the ``p`` columns whose :attr:`~Problem.varying`
+    is the problem of the other :math:`p'` alone: its covariance is the
+    operator's restriction to them (``restrict``: the same kind of operator,
+    :math:`C_{II}`; for dense wide data and ``scipy.sparse`` data a copy of
+    those columns), its data matrix their columns, its record their means and
+    scales. The problem's own covariance is that restriction padded with zero
+    rows and columns (:class:`~spcakit.operators.PaddedCovariance`: exactly
+    zero, whatever rounding the constant columns kept after centring), its data
+    matrix zero in the constant columns, its record that of all the columns.
+    :func:`spcakit.fit` runs the method on :attr:`~Problem.varying`, re-embeds
+    the loadings with zero rows for the constant columns, and takes the metrics
+    on this problem: the trace, hence CPEV, is unchanged (constant columns add
+    no variance) and the sparsities count all ``p`` variables. ``problem``
+    itself is returned when ``constant`` is empty.
+    """
+    constant = np.unique(np.asarray(constant, dtype=int))
+    if constant.size == 0:
+        return problem
+    p = problem.p
+    keep = np.setdiff1d(np.arange(p), constant)
+    operator = problem.covariance
+    restrict = getattr(operator, "restrict", None)
+    base = restrict(keep) if callable(restrict) else DenseCovariance(operator.submatrix(keep))
+    record = problem.input
+    sub_record = None
+    if record is not None:
+        shape = (record.shape[0], keep.size) if record.kind == "data" else (keep.size, keep.size)
+        sub_record = attrs.evolve(
+            record, shape=shape, mean=None if record.mean is None else record.mean[keep],
+            scale=None if record.scale is None else record.scale[keep],
+        )  # fmt: skip
+    names = tuple(problem.feature_names[j] for j in keep)
+    varying = Problem(base, names, _take_columns(problem._data, keep), problem.source, sub_record)
+    return Problem(PaddedCovariance(base, keep, p), problem.feature_names, _zero_columns(problem._data, constant),
+                   problem.source, record, constant_columns=constant, varying=varying)  # fmt: skip
 
 
 def covariance_problem(
@@ -449,6 +577,11 @@ def covariance_problem(
     :math:`R = D^{-1/2} C D^{-1/2}`, :math:`D = \operatorname{diag}(C)`
     (:math:`r_{ij} = c_{ij}/\sqrt{c_{ii}c_{jj}}`, unit diagonal): what
     standardised data give (see :func:`data_problem`).
+
+    Variables whose variance :math:`c_{jj}` is zero (at most :math:`10^{-12}`
+    of the largest entry) are left out of the fit with zero loadings
+    (:func:`with_constant_columns`; their scale is recorded as 1); a matrix
+    whose variables all have zero variance is refused.
     """
     _check_frame_order(matrix)
     c, frame_names = _check_matrix(matrix, "the covariance matrix", feature_names)
@@ -484,15 +617,17 @@ def covariance_problem(
     if np.any(np.diag(c) < 0):
         raise InvalidDataError("a covariance matrix must have a non-negative diagonal (variances)")
     names = _check_names(feature_names if feature_names is not None else frame_names, c.shape[0])
-    _refuse_zero_variance(np.nonzero(np.diag(c) <= 1e-12 * scale)[0], names, "variable(s) have zero variance")
+    constant = np.nonzero(np.diag(c) <= 1e-12 * scale)[0]
+    _refuse_zero_variance(constant, names, ZERO_VARIANCE_WORDS["covariance"])
     deviations = None
     if standardize:
         deviations = np.sqrt(np.diag(c))
+        deviations[constant] = 1.0  # a variable without variance is left out of the fit (with_constant_columns)
         c /= np.outer(deviations, deviations)  # d_i d_j = d_j d_i: R stays exactly symmetric
         np.fill_diagonal(c, 1.0)
     record = InputRecord(kind="covariance", shape=c.shape, sha256=digest, center=None, standardize=standardize,
                          scale=deviations)  # fmt: skip
-    return Problem(DenseCovariance(c), names, None, source, record)
+    return with_constant_columns(Problem(DenseCovariance(c), names, None, source, record), constant)
 
 
 def _block_rows(p: int) -> int:
@@ -584,11 +719,17 @@ def _column_means(a: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
     return mean
 
 
-def _check_double_range(norms: np.ndarray, largest: np.ndarray, scale: float, names: tuple[str, ...]) -> None:
+def _check_double_range(
+    norms: np.ndarray, largest: np.ndarray, scale: float, names: tuple[str, ...], constant: np.ndarray | None = None
+) -> None:
     """Refuse data whose covariance over- or underflows (see the module's description).
 
-    ``norms`` are the centred columns' Euclidean norms, ``largest`` their largest magnitudes.
+    ``norms`` are the centred columns' Euclidean norms, ``largest`` their largest magnitudes; the columns
+    ``constant`` (zero variance, left out of the fit) count for neither check: their norms are rounding noise.
     """
+    if constant is not None and len(constant):
+        norms = norms.copy()
+        norms[constant] = 0.0
     with np.errstate(over="ignore", invalid="ignore"):
         top = float(norms.max())
         frobenius = top * math.sqrt(float(np.sum((norms / top) ** 2))) if math.isfinite(top) else math.inf
@@ -600,6 +741,8 @@ def _check_double_range(norms: np.ndarray, largest: np.ndarray, scale: float, na
         )
     floor = math.sqrt(_TINY * scale)
     small = np.nonzero(norms < floor)[0]
+    if constant is not None:
+        small = np.setdiff1d(small, constant)
     if small.size:
         shown = ", ".join(f"{j} ({names[j]}): {norms[j] / math.sqrt(scale):.3g}" for j in small[:SHOWN])
         more = f" and {small.size - SHOWN} more" if small.size > SHOWN else ""
@@ -655,6 +798,13 @@ def data_problem(
     moot: every scaled column has norm :math:`\sqrt{n-1}`).
     The column means and the :math:`s_j` are kept in the problem's ``input``
     record.
+
+    Constant columns (see the module's description) are left out of the fit
+    (:func:`with_constant_columns`): with ``standardize=True`` they are
+    divided by 1 (their recorded :math:`s_j`) and stay at zero; for wide data
+    (the :class:`~spcakit.operators.GramCovariance` of the caller's array) the
+    columns that vary are then copied. Data whose columns are all constant are
+    refused.
     """
     if _is_scipy_sparse(matrix):  # kept sparse: the covariance centres and scales it implicitly
         from spcakit.sparse_data import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
@@ -702,22 +852,31 @@ def data_problem(
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
         data = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
-    _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    _refuse_zero_variance(constant, names, _CONSTANT_WORDS)
+    if constant.size:  # left out of the fit: their rounding noise must not overflow below
+        largest = largest.copy()
+        largest[constant] = 0.0
+        if gram is not None:
+            gram[constant, :] = gram[:, constant] = 0.0
     deviations = None
     if standardize:
         unit = np.sqrt(sum_of_squares / scale)  # s_j / m_j, in (0, sqrt(n / scale)]
+        unit[constant] = 1.0  # their rows of the Gram matrix are zero
         with np.errstate(over="ignore"):
             deviations = largest * unit
+        deviations[constant] = 1.0  # as scikit-learn's StandardScaler reports a column without variance
         if gram is not None:  # the correlation matrix, from the Gram matrix of the columns scaled to at most 1
             gram = gram / np.outer(unit, unit) / scale
-        data = DeferredData((n, p), _centred_copy_maker(a, mean, safe * unit, True))
+        divisors = safe * unit
+        divisors[constant] = 1.0  # divided by 1: a constant column stays at (about) zero
+        data = DeferredData((n, p), _centred_copy_maker(a, mean, divisors, True))
     else:
-        _check_double_range(norms, largest, scale, names)
+        _check_double_range(norms, largest, scale, names, constant)
         if gram is not None:
             with np.errstate(over="ignore", invalid="ignore"):
                 gram = gram / scale if plain else gram * np.outer(largest, largest) / scale
     if gram is None:  # the caller's array itself, centred and standardised in the products
-        column_scale = safe * unit if standardize else None
+        column_scale = divisors if standardize else None
         covariance: CovarianceOperator = GramCovariance(a, scale, mean=mean, column_scale=column_scale)
     else:
         if not np.all(np.isfinite(gram)):  # excluded by the range check; kept as the last guard
@@ -728,7 +887,7 @@ def data_problem(
         covariance = DenseCovariance((gram + gram.T) / 2)
     record = InputRecord(kind="data", shape=(n, p), sha256=digest(), center=center, standardize=standardize,
                          mean=mean, scale=deviations)  # fmt: skip
-    return Problem(covariance, names, data, source, record)
+    return with_constant_columns(Problem(covariance, names, data, source, record), constant)
 
 
 # -- choosing columns -----------------------------------------------------------------------------------

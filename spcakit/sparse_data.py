@@ -25,12 +25,16 @@ Checks
 ------
 As for dense data (see :mod:`spcakit.problem`): every stored value must be
 finite (NaN and infinities are refused, naming their columns), centring needs
-at least 2 rows, constant columns (zero variance - among them the columns
-with no stored entry) are refused by name, and data whose covariance would
-over- or underflow double precision are refused. Unlike dense data, whose
-columns ``standardize=True`` rescales before anything is squared, sparse
-data are never rescaled, so these range checks apply with ``standardize``
-too: values beyond about :math:`10^{150}` (or standard deviations below
+at least 2 rows, and data whose covariance would over- or underflow double
+precision are refused. Constant columns (zero variance - among them the
+columns with no stored entry, such as genes never counted) are welcome: they
+get zero loadings and are named in a warning, the method runs on the other
+columns (a copy of their stored entries;
+:func:`spcakit.problem.with_constant_columns`), and with ``standardize=True``
+they are divided by 1; data whose columns are all constant are refused.
+Unlike dense data, whose columns ``standardize=True`` rescales before
+anything is squared, sparse data are never rescaled, so these range checks
+apply with ``standardize`` too: values beyond about :math:`10^{150}` (or standard deviations below
 about :math:`10^{-154}`) are refused either way; rescale by a power of 10.
 
 A covariance given as a sparse matrix is refused (covariance matrices are
@@ -66,6 +70,7 @@ from spcakit.problem import (
     _refuse_zero_variance,
     centred_extremes,
     column_positions,
+    with_constant_columns,
 )
 from spcakit.state import InputRecord
 
@@ -278,12 +283,16 @@ def sparse_problem(
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
     _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)
-    _check_double_range(norms, largest, scale, names)  # the stored values are used as they are, standardised or not
-    deviations = norms / math.sqrt(scale) if standardize else None
+    # the stored values are used as they are, standardised or not
+    _check_double_range(norms, largest, scale, names, constant)
+    deviations = None
+    if standardize:
+        deviations = norms / math.sqrt(scale)
+        deviations[constant] = 1.0  # divided by 1, not by zero: the column is left out of the fit
     covariance = CenteredSparseGram(x, mean, scale, deviations)
     record = InputRecord(kind="data", shape=(n, p), sha256=sparse_content_sha256(x), center=center,
                          standardize=standardize, mean=mean, scale=deviations)  # fmt: skip
-    return Problem(covariance, names, None, source, record)
+    return with_constant_columns(Problem(covariance, names, None, source, record), constant)
 
 
 # -- files ---------------------------------------------------------------------------------------------

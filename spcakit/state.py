@@ -99,6 +99,15 @@ class CapReached(str):
         return f"CapReached({str(self)!r})"
 
 
+class IssuedWarning(str):
+    """A message of :attr:`Result.warnings` that :func:`spcakit.fit` has already issued as a Python warning
+    (a :class:`~spcakit.errors.ConstantColumnWarning`): code that turns a result's warnings into Python
+    warnings (:class:`spcakit.SparsePCA`) skips it. It prints like any message."""
+
+    def __repr__(self) -> str:
+        return f"IssuedWarning({str(self)!r})"
+
+
 @attrs.frozen(kw_only=True)
 class IterState:
     """One iteration of the block loop.
@@ -177,7 +186,9 @@ class InputRecord:
         when not centred, or for a covariance).
     scale
         The standard deviations :math:`s_j` each column (or variable) was
-        divided by when standardising, else ``None``.
+        divided by when standardising, else ``None``; 1 for a column with
+        zero variance, which stays at zero (as scikit-learn's
+        ``StandardScaler`` reports it).
     """
 
     kind: str
@@ -247,7 +258,9 @@ class Result:
         Wall-clock time of the driver, initialisation included.
     warnings
         What the user should know about the result, e.g. a component that
-        stopped at its iteration cap before converging.
+        stopped at its iteration cap before converging, or the columns with
+        zero variance that got zero loadings (those are also issued as a
+        :class:`~spcakit.errors.ConstantColumnWarning`).
     seed
         The seed of the run's random generator (drawn and recorded when
         :func:`spcakit.fit` was given ``seed=None``), so that the run can be

@@ -208,8 +208,11 @@ def test_constant_columns_are_detected_relative_to_each_column():
     for value in (3.7, 0.0, 1e200):
         z = x.copy()
         z[:, 2] = value
+        with pytest.warns(spcakit.ConstantColumnWarning, match=r"constant \(zero variance\): 2 \(x3\)"):
+            result = spcakit.fit(z, "spcart", r=2)
+        assert np.all(result.loadings[2] == 0)
         with pytest.raises(spcakit.InvalidDataError, match="constant"):
-            spcakit.fit(z, "spcart", r=2)
+            spcakit.fit(np.tile(z[:, 2:3], (1, 3)), "spcart", r=1)  # every column constant
 
 
 def test_data_whose_covariance_overflows_is_bad_input_not_a_crash():

@@ -297,10 +297,14 @@ def test_n_components_bounded_by_centred_rank():
         SparsePCA(n_components=5).fit(gaussian(n=5, p=8))
 
 
-def test_standardize_refuses_constant_columns_by_name(cancer):
+def test_standardize_leaves_constant_columns_at_zero(cancer):
     frame = cancer.iloc[:, :5].assign(constant=7.0)
-    with pytest.raises(InvalidDataError, match=r"1 column\(s\) are constant.*5 \(constant\).*remove them"):
-        SparsePCA(standardize=True).fit(frame)
+    with pytest.warns(spcakit.ConstantColumnWarning, match=r"1 column\(s\) are constant.*5 \(constant\)"):
+        model = SparsePCA(standardize=True).fit(frame)
+    assert model.scale_[5] == 1.0 and np.all(model.components_[:, 5] == 0)
+    assert np.all(np.isfinite(model.transform(frame)))
+    with pytest.raises(InvalidDataError, match=r"6 column\(s\) are constant"):
+        SparsePCA(standardize=True).fit(frame.assign(**{name: 1.0 for name in frame.columns}))
 
 
 def test_fit_leaves_parameters_alone(cancer):

@@ -290,7 +290,8 @@ def test_builtin_plugins_register_the_paper_methods_and_drivers():
     assert {name: registry.method_plugin(name) for name in SPCART_METHODS} == dict.fromkeys(SPCART_METHODS, "spcart")
     drivers = {info.name: info.plugin for info in registry.parts("driver")}
     assert {name: drivers.get(name) for name in ("block", "deflation")} == {"block": "core", "deflation": "core"}
-    assert {plugin for name, plugin in drivers.items() if name not in ("block", "deflation")} <= {"fspca"}  # multistart
+    # multistart (fspca) and best-of (deflation: the default method auto)
+    assert {plugin for name, plugin in drivers.items() if name not in ("block", "deflation")} <= {"fspca", "deflation"}
     assert not [r for r in get_session().failures() if r.name in ("spcart", "core")]
 
 

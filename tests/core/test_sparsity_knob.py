@@ -322,7 +322,10 @@ def test_estimator_k_with_the_default_method_on_standardised_breast_cancer() -> 
     from sklearn.datasets import load_breast_cancer
 
     frame = load_breast_cancer(as_frame=True).data
-    model = spcakit.SparsePCA(n_components=3, k=5, standardize=True).fit(frame)  # SPCArt, the default
-    assert model.result_.method == "spcart"
+    model = spcakit.SparsePCA(n_components=3, k=5, standardize=True).fit(frame)  # auto, the default
+    assert model.result_.method == "auto"
     assert [int(n) for n in np.count_nonzero(model.components_, axis=1)] == [5, 5, 5]
-    assert model.result_.spec["truncator"] == {"name": "sparsity", "n_zeros": 25, "k": 5}
+    assert model.result_.spec["updater"]["k"] == 5  # the portfolio gives k to every member
+    spcart = spcakit.SparsePCA(n_components=3, k=5, standardize=True, method="spcart").fit(frame)
+    assert spcart.result_.spec["truncator"] == {"name": "sparsity", "n_zeros": 25, "k": 5}
+    assert model.explained_variance_ratio_.sum() >= spcart.explained_variance_ratio_.sum()

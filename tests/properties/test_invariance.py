@@ -403,6 +403,8 @@ TIED_EXCEPTIONS: dict[tuple[str, str], str] = {
     ("spcart row-sparse", "duplicated"): "SPCArt's rotation with both copies of a variable in the shared row support "
     "iterates on a singular C_II: the second loading's direction inside it is set by rounding, and the run can "
     "end at either of two fixed points of different CPEV",
+    ("spcart row-sparse", "blocks"): "the same with two variables of one equicorrelated block in the shared row "
+    "support: C_II has a repeated eigenvalue, the loadings' rotation inside its eigenspace is set by rounding",
 }
 
 
@@ -412,9 +414,9 @@ TIED_EXCEPTIONS: dict[tuple[str, str], str] = {
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_tied_matrices_give_results_independent_of_the_order(label, method, fixed, parameters, data):
-    """Correlation matrices are permutation-equivariant outright (the ties are broken by the values);
-    duplicated variables and equicorrelated blocks are symmetries of C, so there the result is the same
-    up to relabelling the tied variables: the same CPEV."""
+    """Correlation matrices give the same CPEV and the same supports in any order (the ties between equal
+    variances are broken by the values); duplicated variables and equicorrelated blocks are symmetries of
+    C, so there the result is the same up to relabelling the tied variables: the same CPEV."""
     case = data.draw(tied_problems(parameters))
     if (label, case["tie"]) in TIED_EXCEPTIONS:
         return
@@ -431,12 +433,14 @@ def test_tied_matrices_give_results_independent_of_the_order(label, method, fixe
     unpermuted[case["permutation"]] = permuted.loadings
     if generalized and (case["tie"] != "correlation" or _generalized_tie(base, unpermuted)):
         return  # GENERALIZED_TIE: the same nested spans (and CPEV, checked above); later loadings may differ
-    if case["tie"] == "correlation":  # the same loadings, each up to its sign (a convention that may tie)
-        expected = base.loadings[case["permutation"]]
-        np.testing.assert_array_equal(permuted.loadings != 0, expected != 0, err_msg=f"{what}: supports differ")
-        signs = np.where(np.einsum("ij,ij->j", permuted.loadings, expected) < 0, -1.0, 1.0)
-        np.testing.assert_allclose(permuted.loadings * signs, expected, rtol=0, atol=ATOL,
-                                   err_msg=f"{what}: loadings differ")
+    single = np.any(np.count_nonzero(base.loadings, axis=0) == 1)
+    if case["tie"] == "correlation" and not single:
+        # the same supports. (With a loading on one variable - k = 1, or a threshold that leaves one - every
+        # single variable explains variance 1: rounds tie exactly on the values, and a deflated round can hold
+        # a symmetry C itself does not - with e_i removed, two variables of equal correlation to each other
+        # look alike to the rest - so there only the CPEV is the same.)
+        np.testing.assert_array_equal(permuted.loadings != 0, base.loadings[case["permutation"]] != 0,
+                                      err_msg=f"{what}: supports differ")
     # else a symmetry of C relabels the tied variables: the same CPEV (above), not the same loadings: a block
     # method's loadings may rotate inside a repeated eigenspace of C_II (equicorrelated blocks), and a support
     # holding both copies of a duplicated variable makes C_II singular, where a loading inside its null space

@@ -203,15 +203,19 @@ def test_nan_and_infinite_stored_values_are_refused_by_column():
     assert f"first: NaN at row {row}, column {column} ('gene{column}')" in message
 
 
-def test_constant_columns_are_refused_by_name():
+def test_constant_columns_are_named_and_left_out():
     dense = integer_sparse()
     dense[:, 4] = 0  # no stored entry
     dense[:, 7] = 3  # every entry stored, all equal
     names = [f"v{j}" for j in range(12)]
-    message = refusal(sp.csr_array(dense), feature_names=names)
-    assert "2 column(s) are constant (zero variance): 4 (v4), 7 (v7)" in message
-    # without centring a column of equal nonzero values has variance about 0: only the empty one is refused
-    assert "1 column(s) are constant (zero variance): 4 (v4);" in refusal(sp.csr_array(dense), center=False, feature_names=names)
+    problem = as_problem(sp.csr_array(dense), feature_names=names)
+    assert problem.constant_columns == (4, 7) and problem.varying.p == 10
+    with pytest.warns(spcakit.ConstantColumnWarning, match=r"2 column\(s\) are constant \(zero variance\): 4 \(v4\), 7 \(v7\)"):
+        result = spcakit.fit(sp.csr_array(dense), "spcart", r=2, k=3, feature_names=names)
+    assert np.all(result.loadings[[4, 7]] == 0) and result.metrics["pattern"] == [3, 3]
+    # without centring a column of equal nonzero values has variance about 0: only the empty one is constant
+    assert as_problem(sp.csr_array(dense), center=False, feature_names=names).constant_columns == (4,)
+    assert "12 column(s) are constant" in refusal(sp.csr_array((60, 12)))  # all of them: nothing to analyse
 
 
 def test_other_bad_sparse_input_is_refused():

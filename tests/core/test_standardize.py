@@ -167,14 +167,20 @@ def test_building_the_problem_copies_no_data_and_the_centred_copy_is_made_on_fir
         np.testing.assert_allclose(problem.covariance.explicit(), gram, rtol=1e-11, atol=1e-11)
 
 
-def test_constant_columns_are_refused_by_name():
+def test_constant_columns_are_divided_by_one_and_named():
     x = mixed_data()
     x[:, 2] = 7.5
-    with pytest.raises(InvalidDataError, match=r"1 column\(s\) are constant.*2 \(x3\)"):
-        spcakit.fit(x, r=2, standardize=True)
+    with pytest.warns(spcakit.ConstantColumnWarning, match=r"1 column\(s\) are constant.*2 \(x3\)"):
+        result = spcakit.fit(x, r=2, standardize=True)
+    assert result.input.scale[2] == 1.0 and np.all(result.loadings[2] == 0)
+    np.testing.assert_allclose(np.delete(result.input.scale, 2), np.delete(x, 2, axis=1).std(axis=0, ddof=1), rtol=1e-12)
     cov = np.cov(mixed_data(), rowvar=False)
     cov[4, :] = cov[:, 4] = 0.0
-    with pytest.raises(InvalidDataError, match=r"zero variance: 4 \(x5\)"):
+    with pytest.warns(spcakit.ConstantColumnWarning, match=r"zero variance: 4 \(x5\)"):
+        result = spcakit.fit(cov, r=2, covariance=True, standardize=True)
+    assert result.input.scale[4] == 1.0 and np.all(result.loadings[4] == 0)
+    cov[:] = 0.0
+    with pytest.raises(InvalidDataError, match=r"8 variable\(s\) have zero variance"):
         spcakit.fit(cov, r=2, covariance=True, standardize=True)
 
 

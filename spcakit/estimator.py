@@ -254,9 +254,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         :class:`sklearn.decomposition.PCA` does above ``min(n_samples, n_features)``;
         the bound is one lower when centring because centred data have rank at
         most ``n_samples - 1`` (spcakit refuses components beyond the rank).
-    method : str or MethodSpec, default="spcart"
+    method : str or MethodSpec, default="auto"
         A registered method (``spcakit methods``) or a spec from
-        :func:`spcakit.compose`.
+        :func:`spcakit.compose`. The default, ``auto``, runs TPower, greedy
+        selection and SPCArt at the same ``k``, refines each by support swaps
+        and keeps the loadings that explain the most variance
+        (:mod:`spcakit_deflation.portfolio`; the quality benchmark in
+        ``docs/benchmarks.md``). Name a paper's method for its own behaviour.
     k : int or list of int, optional
         Number of nonzero variables per component: spcakit's one sparsity
         knob, which each method translates to its own parameter (SPCArt,
@@ -424,7 +428,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def __init__(
         self,
         n_components: int = 2,
-        method: str | MethodSpec = "spcart",
+        method: str | MethodSpec = "auto",
         k: int | None = None,
         lam: float | None = None,
         truncator: str | None = None,

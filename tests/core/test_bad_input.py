@@ -331,6 +331,7 @@ PIT = pitprops()
 
 
 def _pit(**kwargs: Any) -> Callable[[], Any]:
+    kwargs.setdefault("method", "spcart")  # the SPCArt parts' parameters (the default method is auto)
     return lambda: spcakit.fit(spcakit.Covariance(PIT.matrix, PIT.feature_names), **kwargs)
 
 

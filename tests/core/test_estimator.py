@@ -248,13 +248,13 @@ def test_method_spec_from_compose_and_random_state():
 
 
 def test_params_replace_the_stopper():
-    model = SparsePCA(params={"stopper": {"name": "max-iterations", "n": 3}}).fit(gaussian())
+    model = SparsePCA(method="spcart", params={"stopper": {"name": "max-iterations", "n": 3}}).fit(gaussian())
     assert model.result_.spec["stopper"] == {"name": "max-iterations", "n": 3} and model.n_iter_ == 3
 
 
 def test_unconverged_result_warns_as_scikit_learn_does():
     with pytest.warns(ConvergenceWarning, match="iteration limit"):
-        SparsePCA(n_components=3, params={"n": 1}).fit(gaussian())
+        SparsePCA(n_components=3, method="spcart", params={"n": 1}).fit(gaussian())
 
 
 def test_center_false_scales_by_root_mean_square():

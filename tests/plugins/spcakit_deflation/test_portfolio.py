@@ -55,7 +55,7 @@ def test_the_reason_names_the_kept_member_and_every_members_cpev():
     result = spcakit.fit(x, "auto", r=5, k=5)
     reason = result.stopping_reason
     assert reason.startswith("best of 4 by CPEV: ")
-    kept = reason.split(": ", 1)[1].split(" (", 1)[0]
+    kept = reason.split(": ", 1)[1].split(", refined by swap (", 1)[0]
     assert kept in {label for label, _, _ in member_runs(MEMBERS, 30)}
     for label in ("tpower", "greedy", "greedy backward", "spcart"):
         assert f"{label} 0." in reason
@@ -91,7 +91,9 @@ def test_members_can_be_chosen_and_a_portfolio_needs_its_driver():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((30, 6))
     only = spcakit.fit(x, "auto", r=2, k=2, **{"updater.methods": ["spcart"]})
-    assert only.stopping_reason.startswith("best of 1 by CPEV: spcart")
+    assert only.stopping_reason.startswith("best of 1 by CPEV: spcart, refined by swap")
+    bare = spcakit.fit(x, "auto", r=2, k=2, **{"updater.refiner": "none"})
+    assert " -> " not in bare.stopping_reason and "refined" not in bare.stopping_reason.split("(")[0]
     with pytest.raises(InvalidParameterError, match="nonempty list of method names"):
         PortfolioUpdater(methods=[])
     spec = spcakit.compose(driver="deflation", updater="portfolio", truncator="none", deflator="projection")
@@ -109,3 +111,15 @@ def test_greedy_leading_start_is_order_free_and_cheap_on_ties():
     permuted = spcakit.fit(x[:, order], "greedy", r=2, k=4, start="leading")
     assert permuted.metrics["cpev"] == pytest.approx(base.metrics["cpev"], abs=1e-12)
     np.testing.assert_array_equal(permuted.loadings != 0, base.loadings[order] != 0)
+
+
+def test_above_refine_all_only_the_best_member_alone_is_refined():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((60, 12)) @ rng.standard_normal((12, 12))
+    every = spcakit.fit(x, "auto", r=3, k=3, metrics=["cpev"])
+    one = spcakit.fit(x, "auto", r=3, k=3, metrics=["cpev"], **{"updater.refine_all": 2})
+    assert every.stopping_reason.count(" -> ") == 4 and one.stopping_reason.count(" -> ") == 1
+    alone = {label: spcakit.fit(x, name, r=3, k=3, metrics=["cpev"], **params).metrics["cpev"]
+             for label, name, params in member_runs(MEMBERS, 12)}
+    assert one.metrics["cpev"] >= max(alone.values()) * (1 - ties.RTOL)
+    assert every.metrics["cpev"] >= one.metrics["cpev"] * (1 - ties.RTOL)

@@ -44,7 +44,7 @@ def splits(n: int, folds: int = 5, seed: int = 0) -> list[tuple[np.ndarray, np.n
 ])  # fmt: skip
 def test_grid_search_with_the_default_score_finds_a_planted_support(seed, sizes, strengths, standardize):
     x = planted_support(300, P, sizes, strengths, seed).matrix
-    model = SparsePCA(n_components=len(sizes), standardize=standardize)
+    model = SparsePCA(n_components=len(sizes), method="spcart", standardize=standardize)
     search = GridSearchCV(model, {"k": range(1, P + 1)}, cv=5, error_score="raise").fit(x)
     assert abs(search.best_params_["k"] - sizes[0]) <= 1, search.best_params_
     assert np.all(search.cv_results_["mean_test_score"] <= 0)
@@ -69,7 +69,7 @@ def test_a_flat_tail_can_make_the_least_error_overshoot():
     on k = 10. ``GridSearchCV`` takes the best mean score (the "min" rule) and overshoots with it; the
     one-standard-error rule of ``spcakit.cross_validate`` finds the support."""
     x = planted_support(200, P, (6,), (3.0,), seed=100).matrix
-    search = GridSearchCV(SparsePCA(n_components=1), {"k": range(1, P + 1)}, cv=splits(len(x))).fit(x)
+    search = GridSearchCV(SparsePCA(n_components=1, method="spcart"), {"k": range(1, P + 1)}, cv=splits(len(x))).fit(x)
     cv = spcakit.cross_validate(x, "spcart", 1, k="1:p", rule="1se", seed=0)
     assert search.best_params_["k"] == cv.least == 10
     assert cv.chosen == 6

@@ -256,9 +256,9 @@ def with_cardinality_form(spec: MethodSpec, registry: Registry) -> MethodSpec:
     return attrs.evolve(spec, cardinality={})
 
 
-def _k_targets(spec: MethodSpec, registry: Registry) -> list[tuple[str, tuple[Any, ...], Any]]:
-    """``(role, path, part info)`` of every part of ``spec`` that declares a cardinality field (``@part(k=...)``)."""
-    targets = []
+def _cardinality_parts(spec: MethodSpec, registry: Registry) -> Iterator[tuple[str, tuple[Any, ...], PartRef, Any]]:
+    """``(role, path, part reference, part info)`` of every part of ``spec`` that declares a cardinality field
+    (``@part(k=...)``), nested parts included."""
     for role in PART_ROLES:
         ref = getattr(spec, role)
         if ref is None:
@@ -266,8 +266,12 @@ def _k_targets(spec: MethodSpec, registry: Registry) -> list[tuple[str, tuple[An
         for path, sub in _part_refs(ref):
             info = registry.part(role, sub.name)
             if info.k is not None:
-                targets.append((role, path, info))
-    return targets
+                yield role, path, sub, info
+
+
+def _k_targets(spec: MethodSpec, registry: Registry) -> list[tuple[str, tuple[Any, ...], Any]]:
+    """``(role, path, part info)`` of every part of ``spec`` that declares a cardinality field (``@part(k=...)``)."""
+    return [(role, path, info) for role, path, _, info in _cardinality_parts(spec, registry)]
 
 
 def takes_k(spec: MethodSpec, registry: Registry | None = None, *, per_component: bool = False) -> bool:
@@ -427,16 +431,10 @@ def needs_k(spec: MethodSpec, registry: Registry | None = None) -> bool:
     """
     registry = registry or get_registry()
     held = []
-    for role in PART_ROLES:
-        ref = getattr(spec, role)
-        if ref is None:
-            continue
-        for _, sub in _part_refs(ref):
-            info = registry.part(role, sub.name)
-            if info.k is not None:
-                defaults = info.parameters()
-                held.append(any(sub.params.get(field, defaults.get(field)) is not None
-                                for field in (info.k, info.lam) if field is not None))  # fmt: skip
+    for _, _, sub, info in _cardinality_parts(spec, registry):
+        defaults = info.parameters()
+        held.append(any(sub.params.get(field, defaults.get(field)) is not None
+                        for field in (info.k, info.lam) if field is not None))  # fmt: skip
     return bool(held) and not any(held)
 
 

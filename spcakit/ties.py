@@ -38,12 +38,18 @@ column of a matrix) and
   :math:`\mathrm{rtol}\cdot\max(|a|, |b|)`; otherwise the incumbent (the
   earlier support, the earlier start) is kept.
 
-Consequences: a correlation matrix, whose diagonal is all ones up to
-rounding, starts ``max-diagonal`` at variable 1 (then 2, 3, ... for more
-loadings), however it was computed; data with distinct scores are ranked as
-by an exact sort, so a permutation of the variables permutes every decision
-(ties excepted: with an exact symmetric tie the smaller index wins, and a
-permutation may change which variable that is).
+Consequences: data with distinct scores are ranked as by an exact sort, so
+a permutation of the variables permutes every decision. Scores that tie are
+not left to the index where a part can do better: the parts that rank
+variables by a score standardised data tie (the starts ``max-diagonal`` and
+``max-norm-column``, greedy selection at ``k = 1``, the exhaustive searches'
+tied supports) rank the tied ones by a second key of the values,
+:func:`leading_magnitudes` (:math:`|u_1|`), so a correlation matrix starts
+at the variable weighing most in the first principal component however the
+columns are ordered. Only variables still tied on that key (equal in exact
+arithmetic: duplicated columns, a symmetry of :math:`C`) go to the smaller
+index; they are interchangeable, so the results differ only by relabelling
+them.
 
 Cost. :func:`order` sorts, :math:`O(p\log p)`. :func:`top_k`,
 :func:`top_k_mask` and :func:`argmax` are :math:`O(p)` (one

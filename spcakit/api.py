@@ -684,7 +684,7 @@ def fit(
         A registered method name (``spcakit methods``) or a spec from
         :func:`compose`; by default the method a plugin marked
         ``fit_default = true`` (with the built-in plugins, ``auto``: TPower,
-        greedy and SPCArt at the same ``k``, each refined by swaps, the
+        plain and restarted, greedy and SPCArt at the same ``k``, each refined by swaps, the
         largest CPEV kept), else the block driver's default composition.
     r
         Number of loadings.

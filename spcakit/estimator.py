@@ -256,7 +256,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         most ``n_samples - 1`` (spcakit refuses components beyond the rank).
     method : str or MethodSpec, default="auto"
         A registered method (``spcakit methods``) or a spec from
-        :func:`spcakit.compose`. The default, ``auto``, runs TPower, greedy
+        :func:`spcakit.compose`. The default, ``auto``, runs TPower (plain and restarted), greedy
         selection and SPCArt at the same ``k``, refines each by support swaps
         and keeps the loadings that explain the most variance
         (:mod:`spcakit_deflation.portfolio`; the quality benchmark in

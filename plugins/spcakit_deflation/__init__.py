@@ -16,14 +16,14 @@ from collections.abc import Callable
 
 from spcakit.hookspecs import hookimpl
 from spcakit.specs import specs_root
-from spcakit_deflation import deflators, portfolio, solvers, swap
+from spcakit_deflation import deflators, portfolio, restarts, solvers, swap
 
 PAPER = deflators.PAPER
 
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register(deflators.DEFLATORS + solvers.UPDATERS + portfolio.UPDATERS + portfolio.DRIVERS + swap.REFINERS)
+    register(deflators.DEFLATORS + solvers.UPDATERS + restarts.UPDATERS + portfolio.UPDATERS + portfolio.DRIVERS + swap.REFINERS)
 
 
 @hookimpl

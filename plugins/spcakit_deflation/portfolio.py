@@ -1,5 +1,8 @@
 r"""``auto``, spcakit's default method: the best of several methods at the same ``k``, each refined by swaps.
 
+The members: TPower, greedy selection, SPCArt and TPower restarted per loading from 40 order-free
+random starts (``tpower-restarts``, :mod:`spcakit_deflation.restarts`).
+
 No single sparse PCA heuristic explains the most variance on every data set: on the quality panel
 (``benchmarks/quality.py``, ``docs/benchmarks.md``) TPower leads on some, Mackey's greedy selection on
 others, SPCArt's rotation on others, and the ``swap`` refiner changes the order again. ``auto`` runs
@@ -41,10 +44,11 @@ from spcakit.state import Carry, Outcome
 from spcakit.validators import integer, to_int
 from spcakit_deflation.solvers import BACKWARD_LIMIT
 
-PAPER = "spcakit (issue 24): the best of TPower (Yuan & Zhang), greedy (Mackey) and SPCArt (Hu et al.), each refined by swaps"
+PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
+         "each refined by swaps")
 
 #: The members of ``auto``, in the order that decides ties.
-MEMBERS = ("tpower", "greedy", "spcart")
+MEMBERS = ("tpower", "greedy", "spcart", "tpower-restarts")
 
 #: Up to this many loadings every member is refined (``portfolio.refine_all``); above, only the best one alone.
 REFINE_ALL = 10

@@ -87,6 +87,7 @@ PARAMETERS: dict[str, Callable[[int, int], st.SearchStrategy[dict]]] = {
     "spcart": _none,
     "st": _none,
     "tpower": _k(),
+    "tpower-restarts": _k(),
 }
 
 #: Configurations beyond the methods' defaults: (label, method, replaced parts and fixed parameters,
@@ -320,6 +321,7 @@ FOUR_WAYS: dict[str, dict] = {
     "spcart": {},
     "st": {},
     "tpower": {"k": 4},
+    "tpower-restarts": {"k": 4},
 }
 
 

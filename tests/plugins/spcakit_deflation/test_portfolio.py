@@ -54,10 +54,10 @@ def test_the_reason_names_the_kept_member_and_every_members_cpev():
     x = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
     result = spcakit.fit(x, "auto", r=5, k=5)
     reason = result.stopping_reason
-    assert reason.startswith("best of 4 by CPEV: ")
+    assert reason.startswith("best of 5 by CPEV: ")
     kept = reason.split(": ", 1)[1].split(", refined by swap (", 1)[0]
     assert kept in {label for label, _, _ in member_runs(MEMBERS, 30)}
-    for label in ("tpower", "greedy", "greedy backward", "spcart"):
+    for label in ("tpower", "greedy", "greedy backward", "spcart", "tpower-restarts"):
         assert f"{label} 0." in reason
     # the kept member's refined run is the result
     params = {l: p for l, _, p in member_runs(MEMBERS, 30)}[kept]
@@ -68,10 +68,10 @@ def test_the_reason_names_the_kept_member_and_every_members_cpev():
 
 def test_member_runs_follow_the_size_of_the_problem():
     small = member_runs(MEMBERS, BACKWARD_LIMIT)
-    assert [label for label, _, _ in small] == ["tpower", "greedy", "greedy backward", "spcart"]
+    assert [label for label, _, _ in small] == ["tpower", "greedy", "greedy backward", "spcart", "tpower-restarts"]
     assert dict((l, p) for l, _, p in small)["greedy backward"] == {"backward": True}
     middle = member_runs(MEMBERS, BACKWARD_LIMIT + 1)
-    assert [label for label, _, _ in middle] == ["tpower", "greedy", "spcart"]
+    assert [label for label, _, _ in middle] == ["tpower", "greedy", "spcart", "tpower-restarts"]
     assert all(p == {} for _, _, p in middle)
     large = member_runs(MEMBERS, BEST_PAIR_LIMIT + 1)
     assert dict((l, p) for l, _, p in large)["greedy"] == {"start": "leading"}
@@ -118,7 +118,7 @@ def test_above_refine_all_only_the_best_member_alone_is_refined():
     x = rng.standard_normal((60, 12)) @ rng.standard_normal((12, 12))
     every = spcakit.fit(x, "auto", r=3, k=3, metrics=["cpev"])
     one = spcakit.fit(x, "auto", r=3, k=3, metrics=["cpev"], **{"updater.refine_all": 2})
-    assert every.stopping_reason.count(" -> ") == 4 and one.stopping_reason.count(" -> ") == 1
+    assert every.stopping_reason.count(" -> ") == 5 and one.stopping_reason.count(" -> ") == 1
     alone = {label: spcakit.fit(x, name, r=3, k=3, metrics=["cpev"], **params).metrics["cpev"]
              for label, name, params in member_runs(MEMBERS, 12)}
     assert one.metrics["cpev"] >= max(alone.values()) * (1 - ties.RTOL)

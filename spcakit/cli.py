@@ -176,12 +176,22 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
     raise BadInput(unknown_column_message(text, names, "--index-col"))
 
 
+#: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
+NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
+                       "columns", "drop", "on_step", "metrics", "registry")  # fmt: skip
+
+
 def parse_params(items: list[str] | None) -> dict[str, Any]:
     params: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise BadInput(f"--param takes KEY=VALUE (e.g. --param tol=0.001); got {item!r}")
+        if key.strip() in NOT_PART_PARAMETERS:
+            raise BadInput(
+                f"--param {key.strip()}=...: {key.strip()!r} is not a part parameter but a setting of the run; "
+                "give it with the command's own option (see --help), e.g. --seed 1, -r 3, --standardize"
+            )
         params[key.strip()] = parse_value(value)
     return params
 

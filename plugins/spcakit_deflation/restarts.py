@@ -13,7 +13,7 @@ its starts in the sample space instead: for data :math:`A` (``n x p``) with :mat
 
 over the ``m`` leading eigenpairs :math:`(\lambda_i, v_i)` of the round's covariance that are uniquely
 defined (distinct eigenvalues, each eigenvector's sign fixed by the values: :math:`\sum_j v_{ij}^3 > 0`),
-with :math:`h` drawn from a generator seeded by the part's ``seed``. A permutation of the variables
+with :math:`h` drawn from a generator seeded by the part's ``start_seed``. A permutation of the variables
 permutes every start, so the result does not depend on the order of the variables. Each start runs
 truncated power iterations (:func:`truncated_power`); every support
 it ends on is scored by the best value on it, the largest generalized eigenvalue of
@@ -89,7 +89,8 @@ class RestartedPowerSolver(Updater):
     r"""rank-one solver: truncated power iterations from the truncated u_1 and from random sample-space starts; best support kept
 
     See :mod:`spcakit_deflation.restarts`. Order-free: the starts are drawn over the leading
-    eigenpairs, not over the variables; reproducible: the draws come from ``seed``.
+    eigenpairs, not over the variables; reproducible: the draws come from ``start_seed`` (not the run's
+    ``seed``: the same starts whatever the run's seed, so that ``auto`` is deterministic).
 
     Parameters
     ----------
@@ -100,7 +101,7 @@ class RestartedPowerSolver(Updater):
         the quality panel's gene data more starts changed nothing, fewer lost variance).
     rank
         The most leading eigenpairs the random starts combine.
-    seed
+    start_seed
         Seed of the generator of the random combinations (the same draws in every round).
     tol, max_iter
         A power run stops once its support is fixed and the unit loading moves less than ``tol``, or
@@ -110,7 +111,7 @@ class RestartedPowerSolver(Updater):
     k: int | None = attrs.field(default=None, converter=to_int)
     starts: int = attrs.field(default=40, converter=to_int, validator=positive_int)
     rank: int = attrs.field(default=20, converter=to_int, validator=positive_int)
-    seed: int = attrs.field(default=0, converter=to_int, validator=integer(0))
+    start_seed: int = attrs.field(default=0, converter=to_int, validator=integer(0))
     tol: float = attrs.field(default=1e-9, converter=to_float, validator=positive)
     max_iter: int = attrs.field(default=300, converter=to_int, validator=positive_int)
 
@@ -127,7 +128,7 @@ class RestartedPowerSolver(Updater):
             kept = ties.top_k(np.abs(vectors[:, 0]), k)
             first[kept] = vectors[kept, 0]
             starts.append(first)
-            draws = np.random.default_rng(self.seed).standard_normal((self.starts - 1, self.rank))
+            draws = np.random.default_rng(self.start_seed).standard_normal((self.starts - 1, self.rank))
             scaled = vectors * np.sqrt(values)
             starts.extend(scaled @ h[: vectors.shape[1]] for h in draws)
         else:  # no uniquely defined eigenvector: the driver's start alone

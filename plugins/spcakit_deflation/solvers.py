@@ -81,6 +81,13 @@ def _better(value: float, incumbent: float) -> bool:
     return value > incumbent + 1e-12 * max(1.0, abs(incumbent))
 
 
+def _near_best(values: np.ndarray) -> np.ndarray:
+    """Indices of the values within :func:`_better`'s tolerance of the largest (``2e-12`` relative; the winner
+    of a scan lies among them)."""
+    top = float(values.max())
+    return np.flatnonzero(values >= top - 2e-12 * max(1.0, abs(top)))
+
+
 def _scan_best(values: np.ndarray, incumbent: float = -np.inf) -> tuple[int, float]:
     """The candidate a scan of ``values`` in order keeps under :func:`_better`, and its value.
 
@@ -93,7 +100,7 @@ def _scan_best(values: np.ndarray, incumbent: float = -np.inf) -> tuple[int, flo
     if n and not np.isfinite(incumbent):
         # the winner lies within 1e-12 (relative) of the maximum: a maximum alone there wins
         top = float(values.max())
-        near = np.flatnonzero(values >= top - 2e-12 * max(1.0, abs(top)))
+        near = _near_best(values)
         if near.size == 1:
             return int(near[0]), top
     while start < n:
@@ -543,8 +550,7 @@ class ExhaustiveSolver(Updater):
         a = _dense_covariance(problem)
         supports = list(itertools.combinations(range(p), k))
         values = np.array([_support_value(a, state, list(support))[0] for support in supports])
-        top = float(values.max())
-        tied = np.flatnonzero(values >= top - 2e-12 * max(1.0, abs(top)))  # within _better's tolerance of the best
+        tied = _near_best(values)
         chosen = int(tied[0])
         if tied.size > 1:  # equal values: the support weighing most in PC 1, whatever the order of the variables
             weights = ties.leading_magnitudes(problem.covariance)

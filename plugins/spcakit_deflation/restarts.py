@@ -43,27 +43,33 @@ REPEATED_RTOL = 1e-8
 
 
 def truncated_power(problem: Problem, x0: np.ndarray, k: int, tol: float = 1e-9, max_iter: int = 300) -> np.ndarray:
-    r"""Truncated power iterations :math:`x \leftarrow T_k(Ax)/\|T_k(Ax)\|` from ``x0`` until the support is
-    fixed and the unit iterate moves less than ``tol`` (or after ``max_iter`` products).
+    r"""Truncated power iterations :math:`x \leftarrow T_k(Ax)/\|T_k(Ax)\|` from every column of ``x0`` at once,
+    each until its support is fixed and its unit iterate moves less than ``tol`` (or after ``max_iter`` products).
 
     :math:`T_k` keeps the ``k`` entries of largest magnitude (ties by :mod:`spcakit.ties`). Returns the
-    last unit iterate (``x0`` normalised when :math:`Ax_0 = 0`).
+    last unit iterates, one column per start (a start with :math:`Ax_0 = 0` returned normalised). The
+    starts run side by side: one product :math:`AX` per step for the columns still moving (a ``p x s``
+    product instead of ``s`` matrix-vector products), each column exactly the iteration it would run alone.
     """
-    x = np.asarray(x0, dtype=float).ravel()
-    x = x / np.linalg.norm(x)
-    support = np.flatnonzero(x)
+    x = np.array(x0, dtype=float).reshape(x0.shape[0], -1)
+    x /= np.linalg.norm(x, axis=0)
+    support = x != 0
+    active = np.arange(x.shape[1])
     for _ in range(max_iter):
-        z = problem.covariance.matmat(x[:, None])[:, 0]
-        keep = np.sort(ties.top_k(np.abs(z), k))
-        if not np.any(z[keep]):
-            return x
-        new = np.zeros_like(z)
-        new[keep] = z[keep]
-        new /= np.linalg.norm(new)
-        settled = np.array_equal(keep, support) and float(np.linalg.norm(new - x)) < tol
-        x, support = new, keep
-        if settled:
+        if active.size == 0:
             break
+        current = x[:, active]
+        z = problem.covariance.matmat(current)
+        keep = ties.top_k_mask(np.abs(z), k)
+        new = np.where(keep, z, 0.0)
+        norms = np.linalg.norm(new, axis=0)
+        alive = norms > 0  # else A x = 0 on the kept entries: the iterate stays as it is
+        new[:, alive] /= norms[alive]
+        new[:, ~alive] = current[:, ~alive]
+        keep[:, ~alive] = support[:, active[~alive]]
+        settled = ~alive | (np.all(keep == support[:, active], axis=0) & (np.linalg.norm(new - current, axis=0) < tol))
+        x[:, active], support[:, active] = new, keep
+        active = active[~settled]
     return x
 
 
@@ -135,10 +141,10 @@ class RestartedPowerSolver(Updater):
             starts.append(np.asarray(x, dtype=float)[:, 0])
         best_value, best_support, best_y = -np.inf, np.zeros(0, dtype=int), np.zeros(0)
         seen: set[tuple[int, ...]] = set()
-        for start in starts:
-            if not np.any(start):
-                continue
-            support = np.flatnonzero(truncated_power(problem, start, k, self.tol, self.max_iter))
+        starts = [start for start in starts if np.any(start)]
+        ends = truncated_power(problem, np.column_stack(starts), k, self.tol, self.max_iter) if starts else np.zeros((p, 0))
+        for end in ends.T:
+            support = np.flatnonzero(end)
             if tuple(support) in seen:
                 continue
             seen.add(tuple(support))

@@ -129,6 +129,24 @@ def _support_value(a: np.ndarray, carry: Carry, support: list[int]) -> tuple[flo
     return generalized_top(a[np.ix_(idx, idx)], constraint_submatrix(carry, idx))
 
 
+def _outermost(problem: Problem, carry: Carry, supports: list[np.ndarray]) -> int:
+    r"""Of candidate ``supports`` whose values tie, the one whose loading lies most outside the earlier loadings'
+    span: the largest :math:`y^\top B_{SS} y / y^\top y` (ties: the first).
+
+    With the generalized deflation several supports often reach the same value: adding a multiple of an
+    earlier loading zeroes any one of its entries without changing the additional variance, so a variable
+    of its support can be removed (or left out) at no loss. The loadings then span the same space but
+    differ, and what follows (more rounds, a refiner) depends on which one is kept; this rule is a property
+    of the values, not of the variables' order.
+    """
+    keys = []
+    for support in supports:
+        _, y = generalized_top(problem.covariance.submatrix(support), constraint_submatrix(carry, support))
+        b_ss = constraint_submatrix(carry, support)
+        keys.append(float(y @ b_ss @ y) / max(float(y @ y), np.finfo(float).tiny))
+    return int(ties.order(np.array(keys))[0])
+
+
 def _dense_covariance(problem: Problem) -> np.ndarray:
     a = problem.covariance.matmat(np.eye(problem.p))
     return (a + a.T) / 2
@@ -617,8 +635,15 @@ class GreedySolver(Updater):
     of :math:`B` on the support, as :func:`generalized_top`'s own does).
     Candidates are compared as before: one must beat the incumbent by more
     than :math:`10^{-12}` (relative, :func:`_scan_best`), so ties keep the
-    smaller index. The value and loading returned are :func:`generalized_top`
-    of the chosen support.
+    smaller index, except under a constraint (Mackey's generalized
+    deflation) with any start but ``"max-ratio"``: there supports that tie
+    on the value (adding a multiple of an earlier loading zeroes any entry
+    of its support at no loss, so several candidates often tie exactly) go
+    to the loading lying most outside the earlier loadings' span,
+    :func:`_outermost`, a property of the values; so do tied forward and
+    backward results. ``"max-ratio"`` keeps the rule of the papers'
+    reproductions. The value and loading returned are
+    :func:`generalized_top` of the chosen support.
 
     Parameters
     ----------
@@ -703,6 +728,9 @@ class GreedySolver(Updater):
                 b_rows, diag_b[candidates], prune=True,
             )  # fmt: skip
             position, _ = _scan_best(values)
+            near = _near_best(values)
+            if q is not None and near.size > 1 and self.start != "max-ratio":
+                position = int(near[_outermost(problem, carry, [np.sort(np.append(idx, candidates[i])) for i in near])])
             chosen = int(candidates[position])
             support.append(chosen)
             outside[chosen] = False
@@ -727,7 +755,11 @@ class GreedySolver(Updater):
             a_ss = a[np.ix_(support, support)]
             b_ss = None if q is None else constraint_submatrix(carry, support)
             diag_b = np.ones(support.size) if b_ss is None else np.diag(b_ss)
-            position, _ = _scan_best(_deletion_values(_reduce(a_ss, b_ss), diag_b))
+            values = _deletion_values(_reduce(a_ss, b_ss), diag_b)
+            position, _ = _scan_best(values)
+            near = _near_best(values)
+            if q is not None and near.size > 1 and self.start != "max-ratio":
+                position = int(near[_outermost(problem, carry, [np.delete(support, i) for i in near])])
             support = np.delete(support, position)
         kept = [int(i) for i in support]
         value, y = _support_value(a, carry, kept)
@@ -738,7 +770,12 @@ class GreedySolver(Updater):
         value, support, y = self._forward(problem, state, k)
         if self.backward:
             back_value, back_support, back_y = self._backward(problem, state, k)
-            if back_value > value:
+            tied = not _better(back_value, value) and not _better(value, back_value)
+            if tied and state.get(CONSTRAINT) is not None and self.start != "max-ratio":
+                back_wins = _outermost(problem, state, [np.sort(support), np.sort(back_support)]) == 1
+            else:
+                back_wins = back_value > value
+            if back_wins:
                 value, support, y = back_value, back_support, back_y
         return _embed(problem.p, support, y)[:, None], value, state
 

@@ -59,10 +59,14 @@ def value_of(a: np.ndarray, b: np.ndarray, support) -> float:
     return generalized_top(a[np.ix_(idx, idx)], b[np.ix_(idx, idx)])[0]
 
 
-def reference_forward(a: np.ndarray, b: np.ndarray, k: int, start: list[int]) -> tuple[list[int], list[list[float]]]:
+def reference_forward(
+    a: np.ndarray, b: np.ndarray, k: int, start: list[int], outermost: bool = False
+) -> tuple[list[int], list[list[float]]]:
     """Forward selection as before the vectorised scores: one dense pencil per candidate.
 
-    Returns the support and every step's candidate values.
+    Ties (within 2e-12, relative) keep the first candidate, or with ``outermost`` (the generalized deflation
+    under the default start) the one whose loading has the largest y'By / y'y. Returns the support and every
+    step's candidate values.
     """
     p = a.shape[0]
     support, steps = list(start), []
@@ -76,8 +80,22 @@ def reference_forward(a: np.ndarray, b: np.ndarray, k: int, start: list[int]) ->
             if better(value, best):
                 best, chosen = value, i
         steps.append(values)
+        if outermost:
+            top = max(values)
+            near = [i for i in range(p) if i not in support
+                    and value_of(a, b, support + [i]) >= top - 2e-12 * max(1.0, abs(top))]  # fmt: skip
+            if len(near) > 1:
+                chosen = near[int(np.argmax([outside_share(a, b, sorted(support + [i])) for i in near]))]
         support.append(chosen)
     return support, steps
+
+
+def outside_share(a: np.ndarray, b: np.ndarray, support: list[int]) -> float:
+    """y'B_SS y / y'y of the top pencil vector on ``support``: how much of the loading lies outside the earlier span."""
+    idx = np.asarray(support)
+    b_ss = b[np.ix_(idx, idx)]
+    y = generalized_top(a[np.ix_(idx, idx)], b_ss)[1]
+    return float(y @ b_ss @ y) / float(y @ y)
 
 
 def reference_backward(a: np.ndarray, b: np.ndarray, k: int) -> tuple[list[int], list[list[float]]]:
@@ -369,7 +387,7 @@ def test_the_pair_start_under_generalized_deflation_follows_the_literal_rule(c0,
         start, pairs = reference_best_pair(a, b)
     else:
         start, pairs = tied, []
-    expected, steps = reference_forward(a, b, k, start)
+    expected, steps = reference_forward(a, b, k, start, outermost=True)
     value, support, _ = GreedySolver(k=k)._forward(problem, carry, k)
     scale = float(np.abs(a0).max()) * p
     if clear([pairs, *steps] if pairs else steps, scale):

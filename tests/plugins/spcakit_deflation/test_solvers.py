@@ -205,6 +205,34 @@ def test_greedy_with_backward_elimination_is_at_least_forward_only(case):
     assert both >= forward - 1e-12 * scale
 
 
+#: A 6 x 6 correlation matrix (found by the tied-matrix invariance test) on which, with the generalized deflation,
+#: the second round's backward elimination may remove any variable of the first loading at the same value.
+TIED_REMOVALS = np.array([
+    [1.0, -0.07515586, 0.05752669, 0.22467437, 0.06059602, -0.18773037],
+    [-0.07515586, 1.0, 0.14454863, 0.05240504, 0.00436593, -0.09892952],
+    [0.05752669, 0.14454863, 1.0, 0.15465173, -0.20764712, -0.13596393],
+    [0.22467437, 0.05240504, 0.15465173, 1.0, -0.25077961, 0.04492706],
+    [0.06059602, 0.00436593, -0.20764712, -0.25077961, 1.0, 0.03455982],
+    [-0.18773037, -0.09892952, -0.13596393, 0.04492706, 0.03455982, 1.0],
+])
+
+
+@pytest.mark.parametrize("permutation", [[0, 1, 3, 2, 4, 5], [5, 4, 3, 2, 1, 0], [2, 0, 4, 1, 5, 3]])
+def test_greedy_backward_breaks_tied_removals_by_the_values(permutation):
+    """Removals tied on the value go to the loading most outside the earlier span: the same supports in any order
+    (before, the smaller index won, and the swap refiner then reached 0.443559 or 0.443749 by the order)."""
+    perm = np.asarray(permutation)
+    runs = []
+    for matrix, order in ((TIED_REMOVALS, np.arange(6)), (TIED_REMOVALS[np.ix_(perm, perm)], perm)):
+        result = spcakit.fit(matrix, "greedy", r=2, k=5, covariance=True, backward=True, refiner="swap")
+        loadings = np.empty_like(result.loadings)
+        loadings[order] = result.loadings
+        runs.append((loadings, result.metrics["cpev"]))
+    np.testing.assert_array_equal(runs[0][0] != 0, runs[1][0] != 0)
+    assert runs[1][1] == pytest.approx(runs[0][1], abs=1e-12)
+    assert runs[0][1] == pytest.approx(0.4437493, abs=1e-7)  # the swap refiner's end from the loading kept
+
+
 def test_greedy_and_exhaustive_with_k_equal_p_give_the_top_eigenvalue():
     a0 = pitprops().matrix
     problem = covariance_problem(a0)

@@ -24,7 +24,6 @@ _EXPORTS = {
     "get_plugin_manager": "spcakit.plugins", "get_registry": "spcakit.plugins",
     "Metric": "spcakit.metrics",
     "Covariance": "spcakit.problem", "Problem": "spcakit.problem", "as_problem": "spcakit.problem",
-    "make_problem": "spcakit.problem",
     "Deflator": "spcakit.protocols", "Driver": "spcakit.protocols", "Initializer": "spcakit.protocols",
     "Refiner": "spcakit.protocols", "Stopper": "spcakit.protocols", "Truncator": "spcakit.protocols",
     "Updater": "spcakit.protocols", "part": "spcakit.protocols",
@@ -38,7 +37,7 @@ _EXPORTS = {
 #: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
 _SUBMODULES = frozenset({
     "api", "cli", "cv", "datasets", "drivers", "errors", "estimator", "figures", "hookspecs", "linalg", "metrics", "model", "operators",
-    "output", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
+    "output", "parts", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip
 #: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.
@@ -81,7 +80,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.metrics import Metric
     from spcakit.paths import PathLevel, SparsityPath, Target, path, target_k
     from spcakit.plugins import get_plugin_manager, get_registry
-    from spcakit.problem import Covariance, Problem, as_problem, make_problem
+    from spcakit.problem import Covariance, Problem, as_problem
     from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
     from spcakit.specs import MethodSpec, PartRef
     from spcakit.state import Carry, Result

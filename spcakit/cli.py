@@ -83,10 +83,13 @@ def _write_out(out: Path, text: str, what: str) -> None:
 
 
 def _warn_plugin_failures() -> None:
-    for record in get_session().failures():
+    session = get_session()
+    for record in session.failures():
         typer.echo(
             f"Warning: plugin {record.name!r} failed to load and is skipped: {record.error}", err=True
         )
+    for plugin, note in session.refused():
+        typer.echo(f"Warning: plugin {plugin!r}: method {note}; the method is unavailable", err=True)
 
 
 # -- value parsing ----------------------------------------------------------------
@@ -965,13 +968,16 @@ def plugins(as_json: JsonOpt = False) -> None:
     records = list(session.records.values())
     if as_json:
         typer.echo(json.dumps(
-            [{"name": r.name, "package": r.package, "version": r.version, "hooks": list(r.hooks), "error": r.error} for r in records],
+            [{"name": r.name, "package": r.package, "version": r.version, "hooks": list(r.hooks), "error": r.error,
+              "refused": list(r.refused)} for r in records],
             indent=2,
         ))  # fmt: skip
         return
     for rec in records:
         status = f"FAILED: {rec.error}" if rec.error else ", ".join(rec.hooks)
         typer.echo(f"{rec.name:<16} {rec.package} {rec.version}  {status}")
+        for note in rec.refused:
+            typer.echo(f"{'':<16} unavailable method {note}")
 
 
 @app.command()

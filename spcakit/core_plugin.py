@@ -1,4 +1,4 @@
-"""spcakit's own plugin: the two generic drivers and the generic metrics.
+"""spcakit's own plugin: the two generic drivers, the generic parts (:mod:`spcakit.parts`) and the generic metrics.
 
 Registered first, through the same hooks as every other plugin, so that the
 registry is the one place parts and metrics are found.
@@ -11,11 +11,12 @@ from collections.abc import Callable
 from spcakit.drivers import BlockDriver, DeflationDriver
 from spcakit.hookspecs import hookimpl
 from spcakit.metrics import CORE_METRICS
+from spcakit.parts import PARTS
 
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register([BlockDriver, DeflationDriver])
+    register([BlockDriver, DeflationDriver, *PARTS])
 
 
 @hookimpl

@@ -43,6 +43,8 @@ class PluginRecord:
     package: str = ""
     hooks: tuple[str, ...] = ()
     error: str | None = None
+    #: ``"method: reason"`` for each of its methods set aside because a part it names is not registered
+    refused: tuple[str, ...] = ()
 
 
 class PluginSession:
@@ -53,6 +55,7 @@ class PluginSession:
         self.manager.add_hookspecs(hookspecs)
         self.registry = Registry()
         self.records: dict[str, PluginRecord] = {}
+        self.loaded = False  # every entry point loaded: methods are checked as each later plugin comes
 
     # -- adding plugins ---------------------------------------------------
     def add(self, plugin: Any, name: str, *, version: str = "", package: str = "") -> PluginRecord:
@@ -85,7 +88,26 @@ class PluginSession:
             return self._fail(name, version, package, f"{type(exc).__name__}: {exc}")
         record = PluginRecord(name=name, version=version, package=package, hooks=hooks)
         self.records[name] = record
-        return record
+        if self.loaded:
+            self.check_methods()
+        return self.records[name]
+
+    def check_methods(self) -> None:
+        """Set aside the methods whose specs name parts no loaded plugin registers (see
+        :meth:`~spcakit.registry.Registry.refuse_broken_methods`) and note them in their plugins' records.
+
+        One plugin's broken or dependent spec then costs that method only: every other method, and
+        ``spcakit methods``, keep working.
+        """
+        refused = self.registry.refuse_broken_methods()
+        for name, record in list(self.records.items()):
+            notes = tuple(f"{method}: {reason}" for method, (plugin, reason) in sorted(refused.items()) if plugin == name)
+            if notes != record.refused:
+                self.records[name] = attrs.evolve(record, refused=notes)
+
+    def refused(self) -> list[tuple[str, str]]:
+        """``(plugin, "method: reason")`` for every method set aside."""
+        return [(record.name, note) for record in self.records.values() for note in record.refused]
 
     def remove(self, name: str) -> None:
         """Unregister a plugin and everything it registered."""
@@ -152,6 +174,8 @@ class PluginSession:
                 self._fail(ep.name, version, package, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
                 continue
             self.add(plugin, ep.name, version=version, package=package)
+        self.loaded = True
+        self.check_methods()
 
     def failures(self) -> list[PluginRecord]:
         return [r for r in self.records.values() if r.error is not None]

@@ -1081,7 +1081,3 @@ def as_problem(
     if covariance:
         return covariance_problem(matrix, names, source, standardize=standardize)
     return data_problem(matrix, names, center=center, standardize=standardize, source=source)
-
-
-#: The former name of :func:`as_problem`, kept so that existing code keeps working.
-make_problem = as_problem

@@ -95,6 +95,7 @@ class Registry:
     def __init__(self) -> None:
         self._parts: dict[str, dict[str, PartInfo]] = {role: {} for role in ROLES}
         self._methods: dict[str, _RegisteredSpec] = {}
+        self._refused: dict[str, tuple[_RegisteredSpec, str]] = {}  # methods whose parts are missing: spec, reason
         self._metrics: dict[str, MetricInfo] = {}
         self._checked: set[str] = set()  # methods whose parts have been built once (see method())
 
@@ -120,7 +121,7 @@ class Registry:
         if not isinstance(raw.get("name"), str) or not raw["name"]:
             raise SpecError(f"{where or 'spec'}: a method spec needs a string 'name'")
         MethodSpec.check_keys(raw, where or raw["name"])
-        existing = self._methods.get(raw["name"])
+        existing = self._methods.get(raw["name"]) or (self._refused[raw["name"]][0] if raw["name"] in self._refused else None)
         if existing is not None:
             raise DuplicateNameError(
                 f"method {raw['name']!r} is already registered by plugin {existing.plugin!r}; "
@@ -150,7 +151,37 @@ class Registry:
         for table in (*self._parts.values(), self._methods, self._metrics):
             for name in [n for n, info in table.items() if info.plugin == plugin]:
                 del table[name]
+        for name in [n for n, (info, _) in self._refused.items() if info.plugin == plugin]:
+            del self._refused[name]
         self._checked.clear()
+
+    def refuse_broken_methods(self) -> dict[str, tuple[str, str]]:
+        """Set aside every method whose spec does not build with the parts registered; ``{name: (plugin, reason)}``.
+
+        Run once every plugin is loaded (a spec may name parts a later plugin registers). A method whose
+        spec names a part no loaded plugin registers, or extends a method that is not there, is refused:
+        it is not listed or run, and looking it up says why; every other method works as before. A
+        method refused earlier whose parts have come since (a plugin added later) is restored.
+        """
+        for name, (info, _) in list(self._refused.items()):
+            del self._refused[name]
+            self._methods[name] = info
+        self._checked.clear()
+        refused: dict[str, tuple[_RegisteredSpec, str]] = {}
+        for name in sorted(self._methods):
+            try:
+                self.method(name)
+            except SpcakitError as exc:
+                refused[name] = (self._methods[name], str(exc))
+        for name, entry in refused.items():
+            del self._methods[name]
+            self._refused[name] = entry
+        self._checked.clear()
+        return {name: (info.plugin, reason) for name, (info, reason) in self._refused.items()}
+
+    def refused_methods(self) -> dict[str, tuple[str, str]]:
+        """The methods set aside by :meth:`refuse_broken_methods`: ``{name: (plugin, reason)}``."""
+        return {name: (info.plugin, reason) for name, (info, reason) in self._refused.items()}
 
     # -- look-up ------------------------------------------------------
     def part(self, role: str, name: str) -> PartInfo:
@@ -210,12 +241,18 @@ class Registry:
         try:
             return self._methods[name]
         except KeyError:
+            if name in self._refused:
+                info, reason = self._refused[name]
+                raise UnknownNameError(
+                    f"method {name!r} (plugin {info.plugin!r}) is unavailable: {reason}; a plugin it needs may be "
+                    f"disabled (SPCAKIT_DISABLE_PLUGINS) or missing"
+                ) from None
             raise UnknownNameError(
                 f"unknown method {name!r}; registered methods: {', '.join(sorted(self._methods)) or '(none)'}"
             ) from None
 
     def _resolved(self, name: str, seen: tuple[str, ...]) -> dict[str, Any]:
-        info = self._info(name)
+        info = self._refused[name][0] if name in self._refused and name not in self._methods else self._info(name)
         raw = dict(info.raw)
         parent = raw.pop("extends", None)
         if parent is None:
@@ -224,7 +261,7 @@ class Registry:
             raise SpecError(f"{info.where}: extends must be a method name; got {parent!r}")
         if parent in seen + (name,):
             raise SpecError(f"{info.where}: 'extends' goes round in a circle: {' -> '.join(seen + (name, parent))}")
-        if parent not in self._methods:
+        if parent not in self._methods and parent not in self._refused:
             raise SpecError(f"{info.where}: extends unknown method {parent!r}")
         base = self._resolved(parent, seen + (name,))
         base.pop("compose_default", None)  # a default composition is not inherited

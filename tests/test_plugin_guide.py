@@ -101,6 +101,7 @@ def test_the_installed_plugin_loads_from_its_metadata(installed):
         "version": "0.1.0",
         "hooks": ["spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics"],
         "error": None,
+        "refused": [],
     }
     where = run(installed, "-c", "import spcakit_garrote; print(spcakit_garrote.__file__)")
     assert Path(where.stdout.strip()).is_relative_to(installed["site"]), where.stdout + where.stderr

@@ -128,7 +128,9 @@ class BestOfDriver(Driver):
 
     The member runs are :func:`spcakit.fit` on the problem the driver is given, each with the seed
     the driver's generator draws next (so the result depends only on the run's seed; the built-in
-    members use none). The reason it stopped names the kept member and every member's CPEV.
+    members use none). The reason it stopped names the kept member and every member's CPEV. A member
+    that is not a registered method (its plugin disabled) is skipped and named in that reason; with
+    none registered the run is an error.
     """
 
     deflates = False
@@ -145,8 +147,15 @@ class BestOfDriver(Driver):
                 f"the best-of driver runs the members of a portfolio updater; got the updater {type(portfolio).__name__}"
             )
         registry = get_registry()
+        available = tuple(name for name in portfolio.methods if name in registry.method_names())
+        missing = [name for name in portfolio.methods if name not in available]
+        if not available:
+            raise InvalidParameterError(
+                f"none of the portfolio's methods ({', '.join(portfolio.methods)}) is registered; a plugin they come "
+                f"from may be disabled (SPCAKIT_DISABLE_PLUGINS); registered methods: {', '.join(registry.method_names())}"
+            )
         runs = []
-        for label, name, params in member_runs(portfolio.methods, problem.p):
+        for label, name, params in member_runs(available, problem.p):
             seed = int(rng.integers(2**32))
             result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seed, metrics=["cpev"],
                          registry=registry, **params)  # fmt: skip
@@ -166,10 +175,11 @@ class BestOfDriver(Driver):
         summary = ", ".join(f"{run[0]} {run[2]:.6g}" + ("" if run[3] is None else f" -> {run[3]:.6g}") for run in runs)
         how = "" if refiner is None else f", refined by {portfolio.refiner}"
         each = "CPEV of each member" if refiner is None else "CPEV of each member alone, then refined"
+        skipped = f"; not registered, skipped: {', '.join(missing)}" if missing else ""
         return Outcome(
             loadings=runs[best][1],
             iterations=sum(run[4] for run in runs),
-            stopping_reasons=(f"best of {len(runs)} by CPEV: {runs[best][0]}{how} ({each}: {summary})",),
+            stopping_reasons=(f"best of {len(runs)} by CPEV: {runs[best][0]}{how} ({each}: {summary}){skipped}",),
             objective_history=(),
         )
 

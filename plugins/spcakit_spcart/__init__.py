@@ -2,7 +2,10 @@
 
 Hu, Pan, Wang & Wu, *Sparse Principal Component Analysis via Rotation and
 Truncation*. Registered through the ``spcakit`` entry-point group, exactly
-like a third-party plugin.
+like a third-party plugin. The generic parts its methods share with the others
+(starts, power step, truncations, Hotelling's and projection deflation,
+stoppers) are the core's (:mod:`spcakit.parts`); this plugin adds SPCArt's
+rotation, GPower's step, penalty and support re-fit, and the methods.
 """
 
 from __future__ import annotations
@@ -11,17 +14,14 @@ from collections.abc import Callable
 
 from spcakit.hookspecs import hookimpl
 from spcakit.specs import specs_root
-from spcakit_spcart import deflators, initializers, refiners, stoppers, truncations, updaters
+from spcakit_spcart import refiners, truncations, updaters
 
-PAPER = truncations.PAPER
+PAPER = updaters.PAPER
 
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register(
-        truncations.TRUNCATORS + updaters.UPDATERS + initializers.INITIALIZERS + stoppers.STOPPERS + deflators.DEFLATORS
-        + refiners.REFINERS
-    )
+    register(truncations.TRUNCATORS + updaters.UPDATERS + refiners.REFINERS)
 
 
 @hookimpl

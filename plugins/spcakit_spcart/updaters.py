@@ -5,38 +5,28 @@ and Truncation*:
 
 * ``rotation`` (SPCArt, Alg. 1 lines 6 and 8):
   :math:`R = \mathrm{Polar}(X^\top V)`, :math:`Z = V R^\top`;
-* ``power`` (rSVD-GP, Alg. 2 line 6; TPower): :math:`Z = C X`;
 * ``gpower`` (GPower / rSVD-GPB, Alg. 3 lines 5 and 7):
   :math:`Y = \mathrm{Polar}(AX)`, :math:`Z = A^\top Y`, computed from the
   covariance alone as :math:`Z = C X (X^\top C X)^{-1/2}` (since
   :math:`A^\top\mathrm{Polar}(AX) = A^\top A X (X^\top A^\top A X)^{-1/2}`),
   so it runs on a covariance, on data, and on any deflated operator; for
-  one column it is GPower's single-unit step :math:`z = Cx/\sqrt{x^\top C x}`;
-* ``identity``: :math:`Z = X` (PCA and simple thresholding: one truncation of the start).
+  one column it is GPower's single-unit step :math:`z = Cx/\sqrt{x^\top C x}`.
+
+The generic ``power`` and ``identity`` updaters are the core's (:mod:`spcakit.parts.updaters`).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import attrs
 import numpy as np
 
 from spcakit.problem import Problem
 from spcakit.protocols import Updater, part
-from spcakit.state import CONSTRAINT, Carry, constraint_matmat
+from spcakit.state import Carry
 from spcakit.validators import boolean
 from spcakit_spcart.linalg import inverse_sqrt_psd, polar
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
-
-
-@part("identity", paper=PAPER)
-class IdentityUpdater(Updater):
-    """Z = X (PCA, simple thresholding); its objective is not defined (NaN)."""
-
-    def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
-        return x, float("nan"), state
 
 
 @part("rotation", paper=PAPER)
@@ -62,32 +52,6 @@ class RotationUpdater(Updater):
         w, d, qt = np.linalg.svd(b, full_matrices=False)
         rotation = w @ qt
         return v @ rotation.T, float(d.sum()), v
-
-
-@part("power", paper=PAPER)
-class PowerUpdater(Updater):
-    r"""Power step Z = C X (rSVD-GP, TPower; Alg. 2).
-
-    The step acts on the unit columns :math:`\hat X`; the objective is
-    :math:`\sum_i \hat x_i^\top C \hat x_i`. On a generalized problem (the
-    run's carry holds a constraint :math:`B = I - QQ^\top`, as after Mackey's
-    generalized deflation) the objective is the generalized Rayleigh quotient
-    :math:`\hat x^\top C \hat x / \hat x^\top B \hat x`; the step itself is
-    unchanged, as :math:`C = B A_0 B` already lives in the range of :math:`B`.
-    The state is the carry.
-    """
-
-    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
-        return carry
-
-    def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
-        unit = x / np.linalg.norm(x, axis=0)  # lengths are irrelevant; unit columns keep Z bounded
-        z = problem.covariance.matmat(unit)
-        quotients = np.einsum("ij,ij->j", unit, z)
-        if state.get(CONSTRAINT) is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
-            bnorm = np.einsum("ij,ij->j", unit, constraint_matmat(state, unit))
-            quotients = np.where(bnorm > 1e-12, quotients / np.where(bnorm > 1e-12, bnorm, 1.0), 0.0)
-        return z, float(np.sum(quotients)), state
 
 
 @part("gpower", paper=PAPER)
@@ -123,4 +87,4 @@ class GPowerUpdater(Updater):
         return z, objective, state
 
 
-UPDATERS = [IdentityUpdater, RotationUpdater, PowerUpdater, GPowerUpdater]
+UPDATERS = [RotationUpdater, GPowerUpdater]

@@ -22,10 +22,11 @@ from spcakit.testing import (
     check_updater_contract,
 )
 from spcakit.testing import strategies as sps
-from spcakit_spcart.deflators import HotellingDeflation, ProjectionDeflation
-from spcakit_spcart.initializers import RandomInitializer
-from spcakit_spcart.stoppers import AnyOf, MaxIterations, ObjectiveChange, RelativeChange
-from spcakit_spcart.updaters import GPowerUpdater, IdentityUpdater, PowerUpdater, RotationUpdater
+from spcakit.parts.deflators import HotellingDeflation, ProjectionDeflation
+from spcakit.parts.initializers import RandomInitializer
+from spcakit.parts.stoppers import AnyOf, MaxIterations, ObjectiveChange, RelativeChange
+from spcakit.parts.updaters import IdentityUpdater, PowerUpdater
+from spcakit_spcart.updaters import GPowerUpdater, RotationUpdater
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

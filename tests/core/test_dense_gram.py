@@ -226,7 +226,7 @@ def test_top_k_mask_by_slab_maxima_keeps_what_a_sort_keeps(k):
 
 
 def test_sparsity_truncation_of_a_tall_block_keeps_k_per_column():
-    from spcakit_spcart.truncations import truncate_by_sparsity
+    from spcakit.parts.truncators import truncate_by_sparsity
 
     z = np.random.default_rng(9).standard_normal((50_000, 6))
     out = truncate_by_sparsity(z, 50_000 - 30)

@@ -28,7 +28,7 @@ from spcakit.problem import covariance_problem
 from spcakit.state import IterState
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_initializer_contract
-from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange
+from spcakit.parts.stoppers import AnyOf, MaxIterations, RelativeChange
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DEFAULT_TOL, DEFAULT_MAX = 0.01, 200  # the SPCArt paper's stopping rule (§6), spcart's default

@@ -42,8 +42,8 @@ def test_tall_data_get_an_explicit_covariance_wide_data_do_not():
     from spcakit.operators import DenseCovariance, GramCovariance
 
     rng = np.random.default_rng(2)
-    tall = spcakit.make_problem(rng.standard_normal((50, 10)))
-    wide = spcakit.make_problem(rng.standard_normal((10, 50)))
+    tall = spcakit.as_problem(rng.standard_normal((50, 10)))
+    wide = spcakit.as_problem(rng.standard_normal((10, 50)))
     assert isinstance(tall.covariance, DenseCovariance) and isinstance(wide.covariance, GramCovariance)
     centred = tall.data
     np.testing.assert_allclose(tall.covariance.matrix, centred.T @ centred / 49, atol=1e-12)

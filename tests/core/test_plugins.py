@@ -126,7 +126,7 @@ def test_firm_is_listed_as_a_truncator(firm_loaded):
     assert rows["firm"]["plugin"] == "firm"
     assert rows["firm"]["lam"] == "threshold"
     assert rows["firm"]["parameters"] == {"threshold": None, "ratio": 2.0}
-    assert rows["hard"]["plugin"] == "spcart"
+    assert rows["hard"]["plugin"] == "core"
 
     text = runner.invoke(app, ["parts", "--role", "truncator"])
     assert text.exit_code == 0, text.output
@@ -169,6 +169,7 @@ def test_firm_is_listed_as_a_plugin(firm_loaded):
         "version": "0.1.0",
         "hooks": ["spcakit_register_parts"],
         "error": None,
+        "refused": [],
     }
 
 
@@ -272,11 +273,11 @@ def test_duplicate_part_name_fails_that_plugin_only(monkeypatch):
     session.load_entry_points()
     record = session.add(_DuplicatePlugin(), "dup")
     assert record.error is not None
-    assert "DuplicateNameError" in record.error and "'hard'" in record.error and "'spcart'" in record.error
+    assert "DuplicateNameError" in record.error and "'hard'" in record.error and "'core'" in record.error
     assert session.records["dup"] is record and record in session.failures()
     hard = session.registry.part("truncator", "hard")
-    assert hard.plugin == "spcart"
-    assert hard.cls.__module__ == "spcakit_spcart.truncations"
+    assert hard.plugin == "core"
+    assert hard.cls.__module__ == "spcakit.parts.truncators"
     assert "dup-extra" not in session.registry.part_names("truncator")
     assert session.manager.get_plugin("dup") is None
 
@@ -293,7 +294,7 @@ def test_duplicate_part_name_from_an_installed_plugin(tmp_path):
     assert parts.returncode == 0, parts.stderr
     assert "'dup'" in parts.stderr
     rows = {row["name"]: row for row in json.loads(parts.stdout)}
-    assert rows["hard"]["plugin"] == "spcart"
+    assert rows["hard"]["plugin"] == "core"
     assert rows["hard"]["parameters"] == {"threshold": None, "form": "relative"}
     assert "dup-extra" not in rows
 

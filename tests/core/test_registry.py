@@ -14,7 +14,7 @@ from spcakit.plugins import PluginSession, get_registry, get_session
 from spcakit.protocols import BASES, ROLES, part
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
-from spcakit_spcart.stoppers import AnyOf, MaxIterations, RelativeChange
+from spcakit.parts.stoppers import AnyOf, MaxIterations, RelativeChange
 
 #: The SPCArt paper's methods, registered by the spcart plugin from specs/methods/spcart/.
 SPCART_METHODS = (
@@ -187,7 +187,7 @@ def test_field_validators_speak_for_the_part():
 def test_part_info_lists_parameters_with_defaults():
     info = get_registry().part("truncator", "hard")
     assert info.parameters() == {"threshold": None, "form": "relative"}
-    assert info.lam == "threshold" and info.plugin == "spcart"
+    assert info.lam == "threshold" and info.plugin == "core"
 
 
 @SETTINGS

@@ -97,7 +97,7 @@ def encoder_cases(draw, k_max: int = 3):
 
 
 def select(name: str, x: np.ndarray, k: int, r: int, seed: int = 0) -> list[int]:
-    problem = spcakit.make_problem(x, center=False)
+    problem = spcakit.as_problem(x, center=False)
     part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(name, {"sparsity": r}))
     carry = part.prepare(problem, k, np.random.default_rng(seed), Carry())
     x0 = part(problem, k, np.random.default_rng(seed), carry)
@@ -139,7 +139,7 @@ def test_dual_set_selection_meets_theorem_6i(case):
 @given(encoder_cases(), st.sampled_from(SELECTORS))
 def test_selectors_keep_the_initializer_contract(case, selector):
     x, k, r = case
-    problem = spcakit.make_problem(x, center=False)
+    problem = spcakit.as_problem(x, center=False)
     part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(selector, {"sparsity": r}))
     x0 = check_initializer_contract(part, problem, k)  # prepare, then the start, as the drivers call them
     assert np.count_nonzero(np.any(x0 != 0, axis=1)) == r
@@ -203,7 +203,7 @@ def test_iterative_features_are_unit_r_i_sparse_and_the_loss_never_increases(cas
 @SETTINGS
 @given(sps.data_matrices((3, 20), (2, 15)), sps.seeds(), st.integers(1, 4))
 def test_residual_deflation_is_the_papers_residual_and_a_schur_complement(a, seed, rounds):
-    problem = spcakit.make_problem(a)
+    problem = spcakit.as_problem(a)
     x = problem.data
     rng = np.random.default_rng(seed)
     deflator = spcakit.get_registry().build("deflator", "residual")
@@ -241,9 +241,9 @@ def test_metrics_bounds_and_data_covariance_agreement(a, seed, k):
     rng = np.random.default_rng(seed)
     h = rng.standard_normal((a.shape[1], k)) * (rng.random((a.shape[1], k)) < 0.5)
     h[0] += 1.0  # no zero column
-    problem = spcakit.make_problem(a, center=False)
+    problem = spcakit.as_problem(a, center=False)
     on_data = encoder_metrics(h, problem.covariance, a)
-    gram = spcakit.make_problem(a.T @ a, covariance=True).covariance
+    gram = spcakit.as_problem(a.T @ a, covariance=True).covariance
     on_cov = encoder_metrics(h, gram)  # X = (A^T A)^(1/2): the same loss
     scale = float(np.sum(a**2))
     assert on_data["loss"] == pytest.approx(pinv_loss(a, h), rel=1e-6, abs=1e-9 * scale)
@@ -275,7 +275,7 @@ def test_registered_metrics_are_the_criteria_and_agree_between_operators(a, seed
     x = np.random.default_rng(seed).standard_normal((a.shape[1], 2 if a.shape[1] > 1 else 1))
     assert tuple(m.name for m in METRICS) == ENCODER_METRICS
     assert [m.name for m in spcakit.get_registry().metrics() if m.name in ENCODER_METRICS] == list(ENCODER_METRICS)
-    names = spcakit.make_problem(a, center=False).feature_names
+    names = spcakit.as_problem(a, center=False).feature_names
     gram = Problem(GramCovariance(a, a.shape[0] - 1.0), names)
     dense = Problem(DenseCovariance(a.T @ a / (a.shape[0] - 1.0)), names)
     with_data = Problem(dense.covariance, names, a)

@@ -33,7 +33,7 @@ from spcakit.testing.contracts import (
     check_deflator_contract,
     check_operator_contract,
 )
-from spcakit_spcart.deflators import HotellingDeflation, ProjectionDeflation
+from spcakit.parts.deflators import HotellingDeflation, ProjectionDeflation
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -325,7 +325,7 @@ def test_strategies_produce_valid_objects(q, c, u, z):
 
 @SETTINGS
 @given(sps.data_matrices((2, 10), (2, 10)), sps.problems((2, 10)))
-def test_data_and_problem_strategies_are_accepted_by_make_problem(a, problem):
+def test_data_and_problem_strategies_are_accepted_by_as_problem(a, problem):
     assert a.shape[0] >= 2
     assert data_problem(a).p == a.shape[1]
     check_operator_contract(problem.covariance)

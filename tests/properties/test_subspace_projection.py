@@ -21,7 +21,7 @@ from spcakit.errors import InvalidParameterError
 from spcakit.plugins import get_registry
 from spcakit.state import Carry
 from spcakit.testing import strategies as sps
-from spcakit_spcart import truncations as tr
+from spcakit.parts import truncators as tr
 from spcakit_subspace import bounds
 from spcakit_subspace import parts as sp
 from spcakit_subspace.subspace import SUBSPACE, SearchSubspace

@@ -22,7 +22,8 @@ from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.plugins import get_registry
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import ContractViolation, check_truncator_contract
-from spcakit_spcart import truncations as tr
+from spcakit.parts import truncators as tr
+from spcakit_spcart.truncations import L0PenaltyTruncation
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -68,7 +69,7 @@ def truncation_cases(draw, p_range=(2, 25), r_range=(1, 4)):
         lam = draw(st.one_of(st.floats(min_value=0.0, max_value=1.0, exclude_max=True), st.just(1 - 5e-13)))
         return tr.EnergyTruncation(lam), z, kind, lam
     lam = draw(st.floats(min_value=0.0, max_value=1.2 * top * top))
-    return tr.L0PenaltyTruncation(lam), z, kind, lam
+    return L0PenaltyTruncation(lam), z, kind, lam
 
 
 def may_zero(kind: str, lam: float | None, z: np.ndarray) -> np.ndarray:
@@ -302,7 +303,7 @@ def test_energy_zero_removes_nothing():
 def test_l0_penalty_solves_its_problem_and_is_absolute(z, fraction):
     # eq. (24): H_sqrt(gamma)(z) minimises ||z - x||^2 + gamma ||x||_0, value sum_i min(z_i^2, gamma)
     gamma = fraction * float(np.max(z**2))
-    truncator = tr.L0PenaltyTruncation(gamma)
+    truncator = L0PenaltyTruncation(gamma)
     try:
         x = truncator(z[:, None])[:, 0]
     except ZeroLoadingError:
@@ -455,7 +456,7 @@ def test_thresholds_at_or_above_every_entry_raise_zero_loading_error(z, margin, 
     with pytest.raises(ZeroLoadingError):
         maker(float(np.abs(z).max()), form="absolute")(z[:, None])  # |z_i| <= lambda for all i
     with pytest.raises(ZeroLoadingError):
-        tr.L0PenaltyTruncation(float(np.abs(z).max()) ** 2)(z[:, None])
+        L0PenaltyTruncation(float(np.abs(z).max()) ** 2)(z[:, None])
     # just below the largest entry, one entry survives
     kept = maker(top * (1 - margin))(z[:, None])
     assert np.count_nonzero(kept) >= 1
@@ -497,7 +498,7 @@ def test_valid_parameters_are_accepted(p, data):
         tr.SparsityTruncation(data.draw(st.integers(0, p - 1))),
         tr.SparsityTruncation(float(data.draw(st.integers(0, p - 1)))),
         tr.EnergyTruncation(data.draw(st.floats(0.0, 1.0, exclude_max=True))),
-        tr.L0PenaltyTruncation(data.draw(st.floats(0.0, 1e6))),
+        L0PenaltyTruncation(data.draw(st.floats(0.0, 1e6))),
         tr.NoTruncation(),
     ):
         assert truncator.check(p) is None
@@ -526,7 +527,7 @@ def test_absolute_forms_and_l0_penalty_need_a_nonnegative_lambda():
             maker(-0.1, form="absolute").check(5)
     for gamma in (None, -1.0):
         with pytest.raises(InvalidParameterError, match=">= 0"):
-            tr.L0PenaltyTruncation(gamma).check(5)
+            L0PenaltyTruncation(gamma).check(5)
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), "abc", [0.1]])

@@ -54,7 +54,7 @@ def test_the_secular_scores_equal_a_fresh_eigensolve_of_every_swapped_support(r)
     rng = np.random.default_rng(7)
     p, k = 12, 4
     data = rng.standard_normal((40, p))
-    problem = spcakit.make_problem(data)
+    problem = spcakit.as_problem(data)
     c = problem.covariance.matrix
     for trial in range(5):
         x = np.zeros((p, r))
@@ -98,7 +98,7 @@ def test_the_refined_first_loading_reaches_the_exhaustive_optimum_in_three_cases
     k = WISHART["k"]
     reached = {"tpower": 0, "swap": 0}
     for covariance in wishart_covariances():
-        problem = spcakit.make_problem(covariance, covariance=True)
+        problem = spcakit.as_problem(covariance, covariance=True)
         best = spcakit.fit(problem, "exhaustive", r=1, k=k, metrics=["cpev"]).metrics["cpev"]
         plain = spcakit.fit(problem, "tpower", r=1, k=k, metrics=["cpev"])
         refined = SupportSwap()(problem, plain.loadings)
@@ -117,7 +117,7 @@ def test_swap_on_wide_data_forms_nothing_p_by_p():
 
     rng = np.random.default_rng(0)
     p = 3000
-    problem = spcakit.make_problem(rng.standard_normal((30, p)) + rng.standard_normal((30, 1)) * rng.standard_normal(p))
+    problem = spcakit.as_problem(rng.standard_normal((30, p)) + rng.standard_normal((30, 1)) * rng.standard_normal(p))
     x = np.zeros((p, 3))
     for t in range(3):
         x[rng.choice(p, 10, replace=False), t] = rng.standard_normal(10)

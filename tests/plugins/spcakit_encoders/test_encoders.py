@@ -162,7 +162,7 @@ def test_the_carry_counts_the_features_for_per_feature_sparsities():
     """prepare records X = C^(1/2) and 0 features; the residual deflator records 1 for its residual;
     the selector then uses r_2. An entry made for another problem (another deflator's) is refused."""
     registry = spcakit.get_registry()
-    problem = spcakit.make_problem(pitprops_cov())
+    problem = spcakit.as_problem(pitprops_cov())
     select = registry.build("initializer", PartRef("dual-set-columns", {"sparsity": [3, 6]}))
     deflate = registry.build("deflator", "residual")
     rng = np.random.default_rng(0)

@@ -68,7 +68,7 @@ def test_each_loading_maximises_its_added_variance_on_its_support(problem, seed)
 
 
 def test_a_fixed_point_is_returned_unchanged():
-    problem = spcakit.make_problem(np.diag([5.0, 4.0, 3.0, 2.0]), covariance=True)
+    problem = spcakit.as_problem(np.diag([5.0, 4.0, 3.0, 2.0]), covariance=True)
     x = np.eye(4)[:, :2]
     np.testing.assert_allclose(SupportRefit()(problem, x), x, atol=1e-14)
 
@@ -78,7 +78,7 @@ def test_refit_on_wide_data_forms_nothing_p_by_p():
 
     rng = np.random.default_rng(0)
     a = rng.standard_normal((30, 3000))
-    problem = spcakit.make_problem(a)
+    problem = spcakit.as_problem(a)
     x = sparse_loadings(3000, 3, 1) * (rng.random((3000, 3)) < 0.01)
     x[0] = 1.0
     x /= np.linalg.norm(x, axis=0)

@@ -11,7 +11,7 @@ from spcakit.cli import app
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import orthogonality
 from spcakit.state import Carry
-from spcakit_spcart.truncations import HardThreshold
+from spcakit.parts.truncators import HardThreshold
 from spcakit_subspace.parts import HouseholderSubspaceDeflation, LinearTimeSVDInitializer, SubspacePowerUpdater
 from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
@@ -116,7 +116,7 @@ def test_householder_subspace_outside_spca_sp_says_what_it_needs():
 
 
 def test_prepare_puts_the_search_subspace_in_the_carry_and_the_deflator_hands_on_the_next():
-    problem = spcakit.make_problem(wide())
+    problem = spcakit.as_problem(wide())
     initializer = LinearTimeSVDInitializer(m=4, c=10)
     carry = initializer.prepare(problem, 2, np.random.default_rng(0), Carry())
     subspace = carry.get(SUBSPACE)

@@ -1,0 +1,24 @@
+"""The generic parts: the ones every method may name, registered by the core itself.
+
+Each paper's plugin adds only what its paper adds; the parts many methods share live here, so a
+method of one plugin never depends on another plugin being installed or enabled.
+
+* :mod:`~spcakit.parts.initializers`: ``pca``, ``max-diagonal``, ``max-norm-column``, ``random``;
+* :mod:`~spcakit.parts.updaters`: ``power``, ``identity``;
+* :mod:`~spcakit.parts.truncators`: ``none``, ``hard``, ``soft``, ``sparsity``, ``energy``;
+* :mod:`~spcakit.parts.deflators`: ``hotelling``, ``projection``;
+* :mod:`~spcakit.parts.stoppers`: ``max-iterations``, ``relative-change``, ``objective-change``, ``any-of``.
+
+The drivers (``block``, ``deflation``) are :mod:`spcakit.drivers`.
+"""
+
+from __future__ import annotations
+
+from spcakit.parts import deflators, initializers, stoppers, truncators, updaters
+
+#: Every generic part class, as the core plugin registers them.
+PARTS: list[type] = [
+    *initializers.INITIALIZERS, *updaters.UPDATERS, *truncators.TRUNCATORS, *deflators.DEFLATORS, *stoppers.STOPPERS,
+]
+
+__all__ = ["PARTS", "deflators", "initializers", "stoppers", "truncators", "updaters"]

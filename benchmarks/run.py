@@ -196,7 +196,7 @@ def image_patches(n_patches: int) -> np.ndarray:
 def experiment_patches(cfg: dict[str, Any]) -> dict[str, Any]:
     x = image_patches(cfg["n_patches"])
     n, p = x.shape
-    covariance = spcakit.make_problem(x).covariance
+    covariance = spcakit.as_problem(x).covariance
     rows = []
     for alpha in cfg["patch_alphas"]:
         skl = run_sklearn(x, alpha, cfg["patch_max_iter"], covariance)
@@ -225,7 +225,7 @@ def experiment_random(cfg: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for p in cfg["ps"]:
         x = spcakit.datasets.random_gaussian(n=p + 1, p=p, seed=SEED).matrix
-        covariance = spcakit.make_problem(x).covariance
+        covariance = spcakit.as_problem(x).covariance
         n_zeros = int(math.floor(0.85 * p))
         entry: dict[str, Any] = {"p": p, "n": p + 1, "lam": n_zeros, "pca_cpev": pca_cpev(covariance)}
         entry["spcart"] = run_spcakit(x, "spcart", n_zeros, covariance)

@@ -2,12 +2,12 @@
 
 spcakit reads a CSV file's first lines itself (separator, header, row labels), then hands the rest to
 pandas' C parser when pandas is installed and the table has enough lines, or to NumPy's ``loadtxt``
-(small or very wide tables, or no pandas: ``spcakit.csv_files.PANDAS_MIN_ROWS``); only when either finds
+(small or very wide tables, or no pandas: ``spcakit.inputs.csv_files.PANDAS_MIN_ROWS``); only when either finds
 something amiss does Python's ``csv`` module read the file again, cell by cell, to say where. This
 script times, on the same generated files in one run:
 
 - **pandas**: ``pandas.read_csv(path).to_numpy(dtype=float)``, pandas' defaults (the reference);
-- **spcakit**: ``spcakit.csv_files.load_csv(path)`` with pandas installed (what users of the ``pandas``
+- **spcakit**: ``spcakit.inputs.csv_files.load_csv(path)`` with pandas installed (what users of the ``pandas``
   extra get): header and separator sniffed, engine chosen, every value checked finite;
 - **spcakit, no pandas**: the same with pandas hidden (the NumPy fallback).
 
@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 import timing
-from spcakit import csv_files
+from spcakit.inputs import csv_files
 
 SEED = 0
 FULL = {"tall": [200_000, 50], "wide": [200, 20_000]}

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import spcakit
-from spcakit.datasets import planted_support
+from spcakit.inputs.datasets import planted_support
 
 P = 30
 SETTINGS = ((300, 3.0), (200, 3.0), (400, 2.5), (300, 2.0))

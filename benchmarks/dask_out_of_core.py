@@ -14,7 +14,7 @@ interpreter, libraries and every buffer included):
   reduced (``dask.array.from_zarr(store).sum(axis=0).compute()``), nothing else;
 * ``fit``: ``spcakit.fit(dask.array.from_zarr(store), "spcart", r=2, k=10, metrics=["cpev"])``: the
   one pass over the store that forms the column statistics and the 100 x 100 covariance
-  (``spcakit.dask_data``), then SPCArt in memory. The time is split into the pass and the rest.
+  (``spcakit.inputs.dask_arrays``), then SPCArt in memory. The time is split into the pass and the rest.
 
 Both run on dask's local threaded scheduler (one thread per core) with BLAS limited to one thread
 (``OPENBLAS_NUM_THREADS=1`` and kin in the child's environment: the dask threads are the
@@ -100,7 +100,7 @@ def child(case: str, path: str, check: bool) -> dict[str, Any]:
     import dask.array as da
 
     import spcakit
-    from spcakit.problem import as_problem
+    from spcakit.inputs import as_problem
 
     x = da.from_zarr(path)
     out: dict[str, Any] = {}

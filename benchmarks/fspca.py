@@ -41,7 +41,7 @@ import timing
 from spcakit.api import build_parts, configure
 from spcakit.operators import DenseCovariance
 from spcakit.plugins import get_registry
-from spcakit.problem import covariance_problem, data_problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit_fspca import algorithms as alg
 from spcakit_fspca import experiments as ex
 

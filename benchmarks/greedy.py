@@ -47,7 +47,8 @@ import timing
 from run import image_patches
 from spcakit.api import build_parts, configure
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, covariance_problem, data_problem
+from spcakit.problem import Problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
 from spcakit_deflation.solvers import BACKWARD_LIMIT, GreedySolver, _tied_best
 

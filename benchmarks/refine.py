@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 import spcakit
 import timing
 from run import image_patches
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.metrics import cpev
 from spcakit_deflation.swap import SupportSwap
 

@@ -4,7 +4,7 @@ The docstrings are NumPy style (sections parsed by griffe) but name objects and 
 with Sphinx roles, which Markdown would print literally. Before mkdocstrings renders a docstring,
 this rewrites:
 
-* ``:class:`~spcakit.problem.Covariance``` (also ``:func:``, ``:meth:``, ``:mod:``, ``:attr:``,
+* ``:class:`~spcakit.inputs.dense.Covariance``` (also ``:func:``, ``:meth:``, ``:mod:``, ``:attr:``,
   ``:data:``, ``:exc:``, ``:obj:``) into an optional cross-reference: a link when the object is on
   a page of the site, else the name as code, never a warning. A relative name (``:func:`compose```
   in ``spcakit.api``) is resolved in the docstring's scope; ``~`` shows the last component only,

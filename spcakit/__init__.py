@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from spcakit.version import __version__
+
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "compose": "spcakit.api", "configure": "spcakit.api", "fit": "spcakit.api",
@@ -23,7 +25,7 @@ _EXPORTS = {
     "hookimpl": "spcakit.hookspecs",
     "get_plugin_manager": "spcakit.plugins", "get_registry": "spcakit.plugins",
     "Metric": "spcakit.metrics",
-    "Covariance": "spcakit.problem", "Problem": "spcakit.problem", "as_problem": "spcakit.problem",
+    "Covariance": "spcakit.inputs", "Problem": "spcakit.problem", "as_problem": "spcakit.inputs",
     "Deflator": "spcakit.protocols", "Driver": "spcakit.protocols", "Initializer": "spcakit.protocols",
     "Refiner": "spcakit.protocols", "Stopper": "spcakit.protocols", "Truncator": "spcakit.protocols",
     "Updater": "spcakit.protocols", "part": "spcakit.protocols",
@@ -34,15 +36,14 @@ _EXPORTS = {
     "target_k": "spcakit.paths",
     "CrossValidation": "spcakit.cv", "cross_validate": "spcakit.cv",
 }  # fmt: skip
-#: Submodules reachable as attributes (``spcakit.datasets``) without importing them first.
+#: Submodules reachable as attributes (``spcakit.metrics``) without importing them first.
 _SUBMODULES = frozenset({
-    "api", "cli", "cv", "datasets", "drivers", "errors", "estimator", "figures", "hookspecs", "linalg", "metrics", "model", "operators",
+    "api", "cli", "cv", "drivers", "errors", "estimator", "figures", "hookspecs", "inputs", "linalg", "metrics", "model", "operators",
     "output", "parts", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip
 #: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.
 __all__ = sorted(set(_EXPORTS) - {"SparsePCA"} | {"datasets", "metrics", "validators"})
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> Any:
@@ -53,15 +54,18 @@ def __getattr__(name: str) -> Any:
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"spcakit.{name}")
+    if name == "datasets":  # the built-in data sets: spcakit.datasets.pitprops() (the module spcakit.inputs.datasets)
+        return importlib.import_module("spcakit.inputs.datasets")
     raise AttributeError(f"module 'spcakit' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES | {"datasets"})
 
 
 if TYPE_CHECKING:  # what static analysers and IDEs see
-    from spcakit import datasets, metrics, validators
+    from spcakit import metrics, validators
+    from spcakit.inputs import datasets
     from spcakit.api import compose, configure, fit
     from spcakit.cv import CrossValidation, cross_validate
     from spcakit.errors import (
@@ -80,7 +84,8 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.metrics import Metric
     from spcakit.paths import PathLevel, SparsityPath, Target, path, target_k
     from spcakit.plugins import get_plugin_manager, get_registry
-    from spcakit.problem import Covariance, Problem, as_problem
+    from spcakit.inputs import Covariance, as_problem
+    from spcakit.problem import Problem
     from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
     from spcakit.specs import MethodSpec, PartRef
     from spcakit.state import Carry, Result

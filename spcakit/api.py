@@ -11,22 +11,22 @@ from warnings import warn
 import attrs
 import numpy as np
 
-from spcakit import __version__, ties
+from spcakit import ties
+from spcakit.version import __version__
 from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import (
     BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError,
 )  # fmt: skip
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, as_problem, constant_columns_note, zero_variance_text
-from spcakit.protocols import REPORT_PREFIX, Refined
+from spcakit.problem import Problem, constant_columns_note, zero_variance_text
+from spcakit.inputs import as_problem
+from spcakit.protocols import PART_ROLES, REPORT_PREFIX, REQUIRED_PART_ROLES, Refined, means_none
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import CapReached, IssuedWarning, Result
 from spcakit.validators import to_int
 
-#: Roles whose parts a method spec lists, in order.
-PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")
 
 def compose(
     *,
@@ -77,13 +77,13 @@ def compose(
     default = registry.default_composition(driver)
     refs: dict[str, PartRef | None] = {}
     for role, ref in given.items():
-        if role == "refiner" and ref in ("", "none"):
+        if role == "refiner" and means_none(ref):
             refs[role] = None
         elif ref is None and default is not None:
             refs[role] = getattr(default, role)
         else:
             refs[role] = None if ref is None else PartRef.parse(ref, role)
-    missing = [role for role in ("initializer", "updater", "truncator", "stopper") if refs[role] is None]
+    missing = [role for role in REQUIRED_PART_ROLES if refs[role] is None]
     if deflates and refs["deflator"] is None:
         missing.append("deflator")
     if missing:
@@ -498,7 +498,7 @@ def configure(
         registry.part("stopper", ref.name)
         spec = attrs.evolve(spec, stopper=ref)
     if refiner is not None:
-        ref = None if refiner in ("", "none") else _normalize_refs(PartRef.parse(refiner, "refiner"))
+        ref = None if means_none(refiner) else _normalize_refs(PartRef.parse(refiner, "refiner"))
         if ref is not None:
             registry.part("refiner", ref.name)
         spec = attrs.evolve(spec, refiner=ref)
@@ -675,9 +675,9 @@ def fit(
     data
         A data matrix (``n x p``, centred unless ``center=False``; a
         ``scipy.sparse`` one is centred implicitly, never densified: see
-        :mod:`spcakit.sparse_data`; a ``dask.array.Array`` is read in chunks,
-        never whole: see :mod:`spcakit.dask_data`), a
-        :class:`~spcakit.problem.Covariance`, a covariance operator, or a
+        :mod:`spcakit.inputs.sparse`; a ``dask.array.Array`` is read in chunks,
+        never whole: see :mod:`spcakit.inputs.dask_arrays`), a
+        :class:`~spcakit.inputs.dense.Covariance`, a covariance operator, or a
         :class:`~spcakit.problem.Problem`. Set ``covariance=True`` to read a
         plain array as a covariance matrix.
     method

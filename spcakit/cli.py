@@ -22,11 +22,11 @@ from typing import Annotated, Any
 
 import typer
 
-from spcakit import __version__
+from spcakit.version import __version__
 from spcakit.api import compose as compose_spec
 from spcakit.api import fit
-from spcakit.csv_files import CsvLayout, csv_layout
-from spcakit.datasets import load_source
+from spcakit.inputs.csv_files import CsvLayout, csv_layout
+from spcakit.inputs.datasets import load_source
 from spcakit.errors import ConstantColumnWarning, PartFailure, SpcakitError
 from spcakit.model import Model, check_model_path
 from spcakit.cv import RULES, CrossValidation, CVLevel, cross_validate, refuse_covariance
@@ -34,7 +34,9 @@ from spcakit.output import check_output, write_output
 from spcakit.paths import PathLevel, SparsityPath, Target, target_k
 from spcakit.paths import path as fit_path
 from spcakit.plugins import get_registry, get_session
-from spcakit.problem import Covariance, default_feature_names, unknown_column_message, unread_columns
+from spcakit.inputs.dense import Covariance
+from spcakit.problem import default_feature_names
+from spcakit.inputs.columns import unknown_column_message, unread_columns
 from spcakit.protocols import ROLES
 from spcakit.state import Result
 
@@ -310,7 +312,7 @@ def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     ``--scheduler`` (connected for the run, then closed), which only data read by dask (a Zarr store) use."""
     if scheduler is None:
         return contextlib.nullcontext()
-    from spcakit.dask_data import connected, is_dask_array  # noqa: PLC0415 - only with --scheduler
+    from spcakit.inputs.dask_arrays import connected, is_dask_array  # noqa: PLC0415 - only with --scheduler
 
     if not is_dask_array(matrix):
         raise BadInput(
@@ -325,7 +327,7 @@ def read_input(
 ) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
     """Read ``--data`` as ``run``, ``compose`` and ``path`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
 
-    ``matrix`` is the data matrix or a :class:`~spcakit.problem.Covariance`; ``kept`` and ``dropped`` are the
+    ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
     are dropped are never read as numbers: they may hold text (labels, IDs).
     """

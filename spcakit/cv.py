@@ -132,7 +132,8 @@ from spcakit.paths import (
     AUTO, _check_takes_k, _lowest_level, _method_spec, auto_levels, parse_k_levels, parse_lam_levels, _rows_csv,
 )  # fmt: skip
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, as_problem, zero_variance_text
+from spcakit.problem import Problem, zero_variance_text
+from spcakit.inputs import as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import Result, _import_pandas

@@ -54,7 +54,7 @@ from spcakit.model import regression_map
 from spcakit.cv import held_out_error
 from spcakit.operators import ROW_BLOCK_BYTES, stored_per_column
 from spcakit.plugins import get_registry
-from spcakit.problem import as_problem
+from spcakit.inputs import as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import IssuedWarning
@@ -217,9 +217,10 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
     :class:`SparsePCA`'s Notes), so the squared residual is :math:`\|A\|_F^2 - \|SL^\top\|_F^2`, with
     :math:`\|SL^\top\|_F^2 = \operatorname{tr}(S\,L^\top L\,S^\top)` (``n x r``) and :math:`\|A\|_F^2` the
     centred column sums of squares over the stored entries and the implicit zeros, as the sparse problem
-    computes them (:mod:`spcakit.sparse_data`).
+    computes them (:mod:`spcakit.inputs.sparse`).
     """
-    from spcakit.sparse_data import _centred_sum_of_squares, canonical_csr  # noqa: PLC0415 - sparse input only
+    from spcakit.inputs.sparse import _centred_sum_of_squares  # noqa: PLC0415 - sparse input only
+    from spcakit.operators import canonical_csr
 
     x = canonical_csr(x)  # duplicates summed in a copy, never in the caller's matrix
     total = float(_centred_sum_of_squares(x, mean, stored_per_column(x), scale).sum())

@@ -68,18 +68,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import __version__
+from spcakit.version import __version__
 from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, SpecError
 from spcakit.output import check_output, write_output
-from spcakit.problem import (
-    _check_matrix,
-    _is_scipy_sparse,
-    _label_text,
-    _pandas_class,
-    column_positions,
-    default_feature_names,
-    numeric_array,
-)
+from spcakit.inputs.checks import check_matrix, is_scipy_sparse, label_text, pandas_class, numeric_array
+from spcakit.inputs.columns import column_positions
+from spcakit.problem import default_feature_names
 from spcakit.schema import Anything, Bool, Field, Int, Invalid, ListOf, Number, OneOf, Str, Table, TableOf, validate
 from spcakit.state import InputRecord, Result
 
@@ -346,8 +340,8 @@ class Model:
         InvalidParameterError
             ``columns``/``drop`` naming columns the data do not have.
         """
-        if _is_scipy_sparse(data):  # kept sparse: (X - 1 mu^T) W = X W - 1 (mu^T W)
-            from spcakit.sparse_data import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
+        if is_scipy_sparse(data):  # kept sparse: (X - 1 mu^T) W = X W - 1 (mu^T W)
+            from spcakit.operators import canonical_csr
 
             matrix = canonical_csr(data, "the new data")
             names = None if feature_names is None else tuple(str(name) for name in feature_names)
@@ -358,8 +352,8 @@ class Model:
             return self.scores(picked)
         table, n_columns, names = _table(data, feature_names)
         positions = self.columns_of(names, n_columns, columns=columns, drop=drop)
-        picked = table.iloc[:, positions] if _pandas_class(table) == "DataFrame" else table[:, positions]
-        rows, _ = _check_matrix(picked, "the new data", self.feature_names)
+        picked = table.iloc[:, positions] if pandas_class(table) == "DataFrame" else table[:, positions]
+        rows, _ = check_matrix(picked, "the new data", self.feature_names)
         return self.scores(rows)
 
     def scores(self, rows: Any) -> np.ndarray:
@@ -369,7 +363,7 @@ class Model:
         if self.scale is not None:
             regression = regression / self.scale[:, None]
         with np.errstate(over="ignore", invalid="ignore"):
-            if _is_scipy_sparse(rows):
+            if is_scipy_sparse(rows):
                 scores = np.asarray(rows @ regression)
                 if self.mean is not None:
                     scores = scores - self.mean @ regression
@@ -661,8 +655,8 @@ def _table(data: Any, feature_names: Sequence[str] | None) -> tuple[Any, int, tu
 
     A DataFrame is kept as it is, so that the columns left out (text labels, IDs) are never read as numbers.
     """
-    if _pandas_class(data) == "DataFrame":
-        labels = feature_names if feature_names is not None else [_label_text(label) for label in data.columns]
+    if pandas_class(data) == "DataFrame":
+        labels = feature_names if feature_names is not None else [label_text(label) for label in data.columns]
         return data, int(data.shape[1]), tuple(str(name) for name in labels)
     array, _ = numeric_array(data, "the new data")
     if array.ndim != 2:

@@ -31,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 import numpy as np
 
+from spcakit.errors import InvalidDataError
+
 #: Above this dimension an operator is never densified to find eigenvectors.
 DENSE_EIGEN_LIMIT = 600
 #: Up to this dimension the leading eigenpairs of an explicit matrix come from NumPy's ``eigh`` (all of them,
@@ -528,7 +530,7 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
     ``data`` :math:`A` (``n x p``) is used as it is, never copied: given centred (``mean`` ``None``,
     the former form ``GramCovariance(centred, s)``) or as the caller's array with its column means
     ``mean`` and, for standardised data, its standard deviations ``column_scale``
-    (:func:`spcakit.problem.data_problem` builds it so: the data are held once).
+    (:func:`spcakit.inputs.dense.data_problem` builds it so: the data are held once).
 
     Products cost :math:`O(npk)` for a ``(p, k)`` block; nothing of size :math:`p\times p` is formed,
     whatever ``n`` and ``p`` are. With ``mean`` they are the implicit formulas of
@@ -907,10 +909,43 @@ SPARSE_BLOCK_BYTES = 1 << 22
 LANCZOS_BASIS = 40
 
 
-def _as_canonical_csr(matrix: Any) -> Any:
-    from spcakit.sparse_data import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
+def canonical_csr(matrix: Any, what: str = "the data matrix", *, owned: bool = False) -> Any:
+    """``matrix`` as a canonical ``scipy.sparse.csr_array`` of float64: sorted indices, no duplicates, no
+    explicit zeros.
 
-    return canonical_csr(matrix)
+    The caller's arrays are never changed: a float64 CSR matrix already
+    canonical is wrapped without a copy (its arrays are shared); any other is
+    converted to a new CSR array (one copy of the stored entries), which is
+    then canonicalised in place. ``owned=True`` says that ``matrix`` is the
+    caller's own temporary, which may be canonicalised in place. Complex or
+    non-numeric values and shapes other than 2-D are refused
+    (:class:`~spcakit.errors.InvalidDataError`).
+    """
+    import scipy.sparse as sp  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+    if not sp.issparse(matrix):
+        raise InvalidDataError(f"{what} must be a scipy.sparse matrix or array; got {type(matrix).__name__}")
+    if matrix.ndim != 2:
+        raise InvalidDataError(f"{what} must be 2-D (rows x columns); got a {matrix.ndim}-D sparse array of shape {matrix.shape}")
+    kind = np.dtype(matrix.dtype).kind
+    if kind == "c":
+        raise InvalidDataError(f"{what} is complex; sparse PCA here needs real numbers")
+    if kind not in "biuf":
+        raise InvalidDataError(f"{what} must hold numbers; got a sparse matrix of dtype {matrix.dtype}")
+    x = matrix
+    if x.dtype != np.float64:
+        x, owned = x.astype(np.float64), True  # bool and integer duplicates then sum as numbers
+    if x.format != "csr":
+        x, owned = x.tocsr(), True  # COO's duplicates are summed here
+    canonical = bool(x.has_canonical_format)
+    zeros = int(np.count_nonzero(x.data)) != x.data.size
+    if not owned and (not canonical or zeros):
+        x, owned = x.copy(), True
+    if not canonical:
+        x.sum_duplicates()
+    if zeros:
+        x.eliminate_zeros()
+    return x if isinstance(x, sp.csr_array) else sp.csr_array(x)
 
 
 def stored_per_column(x: Any) -> np.ndarray:
@@ -944,10 +979,10 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
     the covariance (correlation, with :math:`d` the standard deviations) of
     the centred data, which are never formed: :math:`X` stays sparse (the
     second form holds when :math:`\mu` holds the column means, as
-    :func:`spcakit.sparse_data.sparse_problem` gives them).
+    :func:`spcakit.inputs.sparse.sparse_problem` gives them).
 
     ``data`` is held as a canonical CSR array of float64 (sorted indices, no
-    duplicates, no explicit zeros; see :func:`spcakit.sparse_data.canonical_csr`,
+    duplicates, no explicit zeros; see :func:`canonical_csr`,
     which the constructor applies): the caller's array itself when it is
     one already, else one converted copy of the stored entries (``12 nnz`` bytes with
     32-bit indices, ``16 nnz`` with 64-bit ones).
@@ -970,7 +1005,7 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
     :meth:`top_eigenpairs`).
     """
 
-    data: Any = attrs.field(converter=_as_canonical_csr)
+    data: Any = attrs.field(converter=canonical_csr)
     mean: np.ndarray | None = None
     scale: float = 1.0
     column_scale: np.ndarray | None = None

@@ -79,7 +79,8 @@ from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameE
 from spcakit.metrics import compute_metrics
 from spcakit.output import check_output, write_output
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, as_problem
+from spcakit.problem import Problem
+from spcakit.inputs import as_problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import Result, _import_pandas

@@ -56,8 +56,21 @@ if TYPE_CHECKING:
     from spcakit.problem import Problem
     from spcakit.state import Carry, IterState, Outcome
 
+#: The roles of a method's parts besides its driver, in the order a method spec lists them.
+PART_ROLES = ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")
+#: The part roles every method spec fills (a deflator only with a deflating driver; a refiner optionally).
+REQUIRED_PART_ROLES = ("initializer", "updater", "truncator", "stopper")
 #: The roles a part can play, in the order a method spec lists them.
-ROLES = ("driver", "initializer", "updater", "truncator", "deflator", "stopper", "refiner")
+ROLES = ("driver", *PART_ROLES)
+
+
+def means_none(value: object) -> bool:
+    """Whether a part reference says "no part": ``None``, ``""`` or ``"none"`` (an optional role left empty).
+
+    The one reading of "none" in a spec, a keyword or on the command line. (``"none"`` is also the name of
+    the truncator that truncates nothing; only the optional roles, refiner and deflator, read it as empty.)
+    """
+    return value is None or (isinstance(value, str) and value in ("", "none"))
 
 #: ``on_step(component, n_components, iteration)`` is called after every step.
 StepCallback = Callable[[int, int, int], None]

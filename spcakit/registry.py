@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from spcakit.errors import DuplicateNameError, InvalidParameterError, SpcakitError, SpecError, UnknownNameError
-from spcakit.protocols import BASES, ROLES, Part, PartMeta, parameters
+from spcakit.protocols import BASES, PART_ROLES, ROLES, Part, PartMeta, parameters
 from spcakit.specs import MethodSpec, PartRef
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ class Registry:
         return spec
 
     def _check_parts(self, spec: MethodSpec, where: str) -> None:
-        refs = [(role, getattr(spec, role)) for role in ("initializer", "updater", "truncator", "deflator", "stopper", "refiner")]
+        refs = [(role, getattr(spec, role)) for role in PART_ROLES]
         refs += [(role, ref) for role, ref in spec.cardinality.items()]
         for role, ref in refs:
             if ref is None:

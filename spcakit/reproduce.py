@@ -15,12 +15,13 @@ import attrs
 import numpy as np
 
 from spcakit.api import K_MEANING, PART_ROLES, check_driver, check_seed, configure, fit, needs_k
-from spcakit.datasets import load_source
+from spcakit.inputs.datasets import load_source
 from spcakit.errors import SpcakitError, SpecError
 from spcakit.plugins import get_registry
-from spcakit.problem import Covariance
+from spcakit.inputs.dense import Covariance
 from spcakit.registry import Registry
 from spcakit.schema import Invalid, KeyPath, Str, did_you_mean, format_path, unknown_name
+from spcakit.protocols import means_none
 from spcakit.specs import ExperimentRow, ExperimentSpec, MethodSpec, PartKind, PartRef, load_experiment_spec, specs_root
 from spcakit.state import Result
 
@@ -229,7 +230,7 @@ def _check_fit_keyword(spec: ExperimentSpec, key: str, value: Any, path: KeyPath
         raise _spec_error(spec, exc.path, exc.message) from None
     name = value.get("name") if isinstance(value, Mapping) else value
     names = registry.part_names(key)
-    if isinstance(name, str) and name not in names and not (_PART_KEYWORDS[key] and name in ("", "none")):
+    if isinstance(name, str) and name not in names and not (_PART_KEYWORDS[key] and means_none(name)):
         raise _spec_error(spec, (*path, "name") if isinstance(value, Mapping) else path,
                           unknown_name(key, name, names) + " (spcakit parts lists them)")
 

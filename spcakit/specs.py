@@ -61,6 +61,7 @@ from typing import Any
 import attrs
 
 from spcakit.errors import SpecError
+from spcakit.protocols import REQUIRED_PART_ROLES, means_none
 from spcakit.schema import (
     Anything,
     Bool,
@@ -133,7 +134,7 @@ class PartKind:
     expected: str = "a part name or a table { name = ..., <parameter> = ... }"
 
     def __call__(self, value: Any, path: KeyPath) -> Any:
-        if self.optional and (value is None or (isinstance(value, str) and value in ("", "none"))):
+        if self.optional and means_none(value):
             return value
         if isinstance(value, PartRef):
             return value
@@ -192,7 +193,7 @@ METHOD_SCHEMA = Table(
     },
     expected="a table of method keys",
 )
-_REQUIRED_METHOD_KEYS = ("name", "driver", "initializer", "updater", "truncator", "stopper")
+_REQUIRED_METHOD_KEYS = ("name", "driver", *REQUIRED_PART_ROLES)
 
 
 @attrs.frozen(kw_only=True)

@@ -173,9 +173,9 @@ class InputRecord:
         for a covariance), after columns were selected (``columns=``/``drop=``).
     sha256
         The content hash of that matrix (see
-        :func:`spcakit.problem.content_sha256`): the SHA-256 of its shape
+        :func:`spcakit.inputs.checks.content_sha256`): the SHA-256 of its shape
         and its values as float64; ``None`` for an operator, and for a dask
-        array, whose hash is not computed (see :mod:`spcakit.dask_data`).
+        array, whose hash is not computed (see :mod:`spcakit.inputs.dask_arrays`).
     center
         Whether the data columns were centred (``None`` for a covariance).
     standardize

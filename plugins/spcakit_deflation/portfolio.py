@@ -39,7 +39,7 @@ from spcakit import ties
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.metrics import cpev
-from spcakit.protocols import Driver, Refined, StepCallback, Updater, part
+from spcakit.protocols import Driver, Refined, StepCallback, Updater, means_none, part
 from spcakit.state import Carry, Outcome
 from spcakit.validators import integer, to_int
 from spcakit_deflation.solvers import BACKWARD_LIMIT
@@ -160,7 +160,7 @@ class BestOfDriver(Driver):
             result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seed, metrics=["cpev"],
                          registry=registry, **params)  # fmt: skip
             runs.append([label, result.loadings, float(result.metrics["cpev"]), None, result.iterations])
-        refiner = None if portfolio.refiner in ("", "none") else registry.build("refiner", portfolio.refiner)
+        refiner = None if means_none(portfolio.refiner) else registry.build("refiner", portfolio.refiner)
         if refiner is not None:
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
             chosen = order if r <= portfolio.refine_all else order[:1]

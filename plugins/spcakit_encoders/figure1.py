@@ -35,9 +35,10 @@ import attrs
 
 from spcakit import plotting
 from spcakit.api import fit
-from spcakit.datasets import load_source
+from spcakit.inputs.datasets import load_source
 from spcakit.errors import SpcakitError
-from spcakit.problem import Covariance, as_problem
+from spcakit.inputs.dense import Covariance
+from spcakit.inputs import as_problem
 from spcakit.reproduce import fit_arguments
 from spcakit.specs import ExperimentSpec, load_experiment_spec, specs_root
 

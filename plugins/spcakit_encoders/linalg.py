@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from spcakit.datasets import square_root
+from spcakit.inputs.datasets import square_root
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import DENSE_EIGEN_LIMIT, GramCovariance, densify
 from spcakit.problem import Problem

@@ -25,7 +25,7 @@ import numpy as np
 
 import spcakit
 from spcakit.operators import DenseCovariance
-from spcakit.problem import Covariance
+from spcakit.inputs.dense import Covariance
 from spcakit_fspca import algorithms as alg
 from spcakit_fspca import metrics
 

@@ -224,8 +224,8 @@ def read_start(w0: Any) -> np.ndarray:
 
     A vector is one column.
     """
-    from spcakit.datasets import load_source
-    from spcakit.problem import numeric_array
+    from spcakit.inputs.datasets import load_source
+    from spcakit.inputs.checks import numeric_array
 
     try:
         source = load_source(str(w0)).matrix if isinstance(w0, (str, Path)) else w0

@@ -38,7 +38,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without hypothes
         "install it with: pip install 'spcakit[test]' (or pip install hypothesis)"
     ) from exc
 
-from spcakit.problem import Problem, covariance_problem, data_problem
+from spcakit.problem import Problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 
 __all__ = [
     "covariance_problems",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import InvalidDataError
 
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import (
     InvalidDataError,
     InvalidParameterError,

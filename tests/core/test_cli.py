@@ -21,7 +21,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.datasets import PITPROPS_NAMES, pitprops
+from spcakit.inputs.datasets import PITPROPS_NAMES, pitprops
 from spcakit.protocols import ROLES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.datasets import PITPROPS_NAMES
+from spcakit.inputs.datasets import PITPROPS_NAMES
 
 mpl = pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402

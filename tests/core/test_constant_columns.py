@@ -27,7 +27,7 @@ from spcakit.metrics import compute_metrics
 from spcakit.model import Model
 from spcakit.operators import DenseCovariance, PaddedCovariance, densify
 from spcakit.plugins import get_registry
-from spcakit.problem import as_problem
+from spcakit.inputs import as_problem
 from spcakit.state import IssuedWarning
 
 runner = CliRunner()

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, covariance_problem
+from spcakit.problem import Problem
+from spcakit.inputs.dense import covariance_problem
 from spcakit.protocols import Deflator, Initializer, Stopper, Updater
 from spcakit.state import CONSTRAINT, Carry, IterState
 from spcakit.testing import (

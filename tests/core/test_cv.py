@@ -23,7 +23,7 @@ from spcakit.cli import app
 from spcakit.cv import (
     RULES, UNPREDICTABLE, CrossValidation, choose_level, cross_validate, fold_indices, leave_one_variable_out_residuals,
 )  # fmt: skip
-from spcakit.datasets import pitprops, planted_support
+from spcakit.inputs.datasets import pitprops, planted_support
 from spcakit.errors import InvalidParameterError
 
 runner = CliRunner()

@@ -17,11 +17,12 @@ distributed = pytest.importorskip("distributed")
 zarr = pytest.importorskip("zarr")
 
 import spcakit  # noqa: E402
-from spcakit import cli, dask_data  # noqa: E402
-from spcakit.dask_data import DaskCovariance, block_moments, merge_moments  # noqa: E402
+from spcakit import cli  # noqa: E402
+from spcakit.inputs import dask_arrays  # noqa: E402
+from spcakit.inputs.dask_arrays import DaskCovariance, block_moments, merge_moments  # noqa: E402
 from spcakit.errors import InvalidDataError, InvalidParameterError  # noqa: E402
 from spcakit.operators import DenseCovariance, densify  # noqa: E402
-from spcakit.problem import as_problem  # noqa: E402
+from spcakit.inputs import as_problem  # noqa: E402
 
 
 def well_conditioned(n: int, p: int, seed: int = 0) -> np.ndarray:
@@ -138,8 +139,8 @@ def test_the_wide_operator_is_the_covariance(center, standardize):
 def test_the_wide_operator_meets_the_contract_and_uses_lanczos_beyond_the_gram_limit(monkeypatch):
     from spcakit.testing.contracts import check_operator_contract
 
-    monkeypatch.setattr(dask_data, "DENSE_GRAM_LIMIT", 10)  # n = 40 > 10: ARPACK on the products
-    monkeypatch.setattr(dask_data, "DENSE_EIGEN_LIMIT", 10)
+    monkeypatch.setattr(dask_arrays, "DENSE_GRAM_LIMIT", 10)  # n = 40 > 10: ARPACK on the products
+    monkeypatch.setattr(dask_arrays, "DENSE_EIGEN_LIMIT", 10)
     op = as_problem(chunked(WIDE)).covariance
     check_operator_contract(op, r=3)
     a = WIDE - WIDE.mean(axis=0)
@@ -307,7 +308,7 @@ def test_bad_zarr_stores_are_refused_with_exit_2(stores, tmp_path, store, messag
 
 
 def test_bad_schedulers_are_refused_with_exit_2(stores, tmp_path, monkeypatch):
-    monkeypatch.setattr(dask_data, "SCHEDULER_TIMEOUT", 0.5)
+    monkeypatch.setattr(dask_arrays, "SCHEDULER_TIMEOUT", 0.5)
     out = tmp_path / "r.json"
     code, text, err = invoke("run", "spcart", "--data", stores / "tall.zarr", "--scheduler", "tcp://127.0.0.1:9",
                              "--out", out)  # fmt: skip
@@ -323,7 +324,7 @@ def test_a_missing_extra_is_named(stores, monkeypatch):
     assert code == 2 and "needs dask, distributed and zarr, which are not installed" in err
     assert "pip install 'spcakit[dask]'" in err
     with pytest.raises(InvalidParameterError, match=r"spcakit\[dask\]"):
-        dask_data.open_zarr(stores / "tall.zarr")
+        dask_arrays.open_zarr(stores / "tall.zarr")
 
 
 def test_the_covariance_of_a_store_can_be_densified_for_small_p(stores):

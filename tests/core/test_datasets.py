@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spcakit.datasets import planted_support
+from spcakit.inputs.datasets import planted_support
 from spcakit.errors import InvalidDataError
 
 

@@ -10,7 +10,7 @@ import pytest
 import spcakit
 from spcakit import operators, ties
 from spcakit.operators import KRYLOV_BLOCK, GramCovariance, block_krylov_top, densify
-from spcakit.problem import as_problem
+from spcakit.inputs import as_problem
 
 
 def centred_reference(x: np.ndarray, standardize: bool = False) -> tuple[np.ndarray, np.ndarray | None]:

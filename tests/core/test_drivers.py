@@ -24,7 +24,7 @@ block, deflation = BlockDriver(), DeflationDriver()
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.operators import densify
 from spcakit.plugins import get_registry
-from spcakit.problem import covariance_problem
+from spcakit.inputs.dense import covariance_problem
 from spcakit.state import IterState
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_initializer_contract

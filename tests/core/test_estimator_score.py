@@ -25,7 +25,7 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 import spcakit  # noqa: E402
 from spcakit import SparsePCA  # noqa: E402
 from spcakit.cv import fold_indices, held_out_error, leave_one_variable_out_residuals  # noqa: E402
-from spcakit.datasets import planted_support  # noqa: E402
+from spcakit.inputs.datasets import planted_support  # noqa: E402
 from spcakit.errors import InvalidDataError  # noqa: E402
 
 P = 30

@@ -16,7 +16,9 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.errors import InvalidDataError, InvalidParameterError
-from spcakit.problem import Covariance, as_problem, column_positions
+from spcakit.inputs.dense import Covariance
+from spcakit.inputs import as_problem
+from spcakit.inputs.columns import column_positions
 
 pd = pytest.importorskip("pandas")
 
@@ -265,7 +267,7 @@ def test_repr_of_many_components_is_elided_and_warnings_are_counted():
 @pytest.fixture(params=["numpy", "pandas"])
 def engine(request, monkeypatch):
     """Read CSV files with NumPy's reader, then with pandas' (forced even for small files)."""
-    from spcakit import csv_files
+    from spcakit.inputs import csv_files
 
     monkeypatch.setattr(csv_files, "_csv_engine", lambda layout: request.param)
     return request.param

@@ -21,7 +21,7 @@ import spcakit
 from spcakit import InvalidParameterError
 from spcakit.api import DEFAULT_K_RULE, default_k, methods_taking_k, needs_k
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import SpecError
 from spcakit.plugins import get_registry
 from spcakit.reproduce import check_experiment

@@ -19,10 +19,13 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli, csv_files, datasets
-from spcakit.datasets import load_source
+from spcakit import cli
+from spcakit.inputs import csv_files, datasets
+from spcakit.inputs.datasets import load_source
 from spcakit.errors import InvalidDataError
-from spcakit.problem import DENSE_COVARIANCE_LIMIT, GRAM_LIMIT, as_problem
+from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
+from spcakit.inputs.checks import GRAM_LIMIT
+from spcakit.inputs import as_problem
 
 X = np.random.default_rng(3).standard_normal((12, 4))
 NAMES = ("height", "weight", "age", "score")

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops, planted_support, zou_covariance
+from spcakit.inputs.datasets import pitprops, planted_support, zou_covariance
 from spcakit.errors import InvalidParameterError
 from spcakit.paths import (
     AUTO, CPEV_RTOL, MAX_AUTO_LEVELS, auto_levels, k_for_sparsity, parse_k_levels, parse_lam_levels, path,

@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit import core_plugin, hookspecs
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
 
 REPO = Path(__file__).resolve().parents[2]

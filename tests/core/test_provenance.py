@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.operators import DenseCovariance
-from spcakit.problem import Covariance, as_problem, content_sha256
+from spcakit.inputs.dense import Covariance
+from spcakit.inputs import as_problem
+from spcakit.inputs.checks import content_sha256
 
 REPO = Path(__file__).resolve().parents[2]
 #: Keys of the JSON output that measure time; everything else must repeat exactly.
@@ -36,7 +38,7 @@ def random_start() -> spcakit.MethodSpec:
 
 
 def recipe(matrix: np.ndarray) -> str:
-    """The content hash exactly as documented in :func:`spcakit.problem.content_sha256`."""
+    """The content hash exactly as documented in :func:`spcakit.inputs.checks.content_sha256`."""
     h = hashlib.sha256(np.array(matrix.shape, dtype="<u8").tobytes())
     h.update(np.ascontiguousarray(matrix, dtype="<f8").tobytes())
     return h.hexdigest()
@@ -99,21 +101,21 @@ def test_the_hash_changes_with_any_value_or_the_shape():
 
 def test_the_hash_covers_large_matrices_block_by_block():
     """Rows are hashed in blocks (a row wider than a block is one block): the digest is still the recipe's."""
-    from spcakit import problem
+    from spcakit.inputs import checks
 
     wide = np.asfortranarray(np.random.default_rng(0).standard_normal((40, 3000)))
     tall = np.random.default_rng(1).standard_normal((70_000, 9))
     for matrix in (wide, tall):
         assert content_sha256(matrix) == recipe(matrix)
-    assert tall.nbytes > problem.BLOCK_BYTES  # the tall one takes several blocks
+    assert tall.nbytes > checks.BLOCK_BYTES  # the tall one takes several blocks
 
 
 def test_large_data_hashed_on_a_second_thread_record_the_same_digest():
     """Data of at least BACKGROUND_HASH_BYTES are hashed while the problem is built: same digest, any layout."""
-    from spcakit import problem
+    from spcakit.inputs import checks
 
     x = np.random.default_rng(2).standard_normal((3000, 60))
-    assert x.nbytes >= problem.BACKGROUND_HASH_BYTES
+    assert x.nbytes >= checks.BACKGROUND_HASH_BYTES
     for matrix in (x, np.asfortranarray(x)):
         assert as_problem(matrix).input.sha256 == recipe(x)
         assert as_problem(matrix, standardize=True).input.sha256 == recipe(x)  # the values given, not the scaled

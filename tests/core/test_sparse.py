@@ -15,8 +15,10 @@ sp = pytest.importorskip("scipy.sparse")
 import spcakit  # noqa: E402
 from spcakit.errors import InvalidDataError  # noqa: E402
 from spcakit.operators import CenteredSparseGram, densify  # noqa: E402
-from spcakit.problem import as_problem, content_sha256  # noqa: E402
-from spcakit.sparse_data import canonical_csr, sparse_content_sha256  # noqa: E402
+from spcakit.inputs import as_problem
+from spcakit.inputs.checks import content_sha256  # noqa: E402
+from spcakit.inputs.sparse import sparse_content_sha256  # noqa: E402
+from spcakit.operators import canonical_csr  # noqa: E402
 
 
 def gaussian_sparse(n: int, p: int, density: float, seed: int = 0, fmt: str = "csr") -> object:

@@ -20,7 +20,7 @@ import spcakit
 from spcakit import InvalidParameterError
 from spcakit.api import check_k, methods_taking_k, set_k, takes_k
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import SpecError
 from spcakit.plugins import get_registry
 from spcakit.protocols import Truncator, part

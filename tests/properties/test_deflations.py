@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.operators import DenseCovariance, GramCovariance, densify
-from spcakit.problem import Problem, covariance_problem, data_problem
+from spcakit.problem import Problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.protocols import Deflator
 from spcakit.state import CONSTRAINT, Carry, constraint_matmat, constraint_submatrix
 from spcakit.testing import strategies as sps

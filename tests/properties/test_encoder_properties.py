@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.datasets import square_root
+from spcakit.inputs.datasets import square_root
 from spcakit.metrics import compute_metrics
 from spcakit.operators import DenseCovariance, GramCovariance
 from spcakit.problem import Problem

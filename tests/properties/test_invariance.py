@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.datasets import pitprops, zou_covariance
+from spcakit.inputs.datasets import pitprops, zou_covariance
 from spcakit.errors import SpcakitError
 from spcakit.plugins import get_registry
 from spcakit.specs import PartRef

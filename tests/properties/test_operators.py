@@ -26,7 +26,7 @@ from spcakit.operators import (
     ProjectionDeflated,
     densify,
 )
-from spcakit.problem import covariance_problem, data_problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import (
     ContractViolation,

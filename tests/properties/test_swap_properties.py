@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from spcakit.metrics import cpev
-from spcakit.problem import covariance_problem, data_problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.testing import strategies as sps
 from spcakit_deflation.swap import KEEP_RTOL, SupportSwap
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.datasets import pitprops, square_root
+from spcakit.inputs.datasets import pitprops, square_root
 from spcakit.metrics import cpev
 from spcakit.operators import DenseCovariance
 from spcakit.reproduce import run_experiment

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.datasets import pitprops, zou_covariance
+from spcakit.inputs.datasets import pitprops, zou_covariance
 from spcakit.reproduce import run_experiment
 
 pytestmark = pytest.mark.reproduction

@@ -26,11 +26,11 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import compute_metrics
 from spcakit.operators import DenseCovariance, GramCovariance
-from spcakit.problem import covariance_problem, data_problem
+from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.state import CONSTRAINT, Carry
 from spcakit.testing import strategies as sps
 from spcakit_deflation.solvers import EXHAUSTIVE_LIMIT, generalized_top

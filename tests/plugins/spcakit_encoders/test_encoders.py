@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops, square_root
+from spcakit.inputs.datasets import pitprops, square_root
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import DenseCovariance
 from spcakit.specs import PartRef

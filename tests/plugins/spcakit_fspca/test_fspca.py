@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import DenseCovariance
 from spcakit.plugins import get_registry

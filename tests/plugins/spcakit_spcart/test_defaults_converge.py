@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.datasets import pitprops
+from spcakit.inputs.datasets import pitprops
 from spcakit.plugins import get_registry
 
 RTOL = 1e-6

@@ -14,7 +14,7 @@ imports dask, distributed or zarr (install them with
 Tall data: one pass
 -------------------
 When :math:`n \ge p` and :math:`p \le`
-:data:`~spcakit.problem.DENSE_COVARIANCE_LIMIT` (as for NumPy data), one
+:data:`~spcakit.inputs.dense.DENSE_COVARIANCE_LIMIT` (as for NumPy data), one
 ``dask.compute`` reads every block of rows once and returns, merged over the
 blocks, the column extremes (finiteness, constant columns), the column means
 and the centred Gram matrix, all in float64 (:func:`data_moments`). Each
@@ -62,7 +62,7 @@ lazily: nothing is read again; see
 covariance instead (the encoders its square root, SPCA-SP's start its
 leading eigenvectors, GPower's start its diagonal), and cross-validation,
 which must hold out rows, refuses it. The content hash
-(:func:`spcakit.problem.content_sha256`) is *not* computed for dask input
+(:func:`spcakit.inputs.checks.content_sha256`) is *not* computed for dask input
 (``input.sha256`` is ``None``): it is a sequential pass over all the data
 in row order, which would cost about as much as the fit.
 """
@@ -90,17 +90,10 @@ from spcakit.operators import (
     eigenpairs_through_small_gram,
     operator_lanczos,
 )
-from spcakit.problem import (
-    _SQUARES_SAFE,
-    DENSE_COVARIANCE_LIMIT,
-    Problem,
-    _check_double_range,
-    _check_names,
-    _refuse_zero_variance,
-    centred_extremes,
-    column_positions,
-    with_constant_columns,
-)
+from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
+from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
+from spcakit.problem import Problem, with_constant_columns
+from spcakit.inputs.columns import column_positions
 from spcakit.state import InputRecord
 
 #: The optional extra that installs dask, distributed and zarr.
@@ -354,7 +347,7 @@ def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
 # -- the problem -------------------------------------------------------------------------------------------
 def is_tall(n: int, p: int) -> bool:
     """Whether data of shape ``(n, p)`` get an in-memory covariance: :math:`n \\ge p` and :math:`p \\le`
-    :data:`~spcakit.problem.DENSE_COVARIANCE_LIMIT`, the rule for NumPy data."""
+    :data:`~spcakit.inputs.dense.DENSE_COVARIANCE_LIMIT`, the rule for NumPy data."""
     return n >= p and p <= DENSE_COVARIANCE_LIMIT
 
 
@@ -370,7 +363,7 @@ def dask_problem(
 ) -> Problem:
     r"""Check a dask data matrix (``n`` samples x ``p`` variables) and wrap it as a :class:`~spcakit.problem.Problem`.
 
-    The covariance is that of NumPy data (:func:`spcakit.problem.data_problem`):
+    The covariance is that of NumPy data (:func:`spcakit.inputs.dense.data_problem`):
     :math:`A^\top A/(n-1)` for the centred data :math:`A = X - \mathbf 1\mu^\top`
     (:math:`X^\top X/n` with ``center=False``), the correlation matrix with
     ``standardize=True``. Tall data (:func:`is_tall`) are read once and give
@@ -385,7 +378,7 @@ def dask_problem(
     what = "the data matrix"
     check_dask_array(x, what)
     n, p = (int(d) for d in x.shape)
-    names = _check_names(feature_names, p)
+    names = check_names(feature_names, p)
     if columns is not None or drop is not None:
         chosen = column_positions(names, columns, drop)
         if chosen != list(range(p)):
@@ -402,7 +395,7 @@ def dask_problem(
         _refuse_non_finite(x, what, names)
     magnitude = np.maximum(moments.high, -moments.low)
     safe = np.where(magnitude > 0, magnitude, 1.0)
-    plain = _SQUARES_SAFE[0] <= float(safe.min()) and float(magnitude.max()) <= _SQUARES_SAFE[1]
+    plain = SQUARES_SAFE[0] <= float(safe.min()) and float(magnitude.max()) <= SQUARES_SAFE[1]
     divisors = np.ones(p)
     if not plain and tall:  # extreme magnitudes: a second pass with every column scaled to at most 1
         divisors = safe
@@ -419,7 +412,7 @@ def dask_problem(
         sum_of_squares = np.diag(second).copy() if tall else second  # of the columns divided by the divisors
         norms = divisors * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     if tall and constant.size:  # left out of the fit: their rounding noise must not overflow below
         second = second.copy()
         second[constant, :] = second[:, constant] = 0.0
@@ -432,7 +425,7 @@ def dask_problem(
             deviations = divisors * unit
         deviations[constant] = 1.0  # divided by 1, not by zero: the column is left out of the fit
     if not (standardize and tall):  # a wide problem multiplies with the data as given: they must stay in range
-        _check_double_range(norms, largest, scale, names, constant)
+        check_double_range(norms, largest, scale, names, constant)
     if tall:
         with np.errstate(over="ignore", invalid="ignore"):
             if standardize:

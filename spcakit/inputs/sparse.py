@@ -45,7 +45,7 @@ Content hash
 :func:`sparse_content_sha256` identifies the numbers of a sparse matrix,
 whatever its format: the same matrix as CSR, CSC or COO (with duplicates,
 unsorted, with explicit zeros) hashes alike. It differs from
-:func:`spcakit.problem.content_sha256` of the same matrix made dense, which
+:func:`spcakit.inputs.checks.content_sha256` of the same matrix made dense, which
 would take hashing ``n x p`` doubles.
 """
 
@@ -61,17 +61,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcakit.errors import SHOWN, InvalidDataError, format_size
-from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, stored_per_column
-from spcakit.problem import (
-    _SQUARES_SAFE,
-    Problem,
-    _check_double_range,
-    _check_names,
-    _refuse_zero_variance,
-    centred_extremes,
-    column_positions,
-    with_constant_columns,
-)
+from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, canonical_csr, stored_per_column
+from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
+from spcakit.problem import Problem, with_constant_columns
+from spcakit.inputs.columns import column_positions
 from spcakit.state import InputRecord
 
 #: The scipy.sparse formats a ``.npz`` archive may hold (those :func:`scipy.sparse.save_npz` writes).
@@ -81,41 +74,6 @@ NPZ_SIGNATURE = frozenset({"format", "shape", "data"})
 
 
 # -- the canonical form ------------------------------------------------------------------------------------
-def canonical_csr(matrix: Any, what: str = "the data matrix", *, owned: bool = False) -> Any:
-    """``matrix`` as a canonical ``scipy.sparse.csr_array`` of float64: sorted indices, no duplicates, no
-    explicit zeros.
-
-    The caller's arrays are never changed: a float64 CSR matrix already
-    canonical is wrapped without a copy (its arrays are shared); any other is
-    converted to a new CSR array (one copy of the stored entries), which is
-    then canonicalised in place. ``owned=True`` says that ``matrix`` is the
-    caller's own temporary, which may be canonicalised in place. Complex or
-    non-numeric values and shapes other than 2-D are refused
-    (:class:`~spcakit.errors.InvalidDataError`).
-    """
-    if not sp.issparse(matrix):
-        raise InvalidDataError(f"{what} must be a scipy.sparse matrix or array; got {type(matrix).__name__}")
-    if matrix.ndim != 2:
-        raise InvalidDataError(f"{what} must be 2-D (rows x columns); got a {matrix.ndim}-D sparse array of shape {matrix.shape}")
-    kind = np.dtype(matrix.dtype).kind
-    if kind == "c":
-        raise InvalidDataError(f"{what} is complex; sparse PCA here needs real numbers")
-    if kind not in "biuf":
-        raise InvalidDataError(f"{what} must hold numbers; got a sparse matrix of dtype {matrix.dtype}")
-    x = matrix
-    if x.dtype != np.float64:
-        x, owned = x.astype(np.float64), True  # bool and integer duplicates then sum as numbers
-    if x.format != "csr":
-        x, owned = x.tocsr(), True  # COO's duplicates are summed here
-    canonical = bool(x.has_canonical_format)
-    zeros = int(np.count_nonzero(x.data)) != x.data.size
-    if not owned and (not canonical or zeros):
-        x, owned = x.copy(), True
-    if not canonical:
-        x.sum_duplicates()
-    if zeros:
-        x.eliminate_zeros()
-    return x if isinstance(x, sp.csr_array) else sp.csr_array(x)
 
 
 def sparse_content_sha256(matrix: Any) -> str:
@@ -136,7 +94,7 @@ def sparse_content_sha256(matrix: Any) -> str:
 
     So a matrix hashes alike as CSR, CSC or COO, with 32- or 64-bit indices,
     stored as float32 or float64 values of the same numbers; it does *not*
-    equal :func:`spcakit.problem.content_sha256` of the dense matrix (that
+    equal :func:`spcakit.inputs.checks.content_sha256` of the dense matrix (that
     would take hashing ``n x p`` numbers). One pass over the stored entries,
     converted a block at a time.
     """
@@ -247,7 +205,7 @@ def sparse_problem(
     :class:`~spcakit.operators.CenteredSparseGram`; with ``standardize=True``
     it is divided on both sides by the columns' standard deviations
     :math:`s_j` (the correlation matrix), as for dense data
-    (:func:`spcakit.problem.data_problem`). ``columns``/``drop`` choose columns
+    (:func:`spcakit.inputs.dense.data_problem`). ``columns``/``drop`` choose columns
     by name (the default names ``x1``, ``x2``, ... unless ``feature_names``
     are given). The problem holds no dense data (``problem.data`` is
     ``None``); its ``input`` record has the shape, the hash
@@ -259,7 +217,7 @@ def sparse_problem(
     n, p = x.shape
     if n == 0 or p == 0:
         raise InvalidDataError(f"{what} is empty (shape {x.shape}); it needs at least one row and one column")
-    names = _check_names(feature_names, p)
+    names = check_names(feature_names, p)
     if columns is not None or drop is not None:
         chosen = column_positions(names, columns, drop)
         if chosen != list(range(p)):
@@ -275,16 +233,16 @@ def sparse_problem(
     mean = _column_means(x, sums, magnitude) if center else None
     largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
-    if _SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= _SQUARES_SAFE[1]:
+    if SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]:
         norms = np.sqrt(_centred_sum_of_squares(x, mean, stored, None))
     else:  # extreme magnitudes: each column scaled to at most 1 before squaring
         with np.errstate(over="ignore"):
             norms = largest * np.sqrt(_centred_sum_of_squares(x, mean, stored, safe))
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    _refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)
     # the stored values are used as they are, standardised or not
-    _check_double_range(norms, largest, scale, names, constant)
+    check_double_range(norms, largest, scale, names, constant)
     deviations = None
     if standardize:
         deviations = norms / math.sqrt(scale)
@@ -300,7 +258,7 @@ def sparse_from_npz(read: Callable[[str], np.ndarray], keys: Collection[str], pa
     """The sparse matrix of a ``.npz`` archive written by :func:`scipy.sparse.save_npz`.
 
     ``read(key)`` returns a member (checked against its declared size, never
-    unpickled: :mod:`spcakit.numpy_files`), ``keys`` are the members. The
+    unpickled: :mod:`spcakit.inputs.numpy_files`), ``keys`` are the members. The
     index arrays are checked in full (bounds, order) before the matrix is
     used, so a damaged file is refused with
     :class:`~spcakit.errors.InvalidDataError` rather than read out of bounds.

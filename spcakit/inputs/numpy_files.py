@@ -9,7 +9,7 @@
   members used are read. An archive written by :func:`scipy.sparse.save_npz`
   (members ``format``, ``shape`` and ``data``, with the index arrays of its
   format) is read as that sparse matrix instead, its index arrays checked in
-  full (:func:`spcakit.sparse_data.sparse_from_npz`); it has no names.
+  full (:func:`spcakit.inputs.sparse.sparse_from_npz`); it has no names.
 
 Pickled objects are never loaded; every failure is an
 :class:`~spcakit.errors.InvalidDataError` naming the file.
@@ -150,7 +150,7 @@ def load_npz(path: Path) -> tuple[Any, tuple[str, ...] | None, bool]:
                 "save the data with numpy.savez(path, X=matrix)"
             )
         if _SPARSE_SIGNATURE <= set(arrays):  # scipy.sparse.save_npz's archive: no names, never a covariance
-            from spcakit.sparse_data import sparse_from_npz  # noqa: PLC0415 - scipy.sparse only for sparse files
+            from spcakit.inputs.sparse import sparse_from_npz  # noqa: PLC0415 - scipy.sparse only for sparse files
 
             return sparse_from_npz(lambda key: _npz_member(archive, key, arrays, path), frozenset(arrays), path), None, False
         matrix_key = next((k for k in _MATRIX_KEYS if k in arrays), None)

@@ -12,13 +12,13 @@ r"""Built-in data sets and data sources.
 * ``builtin:random?n=..&p=..&seed=..`` - standard Gaussian data.
 
 A source string is one of those or a path to a file: ``.npy`` or ``.npz``
-(read by :mod:`spcakit.numpy_files`; a ``.npz`` written by
+(read by :mod:`spcakit.inputs.numpy_files`; a ``.npz`` written by
 :func:`scipy.sparse.save_npz` gives that sparse matrix), ``.csv`` or ``.tsv``
-(read by :mod:`spcakit.csv_files`), or a Matrix Market ``.mtx`` file (a
+(read by :mod:`spcakit.inputs.csv_files`), or a Matrix Market ``.mtx`` file (a
 sparse matrix; a dense ``array`` one gives an array; read by
-:func:`spcakit.sparse_data.load_mtx`), or a Zarr array store, a folder whose
+:func:`spcakit.inputs.sparse.load_mtx`), or a Zarr array store, a folder whose
 name ends in ``.zarr`` (a dask array read in chunks, never whole: see
-:mod:`spcakit.dask_data`; needs the ``spcakit[dask]`` extra). Sparse files hold no column names:
+:mod:`spcakit.inputs.dask_arrays`; needs the ``spcakit[dask]`` extra). Sparse files hold no column names:
 the variables are called ``x1``, ``x2``, ... Every failure - a damaged or truncated file, text
 that is not UTF-8, a folder, missing permissions - is an
 :class:`~spcakit.errors.InvalidDataError` that names the file and says what
@@ -36,7 +36,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import csv_files, numpy_files
+from spcakit.inputs import csv_files, numpy_files
 from spcakit.errors import InvalidDataError
 
 PITPROPS_NAMES = (
@@ -235,7 +235,7 @@ def _os_reason(exc: OSError) -> str:
 
 def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
     if path.suffix.lower() == ".zarr":  # a folder: read in chunks by dask, never whole
-        from spcakit.dask_data import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
+        from spcakit.inputs.dask_arrays import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
 
         return Dataset(open_zarr(path), None, False, str(path))
     if path.is_dir():
@@ -252,7 +252,7 @@ def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
         table, columns = csv_files.load_csv(path, unread)
         return Dataset(table, columns, False, str(path))
     if suffix == ".mtx":
-        from spcakit.sparse_data import load_mtx  # noqa: PLC0415 - scipy.sparse and scipy.io only for .mtx files
+        from spcakit.inputs.sparse import load_mtx  # noqa: PLC0415 - scipy.sparse and scipy.io only for .mtx files
 
         return Dataset(load_mtx(path), None, False, str(path))
     advice = f" ({_OTHER_FORMATS[suffix]})" if suffix in _OTHER_FORMATS else ""
@@ -266,7 +266,7 @@ def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) ->
     """Load a source: ``builtin:NAME[?k=v&...]``, a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path or a ``.zarr`` store.
 
     ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
-    drops): they come back as NaN (see :func:`spcakit.csv_files.load_csv`); other sources ignore it.
+    drops): they come back as NaN (see :func:`spcakit.inputs.csv_files.load_csv`); other sources ignore it.
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)

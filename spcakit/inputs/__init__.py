@@ -1,0 +1,184 @@
+r"""Inputs: what users pass, checked and turned into a :class:`~spcakit.problem.Problem` - one package.
+
+:func:`as_problem` is the one place that dispatches on the kind of input: a problem or operator as it is,
+a source string or path (:mod:`~spcakit.inputs.datasets`: built-in data sets, ``.npy``/``.npz``
+(:mod:`~spcakit.inputs.numpy_files`), CSV (:mod:`~spcakit.inputs.csv_files`), ``.mtx``, Zarr), dense arrays
+and DataFrames (:mod:`~spcakit.inputs.dense`), ``scipy.sparse`` data (:mod:`~spcakit.inputs.sparse`) and Dask
+arrays (:mod:`~spcakit.inputs.dask_arrays`); the checks they share are :mod:`~spcakit.inputs.checks`, the
+choice of columns :mod:`~spcakit.inputs.columns`.
+
+:func:`as_problem` checks what users pass and says precisely what is wrong:
+NaN or infinite entries (naming the column), an empty matrix, data whose
+columns are all constant, a covariance that is not square, not symmetric, or
+not positive semi-definite, values outside what double precision can square.
+
+What counts as numbers
+----------------------
+Arrays (or nested lists) of floats, integers or booleans - ``True`` is 1 and
+``False`` 0, as in NumPy - and pandas DataFrames whose columns are all numeric
+or boolean: their column names become the variables' names (unless
+``feature_names`` is given) and their index is ignored. Refused, each with a
+message saying what to do instead: arrays of text, dates, times, records or
+Python objects that are not numbers; a DataFrame's non-numeric columns (by
+name); a pandas Series (one variable); masked arrays with masked entries;
+complex numbers; a ``scipy.sparse`` covariance matrix (the message gives
+the size ``.toarray()`` would take). A ``scipy.sparse`` *data* matrix (any
+format, matrix or array) is accepted and never densified: see
+:mod:`spcakit.inputs.sparse`; so is a ``dask.array.Array`` data matrix, read in
+chunks: see :mod:`spcakit.inputs.dask_arrays`. spcakit never imports pandas: a DataFrame is
+recognised by its class, a sparse matrix by ``scipy.sparse`` being imported.
+
+Double precision
+----------------
+Data :math:`A` (``n x p``) give the covariance :math:`C = A_c^\top A_c / s` of
+their centred copy :math:`A_c` (:math:`s = n - 1`, or :math:`n` uncentred).
+The Gram matrix's entries are bounded by
+:math:`|a_j^\top a_k| \le \|a_j\|\|a_k\| \le \|A_c\|_F^2`, and every product a
+method forms, :math:`A_c^\top (A_c v)` for a unit :math:`v`, by
+:math:`\|A_c\|_F^2` as well. So data are refused, before anything of size
+:math:`p \times p` is formed or any product taken, when
+:math:`\|A_c\|_F^2 >` :data:`GRAM_LIMIT` (the norms are computed from columns
+scaled to at most 1, so they do not overflow themselves), and when a column's
+variance :math:`\|a_j\|^2/s` is below the smallest normal double (its square
+underflows). The column means are formed without overflow; values so close to
+the largest double that centring overflows are refused. An explicit covariance
+is refused when :math:`p \max_{ij}|c_{ij}| >` :data:`GRAM_LIMIT`, which bounds
+:math:`\|Cv\|` for unit :math:`v`. Rescaling by a power of 10 brings such data
+into range; so does ``standardize=True``, which divides every data column by
+its standard deviation measured on the column scaled to at most 1, so that
+nothing that could overflow is ever squared (see :func:`data_problem`).
+
+Constant columns
+----------------
+A column with zero variance - constant relative to its own magnitude (its
+centred values at most :math:`10^{-12}` of its largest value, so that data of
+any scale, :math:`10^{-13}` or :math:`10^{150}`, are not called constant), an
+all-zero column of ``scipy.sparse`` data, a zero diagonal entry of a
+covariance - is welcome, as in scikit-learn: it gets a zero loading in every
+component, and :func:`spcakit.fit` names it in a
+:class:`~spcakit.errors.ConstantColumnWarning` (and in ``Result.warnings``).
+The method runs on the columns that vary alone (:attr:`Problem.varying`,
+:func:`with_constant_columns`), exactly as if they had been the data, and the
+loadings are re-embedded into all ``p`` rows; so every parameter that depends
+on ``p`` (the default threshold :math:`1/\sqrt p`, λ as a number of zeros
+for ``sparsity``) refers to the :math:`p'` columns that vary, ``k`` above
+:math:`p'` is lowered to :math:`p'` (with a warning), and ``r`` must be at
+most :math:`p'`. With ``standardize=True`` such a column is divided by 1 (its
+recorded scale), not by zero. Data whose columns are all constant are refused.
+
+Choosing columns
+----------------
+``columns=`` keeps the named columns and ``drop=`` removes some (an ID or
+label column): a DataFrame is cut before its values are read, so the
+non-numeric columns it drops never need to be numbers. A misspelt name is
+refused with the closest names (:func:`column_positions`).
+
+The record
+----------
+Every problem built here carries an :class:`~spcakit.state.InputRecord`
+(``problem.input``): the kind and shape of the matrix, its content hash
+(:func:`content_sha256`), the centring and standardisation applied, the
+column means and scales. :func:`spcakit.fit` puts it in the result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+
+from spcakit.errors import InvalidParameterError
+from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse, pandas_class
+from spcakit.inputs.columns import name_list, selected_columns, unread_columns
+from spcakit.inputs.datasets import load_source
+from spcakit.inputs.dense import Covariance, covariance_problem, data_problem
+from spcakit.operators import CovarianceOperator
+from spcakit.problem import Problem
+from spcakit.state import InputRecord
+
+__all__ = ["Covariance", "as_problem", "covariance_problem", "data_problem"]
+
+
+def as_problem(
+    data: object,
+    *,
+    covariance: bool = False,
+    center: bool = True,
+    standardize: bool = False,
+    feature_names: Sequence[str] | None = None,
+    columns: Sequence[str] | str | None = None,
+    drop: Sequence[str] | str | None = None,
+    source: str = "",
+) -> Problem:
+    """Turn what a user passed into a :class:`Problem`.
+
+    ``data`` may be a :class:`Problem`, a :class:`Covariance`, a
+    :class:`~spcakit.operators.CovarianceOperator`, a source as the CLI's
+    ``--data`` takes (``"builtin:pitprops"``, a ``.npy``/``.npz``/``.csv``/
+    ``.tsv`` path, as a string or a :class:`pathlib.Path`), or a table: a
+    NumPy array, nested lists or a pandas DataFrame (whose column names become
+    the variables' names) - a data matrix by default, a covariance matrix when
+    ``covariance=True``. Booleans count as 0 and 1; text, dates, Python objects,
+    a pandas Series and ``scipy.sparse`` covariance matrices are refused with
+    :class:`~spcakit.errors.InvalidDataError` (see the module's description);
+    a ``scipy.sparse`` data matrix (or a sparse ``.npz``/``.mtx`` file) is
+    taken as it is, never densified (:func:`spcakit.inputs.sparse.sparse_problem`),
+    and a ``dask.array.Array`` data matrix (or a ``.zarr`` store) is read in
+    chunks, never whole (:func:`spcakit.inputs.dask_arrays.dask_problem`).
+
+    ``standardize=True`` works on the correlation scale: data columns are
+    scaled to unit variance, a covariance becomes its correlation matrix
+    (see :func:`data_problem`, :func:`covariance_problem`).
+
+    ``columns`` keeps only the named columns (in that order), ``drop`` removes
+    the named ones - an ID or label column, say; a DataFrame's non-numeric
+    columns must be dropped so. Names are a DataFrame's column labels (as
+    text), ``feature_names``, a file's header, or the default names (``x1``,
+    ``x2``, ..., zero-padded to one width: ``x01`` from ten columns on); for a
+    covariance matrix the rows go with the columns.
+    A Problem or an operator is used as it is: it takes neither.
+    """
+    column_names, dropped = name_list(columns, "columns"), name_list(drop, "drop")
+    selecting = column_names is not None or dropped is not None
+    if isinstance(data, Problem) or (
+        not isinstance(data, np.ndarray) and pandas_class(data) is None and isinstance(data, CovarianceOperator)
+    ):
+        if selecting or standardize:
+            given = ", ".join(k for k, v in (("columns", column_names), ("drop", dropped), ("standardize", standardize)) if v)
+            kind = "spcakit.Problem" if isinstance(data, Problem) else "covariance operator"
+            raise InvalidParameterError(
+                f"a {kind} is used as it is, so {given} cannot apply to it; pass the data matrix or the covariance "
+                "matrix itself (as an array, DataFrame, spcakit.Covariance or file) to have it standardised or its "
+                "columns chosen"
+            )
+        if isinstance(data, Problem):
+            return data
+        record = InputRecord(kind="operator", shape=(data.p, data.p), sha256=None, center=None)
+        return Problem(data, check_names(feature_names, data.p), None, source, record)
+    if isinstance(data, (str, os.PathLike)):
+        dataset = load_source(data, unread_columns(data, column_names, dropped))
+        covariance = covariance or dataset.is_covariance
+        matrix: object = dataset.matrix
+        names = feature_names or dataset.feature_names
+        source = dataset.source
+    elif isinstance(data, Covariance):
+        covariance, matrix, names = True, data.matrix, feature_names or data.feature_names
+    else:
+        matrix, names = data, feature_names
+    if not covariance and is_scipy_sparse(matrix):
+        from spcakit.inputs.sparse import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        return sparse_problem(matrix, names, center=center, standardize=standardize, source=source,
+                              columns=column_names, drop=dropped)  # fmt: skip
+    if not covariance and is_dask_array(matrix):
+        from spcakit.inputs.dask_arrays import dask_problem  # noqa: PLC0415 - dask only for dask input
+
+        return dask_problem(matrix, names, center=center, standardize=standardize, source=source,
+                            columns=column_names, drop=dropped)  # fmt: skip
+    if selecting:
+        matrix, chosen = selected_columns(matrix, covariance, names, column_names, dropped)
+        names = chosen if chosen is not None else names
+    if covariance:
+        return covariance_problem(matrix, names, source, standardize=standardize)
+    return data_problem(matrix, names, center=center, standardize=standardize, source=source)

@@ -1,0 +1,4 @@
+"""spcakit's version, in a module of its own so that any module can read it without importing the package's
+``__init__`` (which exports the public names)."""
+
+__version__ = "0.1.0"

@@ -86,7 +86,7 @@ from spcakit.operators import (
     DenseCovariance,
     ImplicitCentring,
     OperatorAccess,
-    _eigh_top,
+    eigh_top,
     eigenpairs_through_small_gram,
     operator_lanczos,
 )
@@ -567,7 +567,7 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
                 self._spectra[key] = self._gram_pairs(r)
             elif self.p <= DENSE_EIGEN_LIMIT or r >= self.p - 1:
                 dense = self.matmat(np.eye(self.p))
-                self._spectra[key] = _eigh_top((dense + dense.T) / 2, r)
+                self._spectra[key] = eigh_top((dense + dense.T) / 2, r)
             else:
                 self._spectra[key] = self._lanczos(r, vectors=True)
         values, vectors = self._spectra[key]

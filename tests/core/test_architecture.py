@@ -61,7 +61,7 @@ def test_no_import_runs_back_up_the_layers(graph):
 
 def _group(module: str) -> str:
     parts = module.split(".")
-    return ".".join(parts[:3]) if len(parts) > 2 and parts[1] in ("inputs", "parts", "testing") else ".".join(parts[:2])
+    return ".".join(parts[:3]) if len(parts) > 2 and parts[1] in ("inputs", "operators", "parts", "testing") else ".".join(parts[:2])
 
 
 def test_the_modules_import_each_other_in_no_circle(graph):

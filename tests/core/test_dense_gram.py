@@ -72,10 +72,10 @@ def test_one_pass_row_block_product_equals_the_two_passes(monkeypatch, centring)
     deviations = x.std(axis=0, ddof=1) if centring == "standardised" else None
     op = GramCovariance(x, 202.0, mean=mean, column_scale=deviations)
     v = rng.standard_normal((50, 5))
-    monkeypatch.setattr(operators, "ROW_BLOCK_BYTES", 0)  # every block too thin: the two passes
+    monkeypatch.setattr(operators.gram, "ROW_BLOCK_BYTES", 0)  # every block too thin: the two passes
     assert op._row_block_height(v) == 0
     two_passes, two_passes_vector = op.matmat(v), op.matmat(v[:, 1])
-    monkeypatch.setattr(operators, "ROW_BLOCK_BYTES", 16 * 50 * 8)
+    monkeypatch.setattr(operators.gram, "ROW_BLOCK_BYTES", 16 * 50 * 8)
     assert op._row_block_height(v) == 16 and op._row_block_height(v[:, 1]) == 16
     scale = float(np.abs(two_passes).max())
     np.testing.assert_allclose(op.matmat(v), two_passes, rtol=0, atol=1e-13 * scale)
@@ -163,8 +163,8 @@ def test_block_krylov_tests_convergence_after_every_block_once_near(monkeypatch)
     basis, _ = np.linalg.qr(np.random.default_rng(7).standard_normal((p, p)))
     c = (basis * values) @ basis.T
     columns = {}
-    for near in (0.0, operators.KRYLOV_NEAR):  # 0: tested at restarts only
-        monkeypatch.setattr(operators, "KRYLOV_NEAR", near)
+    for near in (0.0, operators.eigen.KRYLOV_NEAR):  # 0: tested at restarts only
+        monkeypatch.setattr(operators.eigen, "KRYLOV_NEAR", near)
         widths: list[int] = []
 
         def matmat(v, widths=widths):
@@ -189,7 +189,7 @@ def test_block_krylov_on_a_small_operator_takes_the_dense_matrix():
 @pytest.mark.parametrize("shape", [(501, 500), (300, 700)])
 def test_large_data_start_by_block_krylov_matches_the_dense_solver(monkeypatch, shape):
     # min(n, p) above DENSE_GRAM_LIMIT: the products, not the small Gram matrix (limit lowered to test it)
-    monkeypatch.setattr(operators, "DENSE_GRAM_LIMIT", 100)
+    monkeypatch.setattr(operators.gram, "DENSE_GRAM_LIMIT", 100)
     x = np.random.default_rng(8).standard_normal(shape) + 5.0
     op = GramCovariance(x, shape[0] - 1.0, mean=x.mean(axis=0))
     values, vectors = op.top_eigenpairs(6)

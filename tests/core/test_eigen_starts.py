@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spcakit.operators import DENSE_EIGEN_LIMIT, _operator_top
+from spcakit.operators import DENSE_EIGEN_LIMIT, operator_top
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.joinpath("spcakit").rglob("*.py"), *ROOT.joinpath("plugins").rglob("*.py")])
@@ -55,7 +55,7 @@ def test_the_generic_operator_eigenpairs_give_the_same_digits_every_run():
         def matmat(self, v: np.ndarray) -> np.ndarray:
             return a.T @ (a @ v)
 
-    first, second = _operator_top(_Gram(), 3), _operator_top(_Gram(), 3)
+    first, second = operator_top(_Gram(), 3), operator_top(_Gram(), 3)
     np.testing.assert_array_equal(first[0], second[0])
     np.testing.assert_array_equal(first[1], second[1])
     np.testing.assert_allclose(first[0], np.linalg.eigvalsh(a.T @ a)[::-1][:3], rtol=1e-9)

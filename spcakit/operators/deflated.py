@@ -1,0 +1,192 @@
+"""Deflations as corrections wrapped around another operator (:class:`RankOneCorrected`, :class:`ProjectionDeflated`),
+and the zero-padded covariance of a problem with constant columns (:class:`PaddedCovariance`)."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq
+from spcakit.operators.dense import DenseCovariance
+from spcakit.operators.eigen import operator_top
+
+
+@attrs.frozen(eq=False)
+class RankOneCorrected(OperatorAccess):
+    r"""A rank-one correction :math:`C - w\, v v^\top` of ``base``.
+
+    Hotelling's deflation is :math:`v = x`, :math:`w = x^\top C x`; the Schur
+    complement deflation is :math:`v = Cx`, :math:`w = 1/(x^\top C x)`.
+    One product with ``base`` plus :math:`O(pk)`.
+    """
+
+    base: CovarianceOperator
+    vector: np.ndarray
+    weight: float
+
+    @property
+    def p(self) -> int:
+        return self.base.p
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        x = self.vector
+        if v.ndim == 1:
+            return self.base.matmat(v) - self.weight * x * (x @ v)
+        return self.base.matmat(v) - self.weight * np.outer(x, x @ v)
+
+    def diagonal(self) -> np.ndarray:
+        return self.base.diagonal() - self.weight * self.vector**2
+
+    def trace(self) -> float:
+        return self.base.trace() - self.weight * float(self.vector @ self.vector)
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return operator_top(self, r)
+
+
+@attrs.frozen(eq=False)
+class ProjectionDeflated(OperatorAccess):
+    r"""Projection deflation :math:`(I - xx^\top) C (I - xx^\top)` of ``base``.
+
+    ``vector`` must have unit length. Applied as :math:`P\,(C\,(P v))` with
+    :math:`P v = v - x (x^\top v)`: two rank-one updates around one product.
+    """
+
+    base: CovarianceOperator
+    vector: np.ndarray
+
+    @property
+    def p(self) -> int:
+        return self.base.p
+
+    def _project(self, v: np.ndarray) -> np.ndarray:
+        x = self.vector
+        if v.ndim == 1:
+            return v - x * (x @ v)
+        return v - np.outer(x, x @ v)
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self._project(self.base.matmat(self._project(v)))
+
+    def diagonal(self) -> np.ndarray:
+        x = self.vector
+        cx = self.base.matmat(x)
+        return self.base.diagonal() - 2 * x * cx + x**2 * float(x @ cx)
+
+    def trace(self) -> float:
+        x = self.vector
+        cx = self.base.matmat(x)
+        return self.base.trace() - 2 * float(x @ cx) + float(x @ x) * float(x @ cx)
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return operator_top(self, r)
+
+
+@attrs.frozen(eq=False)
+class PaddedCovariance(OperatorAccess):
+    r"""The covariance of ``size`` variables of which only those at ``index`` vary: ``base`` (their
+    covariance, :math:`|I| \times |I|`) padded with zero rows and columns,
+
+    .. math:: C = E\,C_{II}\,E^\top, \qquad E = [e_i]_{i \in I} \quad (p \times |I|).
+
+    What a problem with constant columns holds (:func:`spcakit.problem.with_constant_columns`): the method
+    runs on ``base``, the metrics of the re-embedded loadings are taken on this. Products cost one product
+    with ``base`` plus :math:`O(pk)`; nothing of size :math:`p \times p` is formed. ``index`` must be
+    sorted and without repeats.
+    """
+
+    base: CovarianceOperator
+    index: np.ndarray = attrs.field(converter=lambda value: np.asarray(value, dtype=int))
+    size: int
+
+    @property
+    def p(self) -> int:
+        return self.size
+
+    def _embed(self, y: np.ndarray) -> np.ndarray:
+        out = np.zeros((self.size, *y.shape[1:]))
+        out[self.index] = y
+        return out
+
+    def _positions(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For variables ``index``: which of them vary (their places in ``index``) and their rows in ``base``."""
+        where = np.searchsorted(self.index, index)
+        varies = (where < self.index.size) & (self.index[np.minimum(where, self.index.size - 1)] == index)
+        return np.flatnonzero(varies), where[varies]
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self._embed(self.base.matmat(np.asarray(v, dtype=float)[self.index]))
+
+    def diagonal(self) -> np.ndarray:
+        return self._embed(self.base.diagonal())
+
+    def trace(self) -> float:
+        return float(self.base.trace())
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """``base``'s leading pairs embedded; beyond its ``|I|`` pairs, eigenvalue 0 with the constant
+        variables' coordinate vectors."""
+        m = min(r, self.index.size)
+        values, vectors = self.base.top_eigenpairs(m)
+        extra = np.setdiff1d(np.arange(self.size), self.index)[: r - m]
+        padding = np.zeros((self.size, extra.size))
+        padding[extra, np.arange(extra.size)] = 1.0
+        return np.concatenate([values, np.zeros(extra.size)]), np.hstack([self._embed(vectors), padding])
+
+    def top_eigenvalues(self, r: int) -> np.ndarray:
+        r = min(r, self.size)
+        values = np.asarray(self.base.top_eigenvalues(min(r, self.index.size)), dtype=float)
+        return np.concatenate([values, np.zeros(r - values.size)])
+
+    def columns(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        out = np.zeros((self.size, index.size))
+        places, rows = self._positions(index)
+        if rows.size:
+            out[:, places] = self._embed(self.base.columns(rows))
+        return out
+
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        out = np.zeros((index.size, index.size))
+        places, rows = self._positions(index)
+        if rows.size:
+            out[np.ix_(places, places)] = self.base.submatrix(rows)
+        return out
+
+    def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        _, inner = self._positions(np.asarray(rows, dtype=int))
+        return self._embed(self.base.matmat_rows(np.asarray(w, dtype=float)[self.index], inner))
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, PaddedCovariance) and self.size == other.size and array_eq(self.index, other.index)
+            and self.base == other.base
+        )  # fmt: skip
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def rank_one_downdate(op: CovarianceOperator, vector: np.ndarray, weight: float) -> CovarianceOperator:
+    r""":math:`C - w\,vv^\top`: explicit for an explicit ``op`` (O(p^2)), wrapped otherwise."""
+    if isinstance(op, DenseCovariance):
+        m = op.matrix - weight * np.outer(vector, vector)
+        return DenseCovariance((m + m.T) / 2)
+    return RankOneCorrected(op, vector, weight)
+
+
+def project_out(op: CovarianceOperator, unit: np.ndarray) -> CovarianceOperator:
+    r""":math:`(I - qq^\top) C (I - qq^\top)` for a unit ``q``: a rank-two update of an explicit ``op``, wrapped otherwise."""
+    if isinstance(op, DenseCovariance):
+        cq = op.matrix @ unit
+        m = op.matrix - np.outer(unit, cq) - np.outer(cq, unit) + float(unit @ cq) * np.outer(unit, unit)
+        return DenseCovariance((m + m.T) / 2)
+    return ProjectionDeflated(op, unit)
+
+
+def densify(op: CovarianceOperator) -> np.ndarray:
+    """Return the explicit matrix of ``op`` (for small ``p``: tests, checks)."""
+    if isinstance(op, DenseCovariance):
+        return op.matrix
+    dense = op.matmat(np.eye(op.p))
+    return (dense + dense.T) / 2

@@ -1,0 +1,59 @@
+"""An explicit covariance matrix as an operator (:class:`DenseCovariance`)."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from spcakit.operators.base import OperatorAccess, array_eq
+from spcakit.operators.eigen import leading_eigenpairs
+
+
+@attrs.frozen(eq=False)
+class DenseCovariance(OperatorAccess):
+    """An explicit symmetric :math:`p\\times p` covariance matrix."""
+
+    matrix: np.ndarray
+
+    @property
+    def p(self) -> int:
+        return self.matrix.shape[0]
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        return self.matrix @ v
+
+    def diagonal(self) -> np.ndarray:
+        return np.diag(self.matrix).copy()
+
+    def trace(self) -> float:
+        return float(np.trace(self.matrix))
+
+    def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
+        return leading_eigenpairs(self.matrix, r)  # type: ignore[no-any-return]
+
+    def top_eigenvalues(self, r: int) -> np.ndarray:
+        return np.clip(leading_eigenpairs(self.matrix, min(r, self.p), vectors=False), 0.0, None)
+
+    def columns(self, index: np.ndarray) -> np.ndarray:
+        return self.matrix[:, np.asarray(index, dtype=int)]
+
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        sub = self.matrix[np.ix_(index, index)]
+        return (sub + sub.T) / 2
+
+    def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.matrix[:, rows] @ w[rows]
+
+    def explicit(self) -> np.ndarray | None:
+        return self.matrix
+
+    def restrict(self, index: np.ndarray) -> DenseCovariance:
+        """The covariance of the variables ``index`` alone: :math:`C_{II}`, a copy."""
+        index = np.asarray(index, dtype=int)
+        return DenseCovariance(self.matrix[np.ix_(index, index)])
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DenseCovariance) and array_eq(self.matrix, other.matrix)
+
+    __hash__ = None  # type: ignore[assignment]

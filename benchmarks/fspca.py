@@ -38,7 +38,8 @@ import numpy as np
 
 import spcakit
 import timing
-from spcakit.api import build_parts, configure
+from spcakit.api import build_parts
+from spcakit.composition import configure
 from spcakit.operators import DenseCovariance
 from spcakit.plugins import get_registry
 from spcakit.inputs.dense import covariance_problem, data_problem

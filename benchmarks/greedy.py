@@ -45,7 +45,8 @@ import numpy as np
 import spcakit
 import timing
 from run import image_patches
-from spcakit.api import build_parts, configure
+from spcakit.api import build_parts
+from spcakit.composition import configure
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem
 from spcakit.inputs.dense import covariance_problem, data_problem

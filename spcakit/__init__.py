@@ -18,7 +18,7 @@ from spcakit.version import __version__
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "compose": "spcakit.api", "configure": "spcakit.api", "fit": "spcakit.api",
+    "compose": "spcakit.composition", "configure": "spcakit.composition", "fit": "spcakit.api",
     "ConstantColumnWarning": "spcakit.errors", "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
     "InvalidParameterError": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
     "SpecError": "spcakit.errors", "UnknownNameError": "spcakit.errors", "ZeroLoadingError": "spcakit.errors",
@@ -66,7 +66,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit import metrics, validators
     from spcakit.inputs import datasets
-    from spcakit.api import compose, configure, fit
+    from spcakit.composition import compose, configure
+    from spcakit.api import fit
     from spcakit.cv import CrossValidation, cross_validate
     from spcakit.errors import (
         ConstantColumnWarning,

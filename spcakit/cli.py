@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from spcakit.version import __version__
-from spcakit.api import compose as compose_spec
+from spcakit.composition import compose as compose_spec
 from spcakit.api import fit
 from spcakit.inputs.csv_files import CsvLayout, csv_layout
 from spcakit.inputs.datasets import load_source

@@ -128,9 +128,9 @@ import numpy as np
 
 from spcakit.api import check_r, check_seed, fit
 from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError, ZeroLoadingError
-from spcakit.paths import (
-    AUTO, _check_takes_k, _lowest_level, _method_spec, auto_levels, parse_k_levels, parse_lam_levels, _rows_csv,
-)  # fmt: skip
+from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
+from spcakit.paths.records import rows_csv
+from spcakit.paths.sweep import check_takes_k, lowest_level, method_spec
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, zero_variance_text
 from spcakit.inputs import as_problem
@@ -506,7 +506,7 @@ class CrossValidation:
         """The rows of :meth:`to_rows` as CSV (a header, then one line per level; numbers written so that they
         read back exactly); with ``file``, also written there atomically (:func:`spcakit.output.write_output`).
         Returns the text."""
-        return _rows_csv(self.to_rows(), file)
+        return rows_csv(self.to_rows(), file)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``spcakit cv --json``: the curve, the choice and the refit result (as ``spcakit run
@@ -672,7 +672,7 @@ def cross_validate(
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
-    spec = _method_spec(method, registry)
+    spec = method_spec(method, registry)
     problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
                          feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
     if problem.data is None and problem.input is not None and problem.input.kind == "data":
@@ -690,7 +690,7 @@ def cross_validate(
     r = check_r(r, problem)
     knob = "k" if lam is None else "lam"
     if knob == "k":
-        _check_takes_k(spec, fit_kwargs.get("truncator"), registry)
+        check_takes_k(spec, fit_kwargs.get("truncator"), registry)
     grid = parse_k_levels(AUTO if k is None else k, problem.p) if lam is None else parse_lam_levels(lam)
     held_out = fold_indices(n, folds, seed)
     # the training rows are already centred (and scaled) by all the rows' statistics; centring (and scaling) them
@@ -735,7 +735,7 @@ def cross_validate(
     auto = grid == AUTO
     done: list[CVLevel] = []
     if auto:
-        low, first = _lowest_level(evaluate, r)
+        low, first = lowest_level(evaluate, r)
         values: list[Any] = auto_levels(problem.varying.p, low)  # up to the number of columns that vary
     else:
         values, first = list(grid), None  # type: ignore[arg-type]

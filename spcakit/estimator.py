@@ -48,7 +48,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install 'spcakit[sklearn]' ({exc})"
     ) from exc
 
-from spcakit.api import configure, fit
+from spcakit.composition import configure
+from spcakit.api import fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
 from spcakit.cv import held_out_error
@@ -109,7 +110,7 @@ def _sparsity_params(k: Any, lam: Any, params: Mapping[str, Any] | None) -> dict
     estimator sets itself (``seed``, ``lam``, ...: the message says which);
     ``k``, the number of nonzero variables per loading, is ``spcakit.fit``'s
     sparsity knob ``k``, which every method translates to its own parameter
-    (:func:`spcakit.api.set_k`: SPCArt, rSVD-GP and TPower keep the ``k``
+    (:func:`spcakit.composition.set_k`: SPCArt, rSVD-GP and TPower keep the ``k``
     largest entries, ``greedy``/``exhaustive`` solve for cardinality ``k``,
     FSPCA shares ``k`` variables between all loadings, the encoders use
     ``k`` variables per feature). A method that cannot express a cardinality
@@ -273,7 +274,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         SPCA-SP keep their paper's default (hard thresholding at
         :math:`1/\sqrt p`) and the other methods use
         :math:`\lceil\sqrt p\rceil` nonzeros, at least ``n_components``
-        (:func:`spcakit.api.default_k`), recorded as ``k_``.
+        (:func:`spcakit.composition.default_k`), recorded as ``k_``.
     lam : float or int, optional
         The λ of the method's truncation, in the paper's form (a threshold,
         a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
@@ -329,7 +330,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     k_ : int, list of int or None
         Nonzero variables per component as fitted: ``k``, the level that
         ``target_cpev`` chose, or the default cardinality
-        :func:`spcakit.api.default_k` that a method needing one got without
+        :func:`spcakit.composition.default_k` that a method needing one got without
         ``k`` (``None`` when the sparsity was set by ``lam``, a part parameter
         or the method's own default, such as SPCArt's threshold).
     n_features_in_ : int

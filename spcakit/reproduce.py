@@ -14,7 +14,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.api import K_MEANING, PART_ROLES, check_driver, check_seed, configure, fit, needs_k
+from spcakit.composition import K_MEANING, configure, needs_k
+from spcakit.api import check_driver, check_seed, fit
+from spcakit.protocols import PART_ROLES
 from spcakit.inputs.datasets import load_source
 from spcakit.errors import SpcakitError, SpecError
 from spcakit.plugins import get_registry
@@ -26,7 +28,7 @@ from spcakit.specs import ExperimentRow, ExperimentSpec, MethodSpec, PartKind, P
 from spcakit.state import Result
 
 #: Keywords of :func:`spcakit.fit` that a row's ``params`` (or ``overrides``) may set, in the order
-#: :func:`spcakit.api.configure` applies them; any other key is a part parameter (``k``, ``stopper.tol``).
+#: :func:`spcakit.composition.configure` applies them; any other key is a part parameter (``k``, ``stopper.tol``).
 FIT_KEYS = ("truncator", "lam", "k", "deflator", "stopper", "refiner", "seed")
 #: Keywords of :func:`spcakit.fit` that an experiment sets once for every row, or not at all.
 _NOT_ROW_KEYS = {
@@ -289,7 +291,7 @@ def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str
     if needs_k(method, registry):
         raise _spec_error(spec, paths.get("", ()), (
             f"method {method.name!r} needs k ({K_MEANING}), and an experiment pins every parameter of the run it "
-            "reproduces: give it (params = { k = K }) rather than rely on spcakit's default (spcakit.api.default_k)"
+            "reproduces: give it (params = { k = K }) rather than rely on spcakit's default (spcakit.composition.default_k)"
         ))  # fmt: skip
 
 

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit.api import takes_k
+from spcakit.composition import takes_k
 from spcakit.cli import app
 from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
 from spcakit.metrics import compute_metrics

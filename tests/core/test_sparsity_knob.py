@@ -1,7 +1,7 @@
 """One sparsity knob for every method: ``k``, the number of nonzero variables per loading (issue 13, item 3).
 
 ``spcakit.fit(data, method, k=...)``, ``-k``/``--k``/``--param k=...`` and ``SparsePCA(k=...)`` set it;
-each method translates it to its own parameter (:func:`spcakit.api.set_k`): the parts that hold a
+each method translates it to its own parameter (:func:`spcakit.composition.set_k`): the parts that hold a
 cardinality declare it (``@part(..., k="field")``), and a method whose own truncation has none may
 declare a ``cardinality`` form in its spec (SPCArt: ``{ truncator = "sparsity" }``, λ = p − k). Methods
 that cannot express a cardinality refuse ``k`` naming those that can.
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit import InvalidParameterError
-from spcakit.api import check_k, methods_taking_k, set_k, takes_k
+from spcakit.composition import check_k, methods_taking_k, set_k, takes_k
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.errors import SpecError

@@ -15,7 +15,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit.api import build_parts, configure
+from spcakit.api import build_parts
+from spcakit.composition import configure
 from spcakit.drivers import DeflationDriver
 from spcakit.errors import InvalidParameterError
 from spcakit.plugins import get_registry

@@ -256,7 +256,7 @@ def test_exhaustive_refuses_large_problems():
 @pytest.mark.parametrize("method", ["greedy", "exhaustive"])
 def test_greedy_and_exhaustive_need_k_and_fit_gives_the_default(method):
     c = spcakit.Covariance(pitprops().matrix)
-    result = spcakit.fit(c, method, r=1)  # no k: spcakit.api.default_k, ceil(sqrt(13)) = 4
+    result = spcakit.fit(c, method, r=1)  # no k: spcakit.composition.default_k, ceil(sqrt(13)) = 4
     assert result.spec["default_k"] == {"k": 4, "rule": "ceil(sqrt(p))"} and result.spec["updater"]["k"] == 4
     assert np.count_nonzero(result.loadings) == 4
     with pytest.raises(InvalidParameterError, match="cardinality"):

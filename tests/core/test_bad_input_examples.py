@@ -154,7 +154,7 @@ def test_computation_interrupted_exits_130(monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "fit", interrupt)
+    monkeypatch.setattr(cli.common, "fit", interrupt)  # the fit every command runs through
     code, text = invoke("run", "spcart")
     assert code == 130 and "interrupted" in text
 

@@ -93,7 +93,7 @@ def test_an_interruption_says_interrupted_and_exits_130(capsys, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "fit", interrupt)
+    monkeypatch.setattr(cli.common, "fit", interrupt)  # the fit every command runs through
     code, text = run_main(capsys, "run", "spcart")
     assert code == 130 and "interrupted" in text and "Traceback" not in text
 

@@ -1,0 +1,320 @@
+"""What every command shares: the typer app, the one-line errors (exit 2), reading the input, writing the output, progress."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.api import fit
+from spcakit.cli.options import BadInput, csv_header, index_column, parse_k, parse_lam, parse_names, parse_params
+from spcakit.errors import ConstantColumnWarning, SpcakitError
+from spcakit.inputs.columns import unread_columns
+from spcakit.inputs.datasets import load_source
+from spcakit.inputs.dense import Covariance
+from spcakit.model import Model, check_model_path
+from spcakit.output import check_output, write_output
+from spcakit.paths import Target, target_k
+from spcakit.plugins import get_registry, get_session
+from spcakit.problem import default_feature_names
+from spcakit.state import Result
+from spcakit.version import __version__
+
+app = typer.Typer(
+    name="spcakit",
+    help="Sparse principal component analysis from composable parts.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+EXIT_BAD_INPUT = 2
+
+
+def print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"spcakit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def global_options(
+    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=print_version, help="Print spcakit's version and exit.")] = False,
+) -> None:
+    """Sparse principal component analysis from composable parts."""
+
+
+
+def fail(message: str) -> None:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
+def write_out(out: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``--out`` atomically; if that fails, print it (the work must not be lost) and fail,
+    saying that the file was left as it was."""
+    try:
+        write_output(out, text)
+    except OSError as exc:
+        typer.echo(text, nl=False)
+        fail(f"cannot write --out {out}: {exc.strerror or exc}; the {what} is printed above instead "
+              "(the previous content of the file, if any, is untouched)")
+
+
+def warn_plugin_failures() -> None:
+    session = get_session()
+    for record in session.failures():
+        typer.echo(
+            f"Warning: plugin {record.name!r} failed to load and is skipped: {record.error}", err=True
+        )
+    for plugin, note in session.refused():
+        typer.echo(f"Warning: plugin {plugin!r}: method {note}; the method is unavailable", err=True)
+
+
+def render_text(result: Result, source: str) -> str:
+    default = result.spec.get("default_k")  # the cardinality a method that needs one got when given none
+    lines = [
+        f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
+        f"{result.seconds:.3g} s",
+        *([] if default is None else [f"k = {default['k']} (default: {default['rule']})"]),
+        f"stopped: {result.stopping_reason}",
+        *(f"warning: {w}" for w in result.warnings),
+        "",
+    ]
+    for j, comp in enumerate(result.components(digits=4), start=1):
+        lines.append(f"Component {j} ({len(comp)} nonzero)")
+        width = max((len(name) for name, _ in comp), default=0)
+        lines.extend(f"  {name:<{width}}  {round(weight, 4) + 0.0:+.4f}" for name, weight in comp)  # never -0.0
+    m = result.metrics
+    lines += ["", "Metrics"]
+    registered = {metric.name: metric for metric in get_registry().metrics()}
+    rows = []
+    for key, value in m.items():
+        metric = registered.get(key)
+        if metric is not None:
+            rows.append((metric.label, metric.format(value), metric.description))
+        else:
+            rows.append((key, json.dumps(value) if not isinstance(value, float) else f"{value:.4f}", ""))
+    width = max(20, *(len(value) for _, value, _ in rows))
+    for name, value, what in rows:
+        lines.append(f"  {name:<9} {value:<{width}} {what}".rstrip())
+    return "\n".join(lines)
+
+
+def check_out(out: Path | None, data: str) -> None:
+    if out is None:
+        return
+    check_output(out, [Path(data)] if Path(data).exists() else [])
+
+
+def check_save_model(save_model: Path | None, data: str, out: Path | None) -> None:
+    """Refuse a --save-model path before any work: a folder, a missing folder, the input data, the --out file."""
+    if save_model is None:
+        return
+    check_model_path(save_model, [data], "--save-model")
+    if out is not None and os.path.realpath(out) == os.path.realpath(save_model):
+        raise BadInput(f"--save-model and --out name the same file {str(save_model)!r}; give the model its own path")
+
+
+class Progress:
+    """A one-line progress display on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.shown = False
+
+    def __call__(self, component: int, n_components: int, iteration: int) -> None:
+        if not self.enabled:
+            return
+        sys.stderr.write(f"\rcomponent {component + 1}/{n_components}, iteration {iteration}   ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r" + " " * 60 + "\r")
+            sys.stderr.flush()
+
+
+def check_targets(target_sparsity: float | None, target_cpev: float | None, sparsity_given: list[str]) -> None:
+    """At most one target, and none with another setting of the same sparsity (``-k``, ``--lam``)."""
+    if target_sparsity is not None and target_cpev is not None:
+        raise BadInput("--target-sparsity and --target-cpev both choose k; give one of them")
+    target = "--target-sparsity" if target_sparsity is not None else "--target-cpev" if target_cpev is not None else None
+    if target is not None and sparsity_given:
+        verb = "sets" if len(sparsity_given) == 1 else "set"
+        raise BadInput(f"{target} chooses k, and {' and '.join(sparsity_given)} {verb} the sparsity too; give one of them")
+
+
+def fit_or_target(
+    data: Any, method: Any, target_sparsity: float | None, target_cpev: float | None, **kwargs: Any
+) -> tuple[Result, Target | None]:
+    """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
+    if target_sparsity is None and target_cpev is None:
+        return fit(data, method, **kwargs), None
+    chosen = target_k(data, method, sparsity=target_sparsity, cpev=target_cpev, **kwargs)
+    return chosen.result, chosen
+
+
+@contextlib.contextmanager
+def warnings_on_stderr() -> Iterator[None]:
+    """Within it, each distinct :class:`~spcakit.errors.ConstantColumnWarning` is one ``warning: ...`` line on
+    stderr, as it is issued (columns with zero variance, a lowered ``k``); other Python warnings show as usual."""
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ConstantColumnWarning)  # every level and fold: this set keeps them distinct
+        show = warnings.showwarning
+
+        def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            if not issubclass(category, ConstantColumnWarning):
+                show(message, category, filename, lineno, file, line)
+            elif str(message) not in shown:
+                shown.add(str(message))
+                typer.echo(f"warning: {message}", err=True)
+
+        warnings.showwarning = on_stderr
+        yield
+
+
+def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
+    """The context in which ``--data``'s computations run: on the ``dask.distributed`` scheduler at
+    ``--scheduler`` (connected for the run, then closed), which only data read by dask (a Zarr store) use."""
+    if scheduler is None:
+        return contextlib.nullcontext()
+    from spcakit.inputs.dask_arrays import connected, is_dask_array  # noqa: PLC0415 - only with --scheduler
+
+    if not is_dask_array(matrix):
+        raise BadInput(
+            f"--scheduler runs the computations on data read by dask, a Zarr store (--data NAME.zarr); --data {source} "
+            "is read into memory and fitted here: leave --scheduler out"
+        )
+    return connected(scheduler)
+
+
+def read_input(
+    data: str, covariance: bool, index_col: str | None, drop: list[str] | None, columns: list[str] | None
+) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
+    """Read ``--data`` as ``run``, ``compose`` and ``path`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
+
+    ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
+    columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
+    are dropped are never read as numbers: they may hold text (labels, IDs).
+    """
+    dropped, kept = parse_names(drop), parse_names(columns)
+    layout = csv_header(data)
+    label = None
+    if index_col is not None and layout is not None and not covariance:
+        label = index_column(index_col, layout.names, layout)
+    dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
+    is_cov = covariance or dataset.is_covariance
+    matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
+    if index_col is not None:
+        if is_cov:
+            raise BadInput(
+                "--index-col names a column of row IDs or labels in a data table; a covariance matrix has none "
+                "(to leave variables out of a covariance, use --drop or --columns)"
+            )
+        if layout is None:
+            names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
+            label = index_column(index_col, names, None)
+        if label is not None:
+            dropped = [*(dropped or ()), label]
+    return dataset, matrix, is_cov, kept, dropped
+
+
+def run_and_report(
+    method: Any,
+    *,
+    data: str,
+    covariance: bool,
+    r: int,
+    truncator: str | None,
+    lam: str | None,
+    deflator: str | None,
+    params: list[str] | None,
+    seed: int | None,
+    as_json: bool,
+    out: Path | None,
+    no_center: bool,
+    refiner: str | None = None,
+    k: str | None = None,
+    standardize: bool = False,
+    index_col: str | None = None,
+    drop: list[str] | None = None,
+    columns: list[str] | None = None,
+    save_model: Path | None = None,
+    target_sparsity: float | None = None,
+    target_cpev: float | None = None,
+    scheduler: str | None = None,
+) -> None:
+    try:
+        check_out(out, data)
+        check_save_model(save_model, data, out)
+        lam_value = parse_lam(lam)
+        param_values = parse_params(params)
+        if k is not None:
+            if "k" in param_values:
+                raise BadInput("k is given twice (-k and --param k=...); give it once")
+            param_values["k"] = parse_k(k)
+        check_targets(target_sparsity, target_cpev, sparsity_given=[
+            name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
+        ])  # fmt: skip
+        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
+        if save_model is not None and is_cov:
+            raise BadInput(
+                f"--save-model: {dataset.source} is a covariance matrix, which has no column means to centre new data "
+                "with; a model that scores new rows needs the data matrix (n samples x p variables)"
+            )
+        progress = Progress(sys.stderr.isatty() and not as_json)
+        try:
+            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
+                result, chosen = fit_or_target(
+                    matrix,
+                    method,
+                    target_sparsity,
+                    target_cpev,
+                    r=r,
+                    truncator=truncator,
+                    lam=lam_value,
+                    deflator=deflator,
+                    refiner=refiner,
+                    seed=seed,
+                    center=not no_center,
+                    standardize=standardize,
+                    feature_names=None if is_cov else dataset.feature_names,
+                    columns=kept,
+                    drop=dropped,
+                    on_step=progress,
+                    **param_values,
+                )
+        finally:
+            progress.close()
+        model_text = None if save_model is None else Model.from_result(result).to_json()
+    except (SpcakitError, BadInput) as exc:
+        fail(str(exc))
+        return
+    document = result.to_dict()
+    document["data"] = dataset.source
+    if chosen is not None:
+        document["target"] = chosen.to_dict()
+    text = json.dumps(document, indent=2)
+    if out is not None:
+        write_out(out, text + "\n", "result")
+    if save_model is not None and model_text is not None:
+        try:
+            write_output(save_model, model_text)
+        except OSError as exc:
+            typer.echo(text if as_json else render_text(result, dataset.source))
+            fail(f"cannot write --save-model {save_model}: {exc.strerror or exc}; nothing was written there "
+                  "(the previous content of the file, if any, is untouched)")
+            return
+    target_line = "" if chosen is None else f"\n\n{chosen.describe()}"
+    typer.echo(text if as_json else render_text(result, dataset.source) + target_line)

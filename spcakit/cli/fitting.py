@@ -1,0 +1,215 @@
+"""``spcakit run``, ``spcakit compose`` and ``spcakit transform``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.cli.common import app, fail, run_and_report, warn_plugin_failures
+from spcakit.cli.options import (
+    BadInput,
+    ColumnsOpt,
+    CovOpt,
+    DataOpt,
+    DeflOpt,
+    DropOpt,
+    IndexColOpt,
+    JsonOpt,
+    KOpt,
+    LamOpt,
+    NoCenterOpt,
+    OutOpt,
+    ParamOpt,
+    RefinerOpt,
+    ROpt,
+    SaveModelOpt,
+    SchedulerOpt,
+    SeedOpt,
+    StandardizeOpt,
+    TargetCpevOpt,
+    TargetSparsityOpt,
+    TruncOpt,
+    csv_header,
+    index_column,
+    parse_names,
+)
+from spcakit.composition import compose as compose_spec
+from spcakit.errors import SpcakitError
+from spcakit.inputs.columns import unread_columns
+from spcakit.inputs.datasets import load_source
+from spcakit.model import Model
+from spcakit.output import check_output, write_output
+from spcakit.plugins import get_registry
+from spcakit.problem import default_feature_names
+
+
+@app.command()
+def run(
+    method: Annotated[str, typer.Argument(help="a registered method (see `spcakit methods`)")],
+    k: KOpt = None,
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    truncator: TruncOpt = None,
+    lam: LamOpt = None,
+    deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out: OutOpt = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+    save_model: SaveModelOpt = None,
+    target_sparsity: TargetSparsityOpt = None,
+    target_cpev: TargetCpevOpt = None,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Run a registered METHOD on a data set and print its loadings and metrics."""
+    registry = get_registry()
+    warn_plugin_failures()
+    if method not in registry.method_names():
+        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    run_and_report(
+        method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
+        target_sparsity=target_sparsity, target_cpev=target_cpev, scheduler=scheduler,
+    )  # fmt: skip
+
+
+@app.command()
+def compose(
+    k: KOpt = None,
+    driver: Annotated[str | None, typer.Option("--driver", help="driver part (default: one that deflates if --deflator is given)")] = None,
+    initializer: Annotated[str | None, typer.Option("--initializer", help="initializer part")] = None,
+    updater: Annotated[str | None, typer.Option("--updater", help="updater part")] = None,
+    truncator: Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (default: the driver's default composition's)")] = None,
+    deflator: DeflOpt = None,
+    stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: the driver's default composition's)")] = None,
+    refiner: RefinerOpt = None,
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    lam: LamOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = 0,
+    as_json: JsonOpt = False,
+    out: OutOpt = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+    save_model: SaveModelOpt = None,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Assemble a method from parts and run it: new combinations are configuration, not code."""
+    get_registry()
+    warn_plugin_failures()
+    try:
+        spec = compose_spec(
+            driver=driver, initializer=initializer, updater=updater, truncator=truncator,
+            deflator=deflator, stopper=stopper, refiner=refiner,
+        )  # fmt: skip
+    except SpcakitError as exc:
+        fail(str(exc))
+        return
+    run_and_report(
+        spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
+        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, k=k,
+        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
+        scheduler=scheduler,
+    )  # fmt: skip
+
+
+def scores_csv(names: tuple[str, ...], scores: Any) -> str:
+    """Scores as CSV: a header of component names, one line per row, numbers that read back exactly."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(names)
+    for row in scores.tolist():
+        writer.writerow(map(repr, row))
+    return buffer.getvalue()
+
+
+def _new_data(model: Model, data: str, index_col: str | None, dropped: list[str] | None, kept: list[str] | None) -> Any:
+    """Load the new data for ``transform`` and score them: ``(source, scores)``.
+
+    A CSV's columns that are dropped, set aside by ``--index-col``, not kept by ``--columns``, or unknown to the
+    model are never read as numbers (they may hold text); the unknown ones are then refused by name unless
+    dropped (:meth:`spcakit.model.Model.columns_of`).
+    """
+    layout = csv_header(data)
+    label = None
+    if index_col is not None and layout is not None:
+        label = index_column(index_col, layout.names, layout)
+    unread = set(unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
+    if layout is not None and kept is None:
+        unread |= set(layout.names) - set(model.feature_names)
+    dataset = load_source(data, unread)
+    if dataset.is_covariance:
+        raise BadInput(
+            f"--data {dataset.source} holds a covariance matrix; transform scores data rows (n samples x p variables)"
+        )
+    if index_col is not None and layout is None:
+        names = dataset.feature_names or default_feature_names(dataset.matrix.shape[1])
+        label = index_column(index_col, names, None)
+    if label is not None:
+        dropped = [*(dropped or ()), label]
+    scores = model.transform(dataset.matrix, dataset.feature_names, columns=kept, drop=dropped)
+    return dataset.source, scores
+
+
+@app.command()
+def transform(
+    model: Annotated[Path, typer.Argument(help="a model file written by `spcakit run ... --save-model MODEL`")],
+    data: Annotated[str, typer.Option("--data", "-d", help="the new data: a .csv/.tsv/.npy/.npz path; columns with names (a header) are matched to the model's variables by name, unnamed ones (.npy) taken in the model's order")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the scores to this file instead of printing them (never over the data or the model)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="write one JSON object (component_names, scores, ...) instead of CSV")] = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+) -> None:
+    """Score new data with a model saved by `run --save-model`: CSV, one column per component.
+
+    Columns are matched to the model's variables by name (a header, .npz names), in any order; a variable the
+    data lack, or a column the model does not know, is refused by name (leave extra columns out with --drop or
+    --columns). Data without names (.npy) are taken in the model's column order.
+    """
+    get_registry()
+    warn_plugin_failures()
+    try:
+        if out is not None:
+            check_output(out, [path for path in (Path(data), model) if path.exists()])
+        fitted = Model.load(model)
+        source, scores = _new_data(fitted, data, index_col, parse_names(drop), parse_names(columns))
+    except (SpcakitError, BadInput) as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        document = {
+            "model": str(model), "method": fitted.method, "data": source, "n": int(scores.shape[0]),
+            "r": fitted.r, "component_names": list(fitted.component_names), "scores": scores.tolist(),
+        }  # fmt: skip
+        text = json.dumps(document, indent=2) + "\n"
+    else:
+        text = scores_csv(fitted.component_names, scores)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        write_output(out, text)
+    except OSError as exc:
+        fail(f"cannot write --out {out}: {exc.strerror or exc}; nothing was written there "
+              "(the previous content of the file, if any, is untouched)")
+        return
+    typer.echo(f"wrote the scores of {scores.shape[0]} row(s) on {fitted.r} component(s) to {out}", err=True)

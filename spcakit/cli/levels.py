@@ -1,0 +1,311 @@
+"""``spcakit path`` (the trade-off over sparsity levels) and ``spcakit cv`` (cross-validation over them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.cli.common import (
+    Progress,
+    app,
+    check_out,
+    check_targets,
+    fail,
+    on_cluster,
+    read_input,
+    render_text,
+    warn_plugin_failures,
+    warnings_on_stderr,
+    write_out,
+)
+from spcakit.cli.options import (
+    BadInput,
+    ColumnsOpt,
+    CovOpt,
+    DataOpt,
+    DeflOpt,
+    DropOpt,
+    IndexColOpt,
+    NoCenterOpt,
+    ParamOpt,
+    RefinerOpt,
+    ROpt,
+    SchedulerOpt,
+    SeedOpt,
+    StandardizeOpt,
+    TruncOpt,
+    parse_params,
+)
+from spcakit.cv import RULES, CrossValidation, CVLevel, cross_validate, refuse_covariance
+from spcakit.errors import SpcakitError
+from spcakit.paths import PathLevel, SparsityPath
+from spcakit.paths import path as fit_path
+from spcakit.plugins import get_registry
+
+
+def render_path(found: SparsityPath, source: str, chosen: PathLevel | None = None, target_line: str = "") -> str:
+    """The text table of ``spcakit path``: a header, then one line per level (the target's marked ``*``)."""
+    grid = "auto grid of k" if found.auto else f"grid of {found.knob}"
+    lines = [
+        f"{found.method} on {source or 'the data'}: p={found.p}, r={found.r}, {len(found)} level(s) ({grid}); "
+        f"PCA's CPEV (the ceiling) {found.ceiling:.4f}",
+        f"warm start: {found.warm_start_note}",
+    ]
+    if found.stop_note:
+        lines.append(found.stop_note)
+    header = [found.knob, "nz", "CPEV", "CPEV/PCA", "NOR", "seconds"]
+    table = [header] + [
+        [f"{lv.level:g}" if isinstance(lv.level, float) else str(lv.level), str(lv.nz), f"{lv.cpev:.4f}",
+         f"{lv.cpev_ratio:.4f}", f"{lv.nor + 0.0:.4f}", f"{lv.seconds:.4f}"]
+        for lv in found.levels
+    ]  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines.append("")
+    for row, level in zip(table, (None, *found.levels)):
+        mark = "  *" if chosen is not None and level is chosen else ""
+        lines.append("  ".join(cell.rjust(width) for cell, width in zip(row, widths)) + mark)
+    if target_line:
+        lines += ["", target_line]
+    return "\n".join(lines)
+
+
+def describe_path_target(
+    found: SparsityPath, level: PathLevel, target_sparsity: float | None, target_cpev: float | None
+) -> str:
+    """One line: the level of a path that meets ``--target-sparsity``/``--target-cpev``."""
+    where = f"{found.knob} = {level.level:g}" if isinstance(level.level, float) else f"{found.knob} = {level.level}"
+    if target_cpev is not None:
+        which = "the smallest k" if found.knob == "k" else "the fewest nonzeros"
+        head = (f"* target CPEV >= {target_cpev:g} x PCA's ({target_cpev * found.ceiling:.4f}): {where}, {which} "
+                "of this path that reaches it")  # fmt: skip
+    else:
+        head = (f"* target sparsity {target_sparsity:g} (fraction of zeros per loading): {where} = "
+                f"round((1 - {target_sparsity:g}) * {found.p})")  # fmt: skip
+    return f"{head}; CPEV {level.cpev:.4f} = {level.cpev_ratio:.4f} x PCA's"
+
+
+class _LevelProgress(Progress):
+    """The levels of a path done so far, on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(enabled)
+        self.count = 0
+
+    def level(self, level: PathLevel) -> None:
+        self.count += 1
+        if self.enabled:
+            sys.stderr.write(f"\r{self.count} level(s) done, the last at {level.level}: CPEV {level.cpev:.4f}   ")
+            sys.stderr.flush()
+            self.shown = True
+
+
+@app.command("path")
+def path_command(
+    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
+    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c run in that order (sparsest first, so that warm starts go from sparse to dense)")] = None,
+    data: DataOpt = "builtin:pitprops",
+    covariance: CovOpt = False,
+    r: ROpt = 2,
+    truncator: TruncOpt = None,
+    deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
+    param: ParamOpt = None,
+    seed: SeedOpt = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (the levels with all their criteria, the ceiling, the input's record)")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with every column")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the table (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+    warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
+    target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
+    target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
+    scheduler: SchedulerOpt = None,
+) -> None:
+    """Fit METHOD at a grid of sparsity levels: nonzeros, CPEV against PCA's, NOR and time at each.
+
+    The sparsity-variance trade-off, to choose k by eye or by a target. PCA's CPEV for the same r is the
+    ceiling; with k = p (no truncation) the truncating methods reach it.
+    """
+    registry = get_registry()
+    warn_plugin_failures()
+    if method not in registry.method_names():
+        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    try:
+        if as_json and as_csv:
+            raise BadInput("--json and --csv both choose the output format; give one of them")
+        check_out(out, data)
+        param_values = parse_params(param)
+        if "k" in param_values:
+            raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
+        check_targets(target_sparsity, target_cpev, sparsity_given=[])
+        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
+        progress = _LevelProgress(sys.stderr.isatty())
+        try:
+            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
+                found = fit_path(
+                    matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
+                    standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
+                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    **param_values,
+                )  # fmt: skip
+        finally:
+            progress.close()
+        chosen = None
+        if target_sparsity is not None or target_cpev is not None:
+            chosen = found.target(cpev=target_cpev, sparsity=target_sparsity)
+    except (SpcakitError, BadInput) as exc:
+        fail(str(exc))
+        return
+    target_line = "" if chosen is None else describe_path_target(found, chosen, target_sparsity, target_cpev)
+    if as_json:
+        document = found.to_dict()
+        document["data"] = dataset.source
+        if chosen is not None:
+            document["target"] = {"kind": "cpev" if target_cpev is not None else "sparsity",
+                                  "value": target_cpev if target_cpev is not None else target_sparsity,
+                                  found.knob: chosen.level, "cpev": chosen.cpev, "cpev_ratio": chosen.cpev_ratio}  # fmt: skip
+        text = json.dumps(document, indent=2) + "\n"
+    elif as_csv:
+        text = found.to_csv()
+    else:
+        text = render_path(found, dataset.source, chosen, target_line) + "\n"
+    if out is not None:
+        write_out(out, text, "path")
+        typer.echo(f"wrote {len(found)} level(s) of {found.method} to {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    if as_csv and target_line:  # the CSV holds the levels only
+        typer.echo(target_line, err=True)
+
+
+def render_cv(found: CrossValidation, source: str) -> str:
+    """The text of ``spcakit cv``: a header, one line per level (the least error marked ``<``, the chosen ``*``),
+    the choice in words, then the chosen level's fit as ``spcakit run`` prints it."""
+    lines = [
+        f"{found.method} on {source or 'the data'}: n={found.n_samples}, p={found.p}, r={found.r}, {len(found)} "
+        f"level(s) of {found.knob}, {found.folds}-fold cross-validation over rows (seed {found.seed})",
+        "error: held-out entries predicted from their row's other variables, over the held-out total sum of squares",
+    ]
+    if found.stop_note:
+        lines.append(found.stop_note)
+    header = [found.knob, "nz", "mean error", "SE"]
+    table = [header] + [
+        [_cv_level(level.level), f"{level.nz:g}", f"{level.mean_error:.4f}", f"{level.std_error:.4f}"] for level in found
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines.append("")
+    for row, level in zip(table, (None, *found)):
+        marks = "" if level is None else ("<" if level.level == found.least else " ") + ("*" if level.level == found.chosen else "")
+        lines.append(("  ".join(cell.rjust(width) for cell, width in zip(row, widths)) + "  " + marks).rstrip())
+    lines += ["", "< least mean error, * chosen: " + found.describe(), "", "The fit on all rows at the chosen level:",
+              render_text(found.result, source)]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _cv_level(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+class _CVProgress(Progress):
+    """The levels of a cross-validation done so far, on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        super().__init__(enabled)
+        self.count = 0
+
+    def level(self, level: CVLevel) -> None:
+        self.count += 1
+        if self.enabled:
+            sys.stderr.write(f"\r{self.count} level(s) done, the last at {_cv_level(level.level)}: mean error "
+                             f"{level.mean_error:.4f}   ")  # fmt: skip
+            sys.stderr.flush()
+            self.shown = True
+
+
+@app.command("cv")
+def cv_command(
+    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
+    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p)")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c")] = None,
+    data: Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")] = "",
+    r: Annotated[int, typer.Option("-r", "--r", help="number of loadings")] = 1,
+    folds: Annotated[int, typer.Option("--folds", help="number of folds K, from 2 to the number of rows n (n: leave one row out)")] = 5,
+    rule: Annotated[str, typer.Option("--rule", metavar="min|1se", help="1se: the sparsest level whose mean error is within one standard error of the least (finds planted supports where min overshoots them); min: the least mean error")] = "1se",
+    truncator: TruncOpt = None,
+    deflator: DeflOpt = None,
+    refiner: RefinerOpt = None,
+    param: ParamOpt = None,
+    seed: Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: the curve (levels, mean_error, std_error, fold_errors), the choice and the refit result as `spcakit run --json` writes it")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with the mean error, its SE and each fold's error")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the text (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
+    no_center: NoCenterOpt = False,
+    standardize: StandardizeOpt = False,
+    index_col: IndexColOpt = None,
+    drop: DropOpt = None,
+    columns: ColumnsOpt = None,
+) -> None:
+    """Choose METHOD's sparsity by K-fold cross-validation over the rows of a data matrix.
+
+    At each level, METHOD is fitted on K - 1 folds and the held-out rows are predicted entry by entry, each
+    from its row's other variables (the ekf scheme of Bro et al. 2008); the level is chosen by the 1se or min
+    rule and the method refitted on all rows there.
+    """
+    registry = get_registry()
+    warn_plugin_failures()
+    if method not in registry.method_names():
+        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    try:
+        if not data:
+            raise BadInput("--data is required: a data matrix whose rows (samples) the folds hold out, e.g. --data "
+                           "measurements.csv")  # fmt: skip
+        if as_json and as_csv:
+            raise BadInput("--json and --csv both choose the output format; give one of them")
+        if rule not in RULES:
+            raise BadInput(f"--rule must be min (the least mean held-out error) or 1se (the sparsest level within one "
+                           f"standard error of the least); got {rule!r}")  # fmt: skip
+        check_out(out, data)
+        param_values = parse_params(param)
+        if "k" in param_values:
+            raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
+        dataset, matrix, is_cov, kept, dropped = read_input(data, False, index_col, drop, columns)
+        if is_cov:
+            refuse_covariance(dataset.source)
+        progress = _CVProgress(sys.stderr.isatty())
+        try:
+            with warnings_on_stderr():
+                found = cross_validate(
+                    matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
+                    standardize=standardize, feature_names=dataset.feature_names, columns=kept,
+                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    **param_values,
+                )  # fmt: skip
+        finally:
+            progress.close()
+    except (SpcakitError, BadInput) as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        document = found.to_dict()
+        document["data"] = dataset.source
+        document["result"]["data"] = dataset.source
+        text = json.dumps(document, indent=2) + "\n"
+    elif as_csv:
+        text = found.to_csv()
+    else:
+        text = render_cv(found, dataset.source) + "\n"
+    if out is not None:
+        write_out(out, text, "cross-validation")
+        typer.echo(f"wrote {len(found)} level(s) of {found.method}'s cross-validation to {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    if as_csv:  # the CSV holds the levels only
+        typer.echo(found.describe(), err=True)

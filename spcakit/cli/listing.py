@@ -1,0 +1,178 @@
+"""``spcakit methods``, ``parts``, ``plugins``, ``reproduce`` and ``plot``: what is registered, and the papers' tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.cli.common import app, fail, warn_plugin_failures
+from spcakit.cli.options import JsonOpt
+from spcakit.errors import SpcakitError
+from spcakit.plugins import get_registry, get_session
+from spcakit.protocols import ROLES
+
+
+@app.command()
+def methods(as_json: JsonOpt = False) -> None:
+    """List the registered methods and their compositions."""
+    registry = get_registry()
+    warn_plugin_failures()
+    infos = registry.methods()
+    if as_json:
+        typer.echo(json.dumps([{"plugin": i.plugin, **i.spec.to_dict()} for i in infos], indent=2))
+        return
+    width = max((len(i.spec.name) for i in infos), default=0)
+    for info in infos:
+        s = info.spec
+        parts = f"{s.driver}: {s.initializer.name} -> {s.updater.name} -> {s.truncator.name}"
+        if s.deflator is not None:
+            parts += f", deflate {s.deflator.name}"
+        if s.refiner is not None:
+            parts += f", refine {s.refiner.name}"
+        typer.echo(f"{s.name:<{width}}  {s.summary}\n{'':<{width}}  [{parts}]  ({info.plugin})")
+
+
+def _shown(value: Any) -> str:
+    """A parameter default as ``spcakit parts`` prints it; a plugin's broken ``__repr__`` shows as its type."""
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _json_default(value: Any) -> Any:
+    """A parameter default for ``parts --json``: JSON values as they are, anything else as its repr."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
+        return list(value)
+    return _shown(value)
+
+
+@app.command()
+def parts(
+    role: Annotated[str | None, typer.Option("--role", help=f"only this role: {', '.join(ROLES)}")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the registered parts by role."""
+    registry = get_registry()
+    warn_plugin_failures()
+    if role is not None and role not in ROLES:
+        fail(f"unknown role {role!r}; choose one of: {', '.join(ROLES)}")
+    infos = registry.parts(role)
+    if as_json:
+        doc = [
+            {"role": i.role, "name": i.name, "plugin": i.plugin, "summary": i.summary, "paper": i.paper,
+             "lam": i.lam, "parameters": {k: _json_default(v) for k, v in i.parameters().items()}}
+            for i in infos
+        ]  # fmt: skip
+        typer.echo(json.dumps(doc, indent=2, default=str))
+        return
+    current = None
+    for info in infos:
+        if info.role != current:
+            current = info.role
+            typer.echo(f"{current}s:")
+        params = ", ".join(f"{k}={_shown(v)}" for k, v in info.parameters().items())
+        typer.echo(f"  {info.name:<18} {info.summary}  [{params}]  ({info.plugin})".rstrip())
+
+
+@app.command()
+def plugins(as_json: JsonOpt = False) -> None:
+    """List the loaded plugins: name, version, hooks, and load errors."""
+    session = get_session()
+    records = list(session.records.values())
+    if as_json:
+        typer.echo(json.dumps(
+            [{"name": r.name, "package": r.package, "version": r.version, "hooks": list(r.hooks), "error": r.error,
+              "refused": list(r.refused)} for r in records],
+            indent=2,
+        ))  # fmt: skip
+        return
+    for rec in records:
+        status = f"FAILED: {rec.error}" if rec.error else ", ".join(rec.hooks)
+        typer.echo(f"{rec.name:<16} {rec.package} {rec.version}  {status}")
+        for note in rec.refused:
+            typer.echo(f"{'':<16} unavailable method {note}")
+
+
+@app.command()
+def reproduce(
+    name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4), or the path of an experiment .toml file")],
+    as_json: JsonOpt = False,
+    check: Annotated[bool, typer.Option("--check", help="exit 1 if a row marked must_match differs from the paper")] = False,
+) -> None:
+    """Run a published table's experiment and print ours next to the paper's numbers."""
+    from spcakit.reproduce import run_experiment
+
+    get_registry()
+    warn_plugin_failures()
+    try:
+        outcome = run_experiment(name)
+    except SpcakitError as exc:
+        fail(str(exc))
+        return
+    if as_json:
+        typer.echo(json.dumps(outcome.to_dict(), indent=2))
+    else:
+        spec = outcome.spec
+        typer.echo(f"{spec.title}\n{spec.paper}\n")
+        columns = list(spec.columns)
+        header = ["row"] + [f"{c} (paper / ours)" for c in columns] + ["match with paper"]
+        table = [header]
+        for row in outcome.rows:
+            cells = [row.row.label]
+            for c in columns:
+                paper = row.row.paper.get(c, "-")
+                cells.append(f"{paper} / {row.ours[c]}")
+            if row.matched:
+                verdict = "all"
+            else:
+                verdict = "differs: " + ",".join(c for c, ok in row.matches.items() if not ok)
+            if row.row.must_match:
+                verdict += " | required " + ("ok" if row.required_matched else "FAILED")
+            cells.append(verdict)
+            table.append(cells)
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        for k, cells in enumerate(table):
+            typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
+            if k == 0:
+                typer.echo("  ".join("-" * w for w in widths))
+        if spec.notes.strip():
+            typer.echo("\n" + spec.notes.strip())
+    if check and outcome.failures:
+        typer.echo(f"{len(outcome.failures)} required row(s) differ from the paper", err=True)
+        raise typer.Exit(1)
+
+
+@app.command("plot")
+def plot_command(
+    kind: Annotated[str, typer.Argument(help="path (the JSON of `spcakit path ... --json --out F`), loadings or variance (of `spcakit run ... --out F`, or the refit result of `spcakit cv ... --json --out F`), cv (of `spcakit cv ... --json --out F`)")],
+    inputs: Annotated[list[Path], typer.Argument(help="the JSON file; for path, one or more (one line each, same data and r)")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the figure: .png, .svg or .pdf (the format is taken from the suffix); written atomically, only when the plot succeeds")],
+    title: Annotated[str | None, typer.Option("--title", help="the plot's title (default: the method, and for a path the data and r; '' for none)")] = None,
+    width: Annotated[float | None, typer.Option("--width", metavar="INCHES", help="the figure's width in inches (default: the plot's own)")] = None,
+    height: Annotated[float | None, typer.Option("--height", metavar="INCHES", help="the figure's height in inches (default: the plot's own)")] = None,
+    dpi: Annotated[float | None, typer.Option("--dpi", help="dots per inch of a PNG (default 100): it is width x dpi by height x dpi pixels")] = None,
+) -> None:
+    """Draw a figure from the JSON that `spcakit path`, `run` or `cv` wrote (needs matplotlib, the plot extra).
+
+    path: CPEV against the sparsity level, PCA's CPEV as the ceiling. loadings: a heat-map of the loadings by
+    variable name. variance: the additional variance of each component. cv: the cross-validation curve and the
+    chosen level.
+    """
+    from spcakit.figures import plot_json
+
+    try:
+        written = plot_json(kind, inputs, out, title=title, width=width, height=height, dpi=dpi)
+    except SpcakitError as exc:
+        fail(str(exc))
+        return
+    except OSError as exc:
+        fail(f"cannot write --out {out}: {exc.strerror or exc}; nothing was written (the previous content of the "
+              "file, if any, is untouched)")
+        return
+    typer.echo(f"wrote the {kind} plot to {written}", err=True)

@@ -1,0 +1,186 @@
+"""The options the fit commands share (typer annotations) and the parsing of their values."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from spcakit.inputs.columns import unknown_column_message
+from spcakit.inputs.csv_files import CsvLayout, csv_layout
+
+
+class BadInput(Exception):
+    """Raised inside commands for input errors found by the CLI itself."""
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: JSON (numbers, booleans, lists) or else a string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        lowered = text.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        return text
+
+
+def parse_lam(text: str | None) -> float | int | None:
+    if text is None:
+        return None
+    value = text.strip()
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        raise BadInput(f"--lam must be a number (e.g. 0.27, 10 or 0.15); got {text!r}") from None
+    if not math.isfinite(number):
+        raise BadInput(f"--lam must be finite; got {text!r}")
+    return number
+
+
+def parse_k(text: str | None) -> Any:
+    """``-k``: one integer (``5``) or one per component (``3,5,8`` or ``[3,5,8]``); ``spcakit.fit`` checks the values."""
+    if text is None:
+        return None
+    items = [item.strip() for item in text.strip().strip("[]").split(",")]
+    values = [parse_value(item) for item in items]
+    if not all(items) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise BadInput(
+            f"-k takes the number of nonzero variables per loading: an integer (e.g. -k 5) or one per component "
+            f"(e.g. -k 3,5,8); got {text!r}"
+        )
+    return values[0] if len(values) == 1 and "," not in text and "[" not in text else values
+
+
+def parse_names(items: list[str] | None) -> list[str] | None:
+    """``--columns``/``--drop``: column names, comma-separated and/or repeated (``a,b`` = ``a --drop b``)."""
+    if items is None:
+        return None
+    names = [name.strip() for item in items for name in item.split(",")]
+    return [name for name in names if name] or None
+
+
+def csv_header(source: str) -> CsvLayout | None:
+    """The layout of a CSV/TSV source, read from its first lines (``None`` for any other source)."""
+    path = Path(source)
+    if path.suffix.lower() not in (".csv", ".tsv") or not path.is_file():
+        return None
+    try:
+        return csv_layout(path)
+    except OSError:
+        return None  # load_source says what is wrong with the file
+
+
+def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) -> str | None:
+    """The name of the column ``--index-col`` means (``None``: the reader already set it aside as row labels).
+
+    ``text`` is a column's name or its position ``N`` in the file, counting from 0 as pandas' ``index_col``
+    does. A CSV's first column of row labels (text, or under an empty header cell) is never read as data,
+    so naming it (or position 0) is accepted and changes nothing.
+    """
+    if text in names:
+        return text
+    labels = "none" if layout is None else layout.labels
+    label_header = layout.header[0] if layout is not None and labels in ("header", "text") else None
+    offset = 0 if labels == "none" else 1  # a label column comes first in the file
+    if labels != "none" and text.strip() in ("0", label_header):
+        return None
+    if text.strip().isdigit():
+        position = int(text)
+        if position - offset < len(names):
+            return names[position - offset]
+        raise BadInput(
+            f"--index-col {text}: the data have {len(names) + offset} columns, at positions 0 to "
+            f"{len(names) + offset - 1} (counting from 0); give a position in that range or a column's name"
+        )
+    raise BadInput(unknown_column_message(text, names, "--index-col"))
+
+
+#: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
+NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
+                       "columns", "drop", "on_step", "metrics", "registry")  # fmt: skip
+
+
+def parse_params(items: list[str] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInput(f"--param takes KEY=VALUE (e.g. --param tol=0.001); got {item!r}")
+        if key.strip() in NOT_PART_PARAMETERS:
+            raise BadInput(
+                f"--param {key.strip()}=...: {key.strip()!r} is not a part parameter but a setting of the run; "
+                "give it with the command's own option (see --help), e.g. --seed 1, -r 3, --standardize"
+            )
+        params[key.strip()] = parse_value(value)
+    return params
+
+
+DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv/.mtx path, a NAME.zarr store, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
+
+
+CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
+
+
+ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
+
+
+KOpt = Annotated[str | None, typer.Option("-k", "--k", "--target-k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
+
+
+TargetSparsityOpt = Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="choose k for a fraction S of zeros per loading (0 <= S < 1): k = round((1 - S) p), a half rounded to the denser k")]
+
+
+TargetCpevOpt = Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="choose the smallest k whose CPEV is at least F x PCA's CPEV (0 < F <= 1): every k from below for up to 100 levels, by bisection over k beyond")]
+
+
+TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
+
+
+LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
+
+
+DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
+
+
+RefinerOpt = Annotated[str | None, typer.Option("--refiner", help="refine the finished loadings with this part ('none': skip the method's)")]
+
+
+ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="part parameter KEY=VALUE or ROLE.KEY=VALUE (repeatable)")]
+
+
+SeedOpt = Annotated[int, typer.Option("--seed", help="seed of the random generator (recorded in the JSON output; the default 0 makes every run repeatable)")]
+
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+
+
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON result to this file")]
+
+
+NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="do not centre the data columns")]
+
+
+StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="work on the correlation scale: divide each data column by its standard deviation (a covariance becomes its correlation matrix); for variables in different units")]
+
+
+IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="a column of row IDs or labels, by name or position (from 0): not a variable, dropped")]
+
+
+DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="leave these columns out, e.g. a label column (repeatable)")]
+
+
+ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="use only these columns, in this order (repeatable)")]
+
+
+SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); default: the local threaded scheduler")]
+
+
+SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]

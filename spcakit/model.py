@@ -10,6 +10,9 @@ shape and content hash). Scoring is plain NumPy (:meth:`Model.transform`): the
 command line never needs scikit-learn, and gives the scores of
 ``spcakit.SparsePCA.transform`` for the same fit.
 
+One module, a little above the 600 lines the others keep to: the file format, its checks on
+reading, and the scoring that depends on both are one thing, read together.
+
 The file
 --------
 One JSON object (UTF-8), format version :data:`FORMAT_VERSION`:

@@ -1,0 +1,137 @@
+r"""The held-out criterion: the error of predicting each entry of a held-out row from its other entries through
+the loadings' span (:func:`held_out_error`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from spcakit.errors import InvalidDataError, InvalidParameterError
+
+#: An entry whose ``1 - h_j`` is at most this cannot be predicted from its row's other variables (its
+#: unit vector lies in the loadings' span, up to rounding): it is predicted by the training mean. ``h_j``
+#: is computed to about ``r`` units of rounding (``1e-16``), so ``1 - h_j`` above this bound has at least
+#: 7 correct digits and the division by it is accurate.
+UNPREDICTABLE = 1e-8
+
+
+def leave_one_variable_out_residuals(rows: Any, loadings: Any) -> np.ndarray:
+    r"""The residual of every entry of ``rows`` predicted from the same row's other variables.
+
+    For a row :math:`x` and loadings :math:`V` (``p x r``), entry ``j`` is predicted by
+    :math:`v_j^\top t` with :math:`t` the least-squares scores of the other entries,
+    :math:`\min_t \|x_{-j} - V_{-j} t\|`; by Sherman-Morrison the residual is
+
+    .. math::
+
+        x_j - \hat x_j = \frac{x_j - (Hx)_j}{1 - h_j}, \qquad H = V (V^\top V)^{-1} V^\top,
+        \quad h_j = H_{jj}
+
+    (derived in the module's description), computed for all entries at once from an orthonormal
+    basis of the loadings' span. An entry with :math:`1 - h_j \le` :data:`UNPREDICTABLE` - its
+    variable lies in the span on its own, so its row's other entries do not determine it - is
+    predicted by 0, the training mean of centred rows: its residual is the entry itself.
+
+    Parameters
+    ----------
+    rows
+        Held-out rows (``m x p``), centred (and scaled) as the loadings' training data were.
+    loadings
+        The loadings :math:`V` (``p x r``); only their span matters.
+
+    Returns
+    -------
+    numpy.ndarray
+        The residuals, ``m x p``.
+    """
+    x = np.asarray(rows, dtype=float)
+    v = np.asarray(loadings, dtype=float)
+    _check_shapes(x, v)
+    return _residuals(x, _span(v))
+
+
+def _check_shapes(x: np.ndarray, v: np.ndarray) -> None:
+    if x.ndim != 2 or v.ndim != 2 or x.shape[1] != v.shape[0]:
+        raise InvalidParameterError(
+            f"rows (m x p) and loadings (p x r) must share p; got rows of shape {x.shape} and loadings of shape {v.shape}"
+        )
+
+
+def _span(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """An orthonormal basis of the span of the loadings ``v`` and ``1 - h_j`` per variable; ``None`` when they
+    span nothing."""
+    basis, singular, _ = np.linalg.svd(v, full_matrices=False)
+    if singular.size == 0 or not singular[0] > 0:
+        return None
+    rank = int(np.count_nonzero(singular > singular[0] * max(v.shape) * np.finfo(float).eps))
+    basis = basis[:, :rank]
+    return basis, 1.0 - np.einsum("jl,jl->j", basis, basis)
+
+
+def _residuals(x: np.ndarray, span: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """The leave-one-variable-out residuals of the rows ``x`` for the loadings' :func:`_span`."""
+    if span is None:
+        return x.copy()  # no loading: nothing predicts anything
+    basis, free = span
+    predictable = free > UNPREDICTABLE
+    fitted = (x @ basis) @ basis.T
+    return np.where(predictable, (x - fitted) / np.where(predictable, free, 1.0), x)
+
+
+def held_out_error(rows: Any, loadings: Any) -> float:
+    r"""The held-out error of ``rows`` for ``loadings``: the sum of their squared
+    leave-one-variable-out residuals over their total sum of squares.
+
+    .. math::
+
+        e = \frac{\sum_i \sum_j (x_{ij} - \hat x_{ij})^2}{\sum_i \sum_j x_{ij}^2},
+
+    with :math:`\hat x_{ij}` predicted from row ``i``'s other variables
+    (:func:`leave_one_variable_out_residuals`). This is the error of one fold in
+    :func:`cross_validate` and, negated, :meth:`spcakit.SparsePCA.score`: 0 when
+    every entry is predicted exactly, 1 when the predictions are no better than
+    the training means (as at ``k = 1``, ``r = 1``); it can exceed 1 when the
+    loadings predict worse than the means.
+
+    Parameters
+    ----------
+    rows
+        The held-out rows (``m x p``), centred (and scaled) as the loadings' training
+        data were; or an iterator (a generator) of such blocks of rows, whose sums add up,
+        so that rows too large to hold densified at once are scored a block at a time
+        (the loadings' span is computed once).
+    loadings
+        The loadings (``p x r``); only their span matters.
+
+    Returns
+    -------
+    float
+        The error :math:`e \ge 0`.
+
+    Raises
+    ------
+    InvalidDataError
+        The rows' total sum of squares is 0 (every row equals the training means): the
+        error is undefined.
+    """
+    v = np.asarray(loadings, dtype=float)
+    blocks = rows if isinstance(rows, Iterator) else [rows]
+    span = None
+    spanned = False
+    total = residual = 0.0
+    for block in blocks:
+        x = np.asarray(block, dtype=float)
+        _check_shapes(x, v)
+        if not spanned:
+            span, spanned = _span(v), True
+        total += float(np.einsum("ij,ij->", x, x))
+        errors = _residuals(x, span)
+        residual += float(np.einsum("ij,ij->", errors, errors))
+    if not total > 0:
+        raise InvalidDataError(
+            "the held-out rows have no variance about the training means (every row equals them, or there are "
+            "none): their error, a fraction of that variance, is undefined"
+        )
+    return residual / total

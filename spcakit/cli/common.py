@@ -125,23 +125,41 @@ def check_save_model(save_model: Path | None, data: str, out: Path | None) -> No
 
 
 class Progress:
-    """A one-line progress display on stderr, only when stderr is a terminal."""
+    """A transient progress line on stderr (rich), only when stderr is a terminal: what a run is doing
+    now, with a spinner and the time so far; it disappears when the run ends.
 
-    def __init__(self, enabled: bool) -> None:
+    Called as the fit's step callback (component, iteration); :meth:`show` sets any other text (the
+    levels of a path or a cross-validation). ``console`` is where it draws (stderr by default).
+    """
+
+    def __init__(self, enabled: bool, console: Any = None) -> None:
         self.enabled = enabled
-        self.shown = False
+        self.console = console
+        self.count = 0  # levels done, for the commands that report levels
+        self._display: Any = None
+        self._task: Any = None
 
-    def __call__(self, component: int, n_components: int, iteration: int) -> None:
+    def show(self, text: str) -> None:
         if not self.enabled:
             return
-        sys.stderr.write(f"\rcomponent {component + 1}/{n_components}, iteration {iteration}   ")
-        sys.stderr.flush()
-        self.shown = True
+        if self._display is None:
+            from rich.console import Console  # noqa: PLC0415 - only when a terminal shows progress
+            from rich.progress import Progress as Display, SpinnerColumn, TextColumn, TimeElapsedColumn  # noqa: PLC0415
+
+            console = self.console if self.console is not None else Console(stderr=True)
+            self._display = Display(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                                    console=console, transient=True)  # fmt: skip
+            self._task = self._display.add_task(text, total=None)
+            self._display.start()
+        self._display.update(self._task, description=text)
+
+    def __call__(self, component: int, n_components: int, iteration: int) -> None:
+        self.show(f"component {component + 1}/{n_components}, iteration {iteration}")
 
     def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r" + " " * 60 + "\r")
-            sys.stderr.flush()
+        if self._display is not None:
+            self._display.stop()
+            self._display = None
 
 
 def check_targets(target_sparsity: float | None, target_cpev: float | None, sparsity_given: list[str]) -> None:

@@ -91,16 +91,9 @@ def describe_path_target(
 class _LevelProgress(Progress):
     """The levels of a path done so far, on stderr, only when stderr is a terminal."""
 
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(enabled)
-        self.count = 0
-
     def level(self, level: PathLevel) -> None:
         self.count += 1
-        if self.enabled:
-            sys.stderr.write(f"\r{self.count} level(s) done, the last at {level.level}: CPEV {level.cpev:.4f}   ")
-            sys.stderr.flush()
-            self.shown = True
+        self.show(f"{self.count} level(s) done, the last at {level.level}: CPEV {level.cpev:.4f}")
 
 
 @app.command("path")
@@ -217,17 +210,9 @@ def _cv_level(value: Any) -> str:
 class _CVProgress(Progress):
     """The levels of a cross-validation done so far, on stderr, only when stderr is a terminal."""
 
-    def __init__(self, enabled: bool) -> None:
-        super().__init__(enabled)
-        self.count = 0
-
     def level(self, level: CVLevel) -> None:
         self.count += 1
-        if self.enabled:
-            sys.stderr.write(f"\r{self.count} level(s) done, the last at {_cv_level(level.level)}: mean error "
-                             f"{level.mean_error:.4f}   ")  # fmt: skip
-            sys.stderr.flush()
-            self.shown = True
+        self.show(f"{self.count} level(s) done, the last at {_cv_level(level.level)}: mean error {level.mean_error:.4f}")
 
 
 @app.command("cv")

@@ -38,7 +38,7 @@ _EXPORTS = {
 }  # fmt: skip
 #: Submodules reachable as attributes (``spcakit.metrics``) without importing them first.
 _SUBMODULES = frozenset({
-    "api", "cli", "cv", "drivers", "errors", "estimator", "figures", "hookspecs", "inputs", "linalg", "metrics", "model", "operators",
+    "api", "bounds", "cli", "cv", "drivers", "errors", "estimator", "figures", "hookspecs", "inputs", "linalg", "metrics", "model", "operators",
     "output", "parts", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
     "ties", "validators",
 })  # fmt: skip

@@ -23,7 +23,7 @@ LAYERS = [
     ["spcakit.operators", "spcakit.state"],
     ["spcakit.problem"],
     ["spcakit.inputs"],
-    ["spcakit.metrics", "spcakit.registry", "spcakit.drivers", "spcakit.parts", "spcakit.plugins", "spcakit.core_plugin"],
+    ["spcakit.metrics", "spcakit.bounds", "spcakit.registry", "spcakit.drivers", "spcakit.parts", "spcakit.plugins", "spcakit.core_plugin"],
     ["spcakit.composition"],
     ["spcakit.api", "spcakit.paths", "spcakit.cv", "spcakit.reproduce", "spcakit.model"],
     ["spcakit.estimator", "spcakit.figures", "spcakit.cli", "spcakit.__main__", "spcakit.testing"],

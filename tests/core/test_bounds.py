@@ -1,0 +1,118 @@
+"""Upper bounds on the sparse eigenvalue (spcakit.bounds): never below the optimum, checked against brute force.
+
+A bound below an achievable value would be a silent wrong answer, so every test here compares with the
+optimum itself: the largest eigenvalue of every k x k principal submatrix (small p), or the published
+Pitprops optima (Li & Xie 2024, reproduced by ``exhaustive``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import spcakit
+from spcakit.bounds import BOUNDS, relative_gap, sparse_variance_bound
+from spcakit.errors import InvalidParameterError
+from spcakit.testing import strategies as sps
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Pitprops: max x'Cx over unit x with at most k nonzeros (k = 4..10), as published and reproduced by exhaustive.
+PITPROPS_OPTIMA = {4: 2.937479, 5: 3.406155, 6: 3.770960, 7: 3.996190, 8: 4.068607, 9: 4.138647, 10: 4.172638}
+
+
+def brute_force(c: np.ndarray, k: int) -> float:
+    """max over supports S of size k of lambda_max(C_SS)."""
+    return max(float(np.linalg.eigvalsh(c[np.ix_(s, s)])[-1]) for s in itertools.combinations(range(c.shape[0]), k))
+
+
+def _check(c: np.ndarray, k: int) -> None:
+    bound = sparse_variance_bound(c, k)
+    optimum = brute_force(c, k)
+    assert bound.value >= optimum, (bound, optimum)
+    assert bound.which in BOUNDS and bound.k == k
+    assert bound.value == pytest.approx(min(bound.bounds.values()), rel=1e-10, abs=1e-300)
+
+
+@SETTINGS
+@given(sps.psd_matrices((2, 9)), st.data())
+def test_the_bound_is_never_below_the_optimum_on_random_covariances(c, data):
+    _check(c, data.draw(st.integers(1, c.shape[0])))
+
+
+@SETTINGS
+@given(sps.tied_covariances((3, 9)), st.data())
+def test_the_bound_is_never_below_the_optimum_on_tied_covariances(case, data):
+    _, c = case
+    _check(c, data.draw(st.integers(1, c.shape[0])))
+
+
+@SETTINGS
+@given(sps.seeds(), st.integers(4, 10), st.data())
+def test_the_bound_is_never_below_the_optimum_on_spiked_covariances(seed, p, data):
+    rng = np.random.default_rng(seed)
+    spike = np.zeros(p)
+    spike[rng.choice(p, size=min(3, p), replace=False)] = rng.standard_normal(min(3, p))
+    spike /= np.linalg.norm(spike)
+    x = rng.standard_normal((2 * p, p)) + 3.0 * rng.standard_normal((2 * p, 1)) * spike
+    _check(np.cov(x, rowvar=False), data.draw(st.integers(1, p)))
+
+
+@SETTINGS
+@given(sps.psd_matrices((2, 9)))
+def test_the_bound_is_exact_at_k_1_and_k_p(c):
+    p = c.shape[0]
+    scale = float(np.abs(np.diag(c)).max())
+    assert sparse_variance_bound(c, 1).value == pytest.approx(float(np.diag(c).max()), rel=1e-9, abs=1e-12 * scale)
+    assert sparse_variance_bound(c, p).value == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-9, abs=1e-12 * scale)
+
+
+def test_pitprops_optima_lie_below_the_bound_and_every_method_below_both():
+    c = spcakit.datasets.pitprops().matrix
+    for k, optimum in PITPROPS_OPTIMA.items():
+        assert sparse_variance_bound(c, k).value >= optimum
+    registry = spcakit.get_registry()
+    lam = {"gpower-l0": 0.01, "gpower-l0-block": 0.01, "gpower-l1": 0.1, "gpower-l1-block": 0.1}
+    for name in registry.method_names():
+        result = spcakit.fit(c, name, r=1, covariance=True, lam=lam.get(name))
+        x = result.loadings[:, 0]
+        k = int(np.count_nonzero(x))
+        achieved = float(x @ c @ x) / float(x @ x)
+        assert achieved <= sparse_variance_bound(c, k).value, name
+        assert 0.0 <= relative_gap(x, c) <= 1.0, name
+
+
+def test_the_gap_of_the_optimal_loading():
+    c = spcakit.datasets.pitprops().matrix
+    exact = spcakit.fit(c, "exhaustive", r=1, k=4, covariance=True).loadings[:, 0]
+    bound = sparse_variance_bound(c, 4)
+    assert relative_gap(exact, c) == pytest.approx((bound.value - PITPROPS_OPTIMA[4]) / bound.value, abs=1e-6)
+    dense = np.linalg.eigh(c)[1][:, -1]  # k = p: the leading eigenvector is optimal and the bound exact
+    assert relative_gap(dense, c) <= 1e-12
+
+
+def test_an_operator_gives_the_bound_of_its_matrix():
+    x = np.random.default_rng(5).standard_normal((40, 12))
+    problem = spcakit.as_problem(x)
+    dense = np.cov(x, rowvar=False)
+    for k in (1, 3, 12):
+        from_operator, from_matrix = sparse_variance_bound(problem.covariance, k), sparse_variance_bound(dense, k)
+        assert from_operator.value == pytest.approx(from_matrix.value, rel=1e-10)
+
+
+@pytest.mark.parametrize("k", [0, 14, 2.5, True, "3"])
+def test_bad_cardinalities_are_refused(k):
+    with pytest.raises(InvalidParameterError, match=r"k must be an integer in \[1, p\]"):
+        sparse_variance_bound(spcakit.datasets.pitprops().matrix, k)
+
+
+def test_bad_matrices_and_loadings_are_refused():
+    with pytest.raises(InvalidParameterError, match="square"):
+        sparse_variance_bound(np.ones((3, 4)), 2)
+    with pytest.raises(InvalidParameterError, match="covariance operator"):
+        sparse_variance_bound([[1.0]], 1)
+    with pytest.raises(InvalidParameterError, match="nonzero vector of length p = 13"):
+        relative_gap(np.zeros(13), spcakit.datasets.pitprops().matrix)

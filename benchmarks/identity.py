@@ -10,7 +10,7 @@ differs from the one saved in ``DIR`` (the ``seconds`` field aside: it is a timi
 * the lymphoma covariance (``../shared/data/lymphoma_cov_500.npz``, a 500 x 500 covariance), r = 3.
 
 Every method runs with its defaults (the default ``k`` where it takes one; GPower's four, which have no
-default penalty, with ``--lam``: :data:`EXTRA`). A run that fails is saved as
+default penalty, with ``--lam``: :data:`spcakit.testing.EXAMPLE_LAMBDAS`). A run that fails is saved as
 its error message and exit code, so that errors are compared too. The shared data sets are skipped with a
 message where absent.
 
@@ -32,6 +32,7 @@ from typer.testing import CliRunner
 
 from spcakit.cli import app
 from spcakit.plugins import get_registry
+from spcakit.testing import EXAMPLE_LAMBDAS
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: ``name: (arguments, file under the shared data folder or None)``
@@ -41,8 +42,7 @@ DATA_SETS = {
     "lymphoma_cov": (["--covariance", "-r", "3"], "lymphoma_cov_500.npz"),
 }
 #: Methods with no default for their parameter (GPower's penalties are absolute: they depend on the scale).
-EXTRA = {"gpower-l0": ["--lam", "0.01"], "gpower-l0-block": ["--lam", "0.01"],
-         "gpower-l1": ["--lam", "0.1"], "gpower-l1-block": ["--lam", "0.1"]}
+EXTRA = {name: ["--lam", str(lam)] for name, lam in EXAMPLE_LAMBDAS.items()}
 
 
 def run_all(methods: list[str], data_sets: list[str], shared: Path) -> dict[str, str]:

@@ -156,6 +156,11 @@ class Progress:
     def __call__(self, component: int, n_components: int, iteration: int) -> None:
         self.show(f"component {component + 1}/{n_components}, iteration {iteration}")
 
+    def level_done(self, what: str) -> None:
+        """One more level of a path or a cross-validation done; ``what`` describes the last one."""
+        self.count += 1
+        self.show(f"{self.count} level(s) done, the last at {what}")
+
     def close(self) -> None:
         if self._display is not None:
             self._display.stop()

@@ -40,7 +40,7 @@ from spcakit.cli.options import (
     TruncOpt,
     parse_params,
 )
-from spcakit.cv import RULES, CrossValidation, CVLevel, cross_validate, refuse_covariance
+from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
 from spcakit.errors import SpcakitError
 from spcakit.paths import PathLevel, SparsityPath
 from spcakit.paths import path as fit_path
@@ -88,14 +88,6 @@ def describe_path_target(
     return f"{head}; CPEV {level.cpev:.4f} = {level.cpev_ratio:.4f} x PCA's"
 
 
-class _LevelProgress(Progress):
-    """The levels of a path done so far, on stderr, only when stderr is a terminal."""
-
-    def level(self, level: PathLevel) -> None:
-        self.count += 1
-        self.show(f"{self.count} level(s) done, the last at {level.level}: CPEV {level.cpev:.4f}")
-
-
 @app.command("path")
 def path_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
@@ -140,13 +132,14 @@ def path_command(
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         check_targets(target_sparsity, target_cpev, sparsity_given=[])
         dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
-        progress = _LevelProgress(sys.stderr.isatty())
+        progress = Progress(sys.stderr.isatty())
         try:
             with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
                 found = fit_path(
                     matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
                     standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
-                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    drop=dropped, on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
+                    truncator=truncator, deflator=deflator, refiner=refiner,
                     **param_values,
                 )  # fmt: skip
         finally:
@@ -207,14 +200,6 @@ def _cv_level(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-class _CVProgress(Progress):
-    """The levels of a cross-validation done so far, on stderr, only when stderr is a terminal."""
-
-    def level(self, level: CVLevel) -> None:
-        self.count += 1
-        self.show(f"{self.count} level(s) done, the last at {_cv_level(level.level)}: mean error {level.mean_error:.4f}")
-
-
 @app.command("cv")
 def cv_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
@@ -264,13 +249,15 @@ def cv_command(
         dataset, matrix, is_cov, kept, dropped = read_input(data, False, index_col, drop, columns)
         if is_cov:
             refuse_covariance(dataset.source)
-        progress = _CVProgress(sys.stderr.isatty())
+        progress = Progress(sys.stderr.isatty())
         try:
             with warnings_on_stderr():
                 found = cross_validate(
                     matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
                     standardize=standardize, feature_names=dataset.feature_names, columns=kept,
-                    drop=dropped, on_level=progress.level, truncator=truncator, deflator=deflator, refiner=refiner,
+                    drop=dropped,
+                    on_level=lambda level: progress.level_done(f"{_cv_level(level.level)}: mean error {level.mean_error:.4f}"),
+                    truncator=truncator, deflator=deflator, refiner=refiner,
                     **param_values,
                 )  # fmt: skip
         finally:

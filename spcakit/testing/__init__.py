@@ -7,6 +7,8 @@
   :class:`~spcakit.state.Carry` included) and raise
   :class:`~spcakit.testing.contracts.ContractViolation` when it breaks a rule
   they rely on. Needs only NumPy.
+* :data:`EXAMPLE_LAMBDAS` - a λ for each built-in method that has no default sparsity and takes
+  no ``k`` (GPower's penalties): every test that runs every registered method uses these.
 * :mod:`spcakit.testing.strategies` - Hypothesis strategies for vectors,
   orthonormal bases, covariance and data matrices and problems. Needs
   ``hypothesis`` (``pip install 'spcakit[test]'``); it is imported only when
@@ -29,6 +31,11 @@ import importlib
 from typing import Any
 
 from spcakit.testing import contracts
+
+#: λ for the built-in methods whose truncation has no default and takes no ``k`` (GPower's penalties, which
+#: are absolute: they depend on the data's scale); each keeps some nonzeros in every loading on standardised
+#: data of a dozen variables (Pitprops, the constant-column tests' data).
+EXAMPLE_LAMBDAS = {"gpower-l0": 0.1, "gpower-l0-block": 0.002, "gpower-l1": 0.2, "gpower-l1-block": 0.05}
 from spcakit.testing.contracts import (
     ContractViolation,
     check_deflator_contract,
@@ -39,7 +46,7 @@ from spcakit.testing.contracts import (
     check_updater_contract,
 )
 
-__all__ = [*contracts.__all__, "contracts", "strategies"]
+__all__ = [*contracts.__all__, "EXAMPLE_LAMBDAS", "contracts", "strategies"]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.bounds import BOUNDS, relative_gap, sparse_variance_bound
 from spcakit.errors import InvalidParameterError
+from spcakit.testing import EXAMPLE_LAMBDAS
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -75,9 +76,8 @@ def test_pitprops_optima_lie_below_the_bound_and_every_method_below_both():
     for k, optimum in PITPROPS_OPTIMA.items():
         assert sparse_variance_bound(c, k).value >= optimum
     registry = spcakit.get_registry()
-    lam = {"gpower-l0": 0.01, "gpower-l0-block": 0.01, "gpower-l1": 0.1, "gpower-l1-block": 0.1}
     for name in registry.method_names():
-        result = spcakit.fit(c, name, r=1, covariance=True, lam=lam.get(name))
+        result = spcakit.fit(c, name, r=1, covariance=True, lam=EXAMPLE_LAMBDAS.get(name))
         x = result.loadings[:, 0]
         k = int(np.count_nonzero(x))
         achieved = float(x @ c @ x) / float(x @ x)

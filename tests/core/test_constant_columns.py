@@ -29,11 +29,10 @@ from spcakit.operators import DenseCovariance, PaddedCovariance, densify
 from spcakit.plugins import get_registry
 from spcakit.inputs import as_problem
 from spcakit.state import IssuedWarning
+from spcakit.testing import EXAMPLE_LAMBDAS
 
 runner = CliRunner()
 
-#: λ for the methods whose truncation has no default and takes no k (GPower's penalties), for p = 9.
-LAM = {"gpower-l0": 0.1, "gpower-l0-block": 0.002, "gpower-l1": 0.2, "gpower-l1-block": 0.05}
 #: The constant columns inserted: their values (a zero column, a large one, a negative one, one of
 #: rounding noise about 7 - constant relative to its own magnitude).
 CONSTANTS = (2.5, 0.0, -1e5)
@@ -61,7 +60,7 @@ def method_arguments(name: str) -> dict[str, Any]:
     registry = get_registry()
     if takes_k(registry.method(name), registry):
         return {"k": 4}
-    return {"lam": LAM[name]} if name in LAM else {}
+    return {"lam": EXAMPLE_LAMBDAS[name]} if name in EXAMPLE_LAMBDAS else {}
 
 
 def fit_quietly(*args: Any, **kwargs: Any) -> Any:

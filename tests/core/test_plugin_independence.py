@@ -26,8 +26,8 @@ BUILT_IN = ("spcart", "deflation", "subspace", "encoders", "fspca")
 PROBE = textwrap.dedent("""
     import json, spcakit
     from spcakit.plugins import get_registry, get_session
+    from spcakit.testing import EXAMPLE_LAMBDAS as lam
     registry = get_registry()
-    lam = {"gpower-l0": 0.01, "gpower-l0-block": 0.01, "gpower-l1": 0.1, "gpower-l1-block": 0.1}
     out = {"refused": get_session().refused(), "runs": {}}
     for name in registry.method_names():
         try:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import attrs
@@ -727,10 +728,7 @@ class GreedySolver(Updater):
                 _reduce(a_ss, b_ss), columns[candidates].T, diag_a[candidates],
                 b_rows, diag_b[candidates], prune=True,
             )  # fmt: skip
-            position, _ = _scan_best(values)
-            near = _near_best(values)
-            if q is not None and near.size > 1 and self.start != "max-ratio":
-                position = int(near[_outermost(problem, carry, [np.sort(np.append(idx, candidates[i])) for i in near])])
+            position = self._pick(problem, carry, values, lambda i: np.sort(np.append(idx, candidates[i])))
             chosen = int(candidates[position])
             support.append(chosen)
             outside[chosen] = False
@@ -756,14 +754,25 @@ class GreedySolver(Updater):
             b_ss = None if q is None else constraint_submatrix(carry, support)
             diag_b = np.ones(support.size) if b_ss is None else np.diag(b_ss)
             values = _deletion_values(_reduce(a_ss, b_ss), diag_b)
-            position, _ = _scan_best(values)
-            near = _near_best(values)
-            if q is not None and near.size > 1 and self.start != "max-ratio":
-                position = int(near[_outermost(problem, carry, [np.delete(support, i) for i in near])])
+            position = self._pick(problem, carry, values, lambda i, support=support: np.delete(support, i))
             support = np.delete(support, position)
         kept = [int(i) for i in support]
         value, y = _support_value(a, carry, kept)
         return value, kept, y
+
+    def _ties_by_values(self, carry: Carry) -> bool:
+        """Whether supports tying on the value go to the outermost loading (:func:`_outermost`): under a
+        constraint (generalized deflation), unless the start is the papers' ``"max-ratio"``."""
+        return carry.get(CONSTRAINT) is not None and self.start != "max-ratio"
+
+    def _pick(self, problem: Problem, carry: Carry, values: np.ndarray, support_of: Callable[[int], np.ndarray]) -> int:
+        """The candidate a step keeps: the scan's winner (:func:`_scan_best`), or, when several tie on the value
+        and :meth:`_ties_by_values`, the one whose support (``support_of(position)``) gives the outermost loading."""
+        position, _ = _scan_best(values)
+        near = _near_best(values)
+        if near.size > 1 and self._ties_by_values(carry):
+            position = int(near[_outermost(problem, carry, [support_of(int(i)) for i in near])])
+        return position
 
     def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
         k = check_cardinality(self.k, problem.p, "greedy")
@@ -771,7 +780,7 @@ class GreedySolver(Updater):
         if self.backward:
             back_value, back_support, back_y = self._backward(problem, state, k)
             tied = not _better(back_value, value) and not _better(value, back_value)
-            if tied and state.get(CONSTRAINT) is not None and self.start != "max-ratio":
+            if tied and self._ties_by_values(state):
                 back_wins = _outermost(problem, state, [np.sort(support), np.sort(back_support)]) == 1
             else:
                 back_wins = back_value > value

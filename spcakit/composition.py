@@ -200,16 +200,36 @@ def cardinality(k: Any) -> int | tuple[int, ...]:
     return to_int(k)
 
 
-def check_k(k: Any, r: int) -> None:
-    """A list ``k`` has one cardinality per component (the values are checked by the parts that hold them)."""
+def check_k(k: Any, r: int | None = None, p: int | None = None) -> int | list[int] | None:
+    """``k`` checked once, as :func:`spcakit.fit` and :class:`~spcakit.estimator.SparsePCA` take it: ``None``, an
+    integer, or a list with one cardinality per component (``r`` of them). Returns it as an ``int`` or a list.
+
+    With ``p`` (the estimator, whose parameters are checked before anything runs), every value must lie in
+    :math:`[1, p]`; :func:`spcakit.fit` passes none, because it lowers a ``k`` above the number of variables
+    that vary (:func:`lowered_k`), and the part that holds ``k`` checks the range it needs (``r <= k`` for
+    FSPCA's shared support, for instance) against the variables it runs on.
+    """
     if k is None:
-        return
+        return None
     value = cardinality(k)
-    if isinstance(value, tuple) and len(value) != r:
+    values = list(value) if isinstance(value, tuple) else [value]
+    if p is not None:
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InvalidParameterError(
+                    f"k (nonzeros per component) must be a positive integer, a list of them (one per component) "
+                    f"or None; got {k!r}"
+                )
+            if v > p:
+                raise InvalidParameterError(
+                    f"k={v} nonzeros per component is more than the data's n_features={p}; valid: 1 <= k <= {p}"
+                )
+    if r is not None and isinstance(value, tuple) and len(value) != r:
         raise InvalidParameterError(
             f"k lists {len(value)} cardinalities {list(value)} for r={r} components; give one per component "
             f"(a list of length {r}) or one integer for all"
         )
+    return values if isinstance(value, tuple) else value
 
 
 def lowered_k(k: Any, varying: int) -> int | list[int] | None:

@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install 'spcakit[sklearn]' ({exc})"
     ) from exc
 
-from spcakit.composition import configure
+from spcakit.composition import check_k, configure
 from spcakit.api import fit
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
@@ -153,25 +153,6 @@ def _check_n_components(n_components: Any, n_samples: int, n_features: int, cent
             f"for data with n_samples={n_samples}, n_features={n_features}"
         )
     return int(n_components)
-
-
-def _check_k(k: Any, n_features: int) -> int | list[int] | None:
-    """``k`` as an int in [1, n_features], or a list of them (one per component); ``None`` passes."""
-    if k is None:
-        return None
-    values = list(k) if isinstance(k, (list, tuple, np.ndarray)) else [k]
-    for value in values:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < 1:
-            raise InvalidParameterError(
-                f"k (nonzeros per component) must be a positive integer, a list of them (one per component) "
-                f"or None; got {k!r}"
-            )
-        if value > n_features:
-            raise InvalidParameterError(
-                f"k={value} nonzeros per component is more than the data's n_features={n_features}; "
-                f"valid: 1 <= k <= {n_features}"
-            )
-    return [int(v) for v in values] if isinstance(k, (list, tuple, np.ndarray)) else int(k)
 
 
 def _check_target_cpev(target_cpev: Any, k: Any, lam: Any) -> float | None:
@@ -479,7 +460,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_min_samples=2 if center else 1)
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
-        k = _check_k(self.k, n_features)
+        k = check_k(self.k, p=n_features)
         registry = get_registry()
         spec = _resolve_method(self.method, self.truncator, self.deflator, registry)
         kwargs = _sparsity_params(k, self.lam, self.params)

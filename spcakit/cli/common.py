@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from spcakit.api import fit
-from spcakit.cli.options import BadInput, csv_header, index_column, parse_k, parse_lam, parse_names, parse_params
+from spcakit.cli.options import BadInput, FitOptions, csv_header, index_column, parse_k, parse_lam, parse_names, parse_params
 from spcakit.errors import ConstantColumnWarning, SpcakitError
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
@@ -222,16 +222,15 @@ def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     return connected(scheduler)
 
 
-def read_input(
-    data: str, covariance: bool, index_col: str | None, drop: list[str] | None, columns: list[str] | None
-) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
-    """Read ``--data`` as ``run``, ``compose`` and ``path`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
+def read_input(options: FitOptions) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
+    """Read ``--data`` as ``run``, ``compose``, ``path`` and ``cv`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
 
     ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
     are dropped are never read as numbers: they may hold text (labels, IDs).
     """
-    dropped, kept = parse_names(drop), parse_names(columns)
+    data, covariance, index_col = options.data, options.covariance, options.index_col
+    dropped, kept = parse_names(options.drop), parse_names(options.columns)
     layout = csv_header(data)
     label = None
     if index_col is not None and layout is not None and not covariance:
@@ -253,36 +252,34 @@ def read_input(
     return dataset, matrix, is_cov, kept, dropped
 
 
+def check_method(method: str) -> None:
+    """Refuse (exit 2) a method name that no plugin registered, listing those that are."""
+    registry = get_registry()
+    warn_plugin_failures()
+    if method not in registry.method_names():
+        names = ", ".join(registry.method_names()) or "(no method is registered: are plugins disabled?)"
+        fail(f"unknown method {method!r}; choose one of: {names}")
+
+
 def run_and_report(
     method: Any,
+    options: FitOptions,
     *,
-    data: str,
-    covariance: bool,
-    r: int,
-    truncator: str | None,
+    k: str | None,
     lam: str | None,
-    deflator: str | None,
-    params: list[str] | None,
-    seed: int | None,
     as_json: bool,
     out: Path | None,
-    no_center: bool,
-    refiner: str | None = None,
-    k: str | None = None,
-    standardize: bool = False,
-    index_col: str | None = None,
-    drop: list[str] | None = None,
-    columns: list[str] | None = None,
     save_model: Path | None = None,
     target_sparsity: float | None = None,
     target_cpev: float | None = None,
-    scheduler: str | None = None,
 ) -> None:
+    """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result."""
+    data = options.data
     try:
         check_out(out, data)
         check_save_model(save_model, data, out)
         lam_value = parse_lam(lam)
-        param_values = parse_params(params)
+        param_values = parse_params(options.param)
         if k is not None:
             if "k" in param_values:
                 raise BadInput("k is given twice (-k and --param k=...); give it once")
@@ -290,7 +287,7 @@ def run_and_report(
         check_targets(target_sparsity, target_cpev, sparsity_given=[
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip
-        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
+        dataset, matrix, is_cov, kept, dropped = read_input(options)
         if save_model is not None and is_cov:
             raise BadInput(
                 f"--save-model: {dataset.source} is a covariance matrix, which has no column means to centre new data "
@@ -298,20 +295,20 @@ def run_and_report(
             )
         progress = Progress(sys.stderr.isatty() and not as_json)
         try:
-            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
+            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr():
                 result, chosen = fit_or_target(
                     matrix,
                     method,
                     target_sparsity,
                     target_cpev,
-                    r=r,
-                    truncator=truncator,
+                    r=options.r,
+                    truncator=options.truncator,
                     lam=lam_value,
-                    deflator=deflator,
-                    refiner=refiner,
-                    seed=seed,
-                    center=not no_center,
-                    standardize=standardize,
+                    deflator=options.deflator,
+                    refiner=options.refiner,
+                    seed=options.seed,
+                    center=not options.no_center,
+                    standardize=options.standardize,
                     feature_names=None if is_cov else dataset.feature_names,
                     columns=kept,
                     drop=dropped,

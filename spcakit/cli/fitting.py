@@ -10,31 +10,24 @@ from typing import Annotated, Any
 
 import typer
 
-from spcakit.cli.common import app, fail, run_and_report, warn_plugin_failures
+from spcakit.cli.common import app, check_method, fail, run_and_report, warn_plugin_failures
 from spcakit.cli.options import (
     BadInput,
     ColumnsOpt,
-    CovOpt,
-    DataOpt,
     DeflOpt,
     DropOpt,
+    FitOptions,
     IndexColOpt,
     JsonOpt,
     KOpt,
     LamOpt,
-    NoCenterOpt,
     OutOpt,
-    ParamOpt,
     RefinerOpt,
-    ROpt,
     SaveModelOpt,
-    SchedulerOpt,
-    SeedOpt,
-    StandardizeOpt,
     TargetCpevOpt,
     TargetSparsityOpt,
-    TruncOpt,
     csv_header,
+    fit_options,
     index_column,
     parse_names,
 )
@@ -49,44 +42,27 @@ from spcakit.problem import default_feature_names
 
 
 @app.command()
+@fit_options()
 def run(
     method: Annotated[str, typer.Argument(help="a registered method (see `spcakit methods`)")],
     k: KOpt = None,
-    data: DataOpt = "builtin:pitprops",
-    covariance: CovOpt = False,
-    r: ROpt = 2,
-    truncator: TruncOpt = None,
     lam: LamOpt = None,
-    deflator: DeflOpt = None,
-    refiner: RefinerOpt = None,
-    param: ParamOpt = None,
-    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out: OutOpt = None,
-    no_center: NoCenterOpt = False,
-    standardize: StandardizeOpt = False,
-    index_col: IndexColOpt = None,
-    drop: DropOpt = None,
-    columns: ColumnsOpt = None,
     save_model: SaveModelOpt = None,
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
-    scheduler: SchedulerOpt = None,
+    *,
+    options: FitOptions,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
-    registry = get_registry()
-    warn_plugin_failures()
-    if method not in registry.method_names():
-        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
-    run_and_report(
-        method, data=data, covariance=covariance, r=r, truncator=truncator, lam=lam, deflator=deflator,
-        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, refiner=refiner, k=k,
-        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
-        target_sparsity=target_sparsity, target_cpev=target_cpev, scheduler=scheduler,
-    )  # fmt: skip
+    check_method(method)
+    run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
+                   target_sparsity=target_sparsity, target_cpev=target_cpev)  # fmt: skip
 
 
 @app.command()
+@fit_options(exclude=("truncator", "deflator", "refiner"))
 def compose(
     k: KOpt = None,
     driver: Annotated[str | None, typer.Option("--driver", help="driver part (default: one that deflates if --deflator is given)")] = None,
@@ -96,21 +72,12 @@ def compose(
     deflator: DeflOpt = None,
     stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: the driver's default composition's)")] = None,
     refiner: RefinerOpt = None,
-    data: DataOpt = "builtin:pitprops",
-    covariance: CovOpt = False,
-    r: ROpt = 2,
     lam: LamOpt = None,
-    param: ParamOpt = None,
-    seed: SeedOpt = 0,
     as_json: JsonOpt = False,
     out: OutOpt = None,
-    no_center: NoCenterOpt = False,
-    standardize: StandardizeOpt = False,
-    index_col: IndexColOpt = None,
-    drop: DropOpt = None,
-    columns: ColumnsOpt = None,
     save_model: SaveModelOpt = None,
-    scheduler: SchedulerOpt = None,
+    *,
+    options: FitOptions,
 ) -> None:
     """Assemble a method from parts and run it: new combinations are configuration, not code."""
     get_registry()
@@ -123,12 +90,7 @@ def compose(
     except SpcakitError as exc:
         fail(str(exc))
         return
-    run_and_report(
-        spec, data=data, covariance=covariance, r=r, truncator=None, lam=lam, deflator=None,
-        params=param, seed=seed, as_json=as_json, out=out, no_center=no_center, k=k,
-        standardize=standardize, index_col=index_col, drop=drop, columns=columns, save_model=save_model,
-        scheduler=scheduler,
-    )  # fmt: skip
+    run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model)
 
 
 def scores_csv(names: tuple[str, ...], scores: Any) -> str:

@@ -12,39 +12,21 @@ import typer
 from spcakit.cli.common import (
     Progress,
     app,
+    check_method,
     check_out,
     check_targets,
     fail,
     on_cluster,
     read_input,
     render_text,
-    warn_plugin_failures,
     warnings_on_stderr,
     write_out,
 )
-from spcakit.cli.options import (
-    BadInput,
-    ColumnsOpt,
-    CovOpt,
-    DataOpt,
-    DeflOpt,
-    DropOpt,
-    IndexColOpt,
-    NoCenterOpt,
-    ParamOpt,
-    RefinerOpt,
-    ROpt,
-    SchedulerOpt,
-    SeedOpt,
-    StandardizeOpt,
-    TruncOpt,
-    parse_params,
-)
+from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, parse_params
 from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
 from spcakit.errors import SpcakitError
 from spcakit.paths import PathLevel, SparsityPath
 from spcakit.paths import path as fit_path
-from spcakit.plugins import get_registry
 
 
 def render_path(found: SparsityPath, source: str, chosen: PathLevel | None = None, target_line: str = "") -> str:
@@ -89,57 +71,44 @@ def describe_path_target(
 
 
 @app.command("path")
+@fit_options()
 def path_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
     k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
     lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c run in that order (sparsest first, so that warm starts go from sparse to dense)")] = None,
-    data: DataOpt = "builtin:pitprops",
-    covariance: CovOpt = False,
-    r: ROpt = 2,
-    truncator: TruncOpt = None,
-    deflator: DeflOpt = None,
-    refiner: RefinerOpt = None,
-    param: ParamOpt = None,
-    seed: SeedOpt = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (the levels with all their criteria, the ceiling, the input's record)")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with every column")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="write the table (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
-    no_center: NoCenterOpt = False,
-    standardize: StandardizeOpt = False,
-    index_col: IndexColOpt = None,
-    drop: DropOpt = None,
-    columns: ColumnsOpt = None,
     warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
     target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
     target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
-    scheduler: SchedulerOpt = None,
+    *,
+    options: FitOptions,
 ) -> None:
     """Fit METHOD at a grid of sparsity levels: nonzeros, CPEV against PCA's, NOR and time at each.
 
     The sparsity-variance trade-off, to choose k by eye or by a target. PCA's CPEV for the same r is the
     ceiling; with k = p (no truncation) the truncating methods reach it.
     """
-    registry = get_registry()
-    warn_plugin_failures()
-    if method not in registry.method_names():
-        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    check_method(method)
     try:
         if as_json and as_csv:
             raise BadInput("--json and --csv both choose the output format; give one of them")
-        check_out(out, data)
-        param_values = parse_params(param)
+        check_out(out, options.data)
+        param_values = parse_params(options.param)
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         check_targets(target_sparsity, target_cpev, sparsity_given=[])
-        dataset, matrix, is_cov, kept, dropped = read_input(data, covariance, index_col, drop, columns)
+        dataset, matrix, is_cov, kept, dropped = read_input(options)
         progress = Progress(sys.stderr.isatty())
         try:
-            with on_cluster(scheduler, matrix, dataset.source), warnings_on_stderr():
+            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr():
                 found = fit_path(
-                    matrix, method, r, k=k, lam=lam, warm_start=warm_start, seed=seed, center=not no_center,
-                    standardize=standardize, feature_names=None if is_cov else dataset.feature_names, columns=kept,
-                    drop=dropped, on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
-                    truncator=truncator, deflator=deflator, refiner=refiner,
+                    matrix, method, options.r, k=k, lam=lam, warm_start=warm_start, seed=options.seed,
+                    center=not options.no_center, standardize=options.standardize,
+                    feature_names=None if is_cov else dataset.feature_names, columns=kept, drop=dropped,
+                    on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
+                    truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
                     **param_values,
                 )  # fmt: skip
         finally:
@@ -201,27 +170,23 @@ def _cv_level(value: Any) -> str:
 
 
 @app.command("cv")
+@fit_options(
+    exclude=("covariance", "scheduler"),
+    data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")], ""),
+    r=(ROpt, 1),
+    seed=(Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")], 0),
+)
 def cv_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
     k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p)")] = None,
     lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c")] = None,
-    data: Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")] = "",
-    r: Annotated[int, typer.Option("-r", "--r", help="number of loadings")] = 1,
     folds: Annotated[int, typer.Option("--folds", help="number of folds K, from 2 to the number of rows n (n: leave one row out)")] = 5,
     rule: Annotated[str, typer.Option("--rule", metavar="min|1se", help="1se: the sparsest level whose mean error is within one standard error of the least (finds planted supports where min overshoots them); min: the least mean error")] = "1se",
-    truncator: TruncOpt = None,
-    deflator: DeflOpt = None,
-    refiner: RefinerOpt = None,
-    param: ParamOpt = None,
-    seed: Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: the curve (levels, mean_error, std_error, fold_errors), the choice and the refit result as `spcakit run --json` writes it")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with the mean error, its SE and each fold's error")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="write the text (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
-    no_center: NoCenterOpt = False,
-    standardize: StandardizeOpt = False,
-    index_col: IndexColOpt = None,
-    drop: DropOpt = None,
-    columns: ColumnsOpt = None,
+    *,
+    options: FitOptions,
 ) -> None:
     """Choose METHOD's sparsity by K-fold cross-validation over the rows of a data matrix.
 
@@ -229,12 +194,9 @@ def cv_command(
     from its row's other variables (the ekf scheme of Bro et al. 2008); the level is chosen by the 1se or min
     rule and the method refitted on all rows there.
     """
-    registry = get_registry()
-    warn_plugin_failures()
-    if method not in registry.method_names():
-        fail(f"unknown method {method!r}; choose one of: {', '.join(registry.method_names()) or '(no method is registered: are plugins disabled?)'}")
+    check_method(method)
     try:
-        if not data:
+        if not options.data:
             raise BadInput("--data is required: a data matrix whose rows (samples) the folds hold out, e.g. --data "
                            "measurements.csv")  # fmt: skip
         if as_json and as_csv:
@@ -242,22 +204,22 @@ def cv_command(
         if rule not in RULES:
             raise BadInput(f"--rule must be min (the least mean held-out error) or 1se (the sparsest level within one "
                            f"standard error of the least); got {rule!r}")  # fmt: skip
-        check_out(out, data)
-        param_values = parse_params(param)
+        check_out(out, options.data)
+        param_values = parse_params(options.param)
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
-        dataset, matrix, is_cov, kept, dropped = read_input(data, False, index_col, drop, columns)
+        dataset, matrix, is_cov, kept, dropped = read_input(options)
         if is_cov:
             refuse_covariance(dataset.source)
         progress = Progress(sys.stderr.isatty())
         try:
             with warnings_on_stderr():
                 found = cross_validate(
-                    matrix, method, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=not no_center,
-                    standardize=standardize, feature_names=dataset.feature_names, columns=kept,
-                    drop=dropped,
+                    matrix, method, options.r, k=k, lam=lam, folds=folds, rule=rule, seed=options.seed,
+                    center=not options.no_center, standardize=options.standardize,
+                    feature_names=dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{_cv_level(level.level)}: mean error {level.mean_error:.4f}"),
-                    truncator=truncator, deflator=deflator, refiner=refiner,
+                    truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
                     **param_values,
                 )  # fmt: skip
         finally:

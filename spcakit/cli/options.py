@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import attrs
 import typer
 
 from spcakit.inputs.columns import unknown_column_message
@@ -184,3 +188,78 @@ SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRES
 
 
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
+
+
+# -- the options of the fit commands, as one record ----------------------------------------------
+@attrs.frozen
+class FitOptions:
+    """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, and the method's parts.
+
+    A command decorated with :func:`fit_options` receives these as one ``options`` argument instead of
+    fourteen parameters; each command keeps its own options (``-k``, ``--lam``, ``--json``, ``--out``, ...)
+    whose meaning differs between commands.
+    """
+
+    data: str = "builtin:pitprops"
+    covariance: bool = False
+    r: int = 2
+    truncator: str | None = None
+    deflator: str | None = None
+    refiner: str | None = None
+    param: list[str] | None = None
+    seed: int = 0
+    no_center: bool = False
+    standardize: bool = False
+    index_col: str | None = None
+    drop: list[str] | None = None
+    columns: list[str] | None = None
+    scheduler: str | None = None
+
+
+#: ``name: (typer annotation, default)`` of every :class:`FitOptions` field, in the order ``--help`` lists them.
+FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "data": (DataOpt, "builtin:pitprops"),
+    "covariance": (CovOpt, False),
+    "r": (ROpt, 2),
+    "truncator": (TruncOpt, None),
+    "deflator": (DeflOpt, None),
+    "refiner": (RefinerOpt, None),
+    "param": (ParamOpt, None),
+    "seed": (SeedOpt, 0),
+    "no_center": (NoCenterOpt, False),
+    "standardize": (StandardizeOpt, False),
+    "index_col": (IndexColOpt, None),
+    "drop": (DropOpt, None),
+    "columns": (ColumnsOpt, None),
+    "scheduler": (SchedulerOpt, None),
+}
+
+
+def fit_options(*, exclude: tuple[str, ...] = (), **overrides: tuple[Any, Any]) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Give a command the shared options of :class:`FitOptions`, passed to it as ``options``.
+
+    ``exclude`` leaves options out (they keep :class:`FitOptions`' defaults); ``overrides`` replaces an
+    option's ``(annotation, default)`` where a command documents it differently (``cv``'s ``--data`` has
+    no default, for instance). The command's own parameters come first in ``--help``.
+    """
+    unknown = sorted((set(exclude) | set(overrides)) - set(FIT_OPTIONS))
+    if unknown:
+        raise ValueError(f"not fit options: {unknown}")
+    shared = {name: overrides.get(name, spec) for name, spec in FIT_OPTIONS.items() if name not in exclude}
+
+    def decorate(command: Callable[..., None]) -> Callable[..., None]:
+        signature = inspect.signature(command, eval_str=True)
+        own = [parameter for name, parameter in signature.parameters.items() if name != "options"]
+        added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+                 for name, (annotation, default) in shared.items()]  # fmt: skip
+
+        @functools.wraps(command)
+        def with_options(*args: Any, **kwargs: Any) -> None:
+            options = FitOptions(**{name: kwargs.pop(name) for name in shared if name in kwargs})
+            command(*args, options=options, **kwargs)
+
+        with_options.__signature__ = signature.replace(parameters=own + added)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {}  # typer reads the signature
+        return with_options
+
+    return decorate

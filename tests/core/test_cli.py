@@ -648,3 +648,32 @@ def test_text_output_orders_printed_ties_by_variable_and_never_prints_negative_z
     rows = [line.split() for line in text.splitlines() if line.startswith("  ") and len(line.split()) == 2]
     assert [name for name, _ in rows[:4]] == ["a", "c", "d", "e"]  # rounded ties keep the variable order
     assert "-0.0" not in text  # neither a weight (-1e-9) nor a metric (-0.0, -1e-17) prints as -0.0000
+
+
+def test_the_fit_commands_share_one_options_record():
+    import attrs
+
+    from spcakit.cli.options import FIT_OPTIONS, FitOptions, fit_options
+
+    assert tuple(FIT_OPTIONS) == tuple(field.name for field in attrs.fields(FitOptions))
+    defaults = {field.name: field.default for field in attrs.fields(FitOptions)}
+    assert {name: default for name, (_, default) in FIT_OPTIONS.items()} == defaults
+    with pytest.raises(ValueError, match="not fit options"):
+        fit_options(exclude=("colour",))
+
+
+@pytest.mark.parametrize("command", ["run", "compose", "path", "cv"])
+def test_each_fit_command_takes_the_shared_options(command):
+    runner = CliRunner()
+    text = runner.invoke(app, [command, "--help"], terminal_width=200).output
+    for option in ("--data", "--seed", "--standardize", "--no-center", "--index-col", "--drop", "--columns", "--param"):
+        assert option in text, (command, option)
+    assert ("--scheduler" in text) == (command != "cv")  # cv fits in memory: its folds hold out rows
+
+
+def test_the_shared_options_reach_the_fit():
+    result = CliRunner().invoke(app, ["run", "spcart", "-k", "4", "-r", "3", "--seed", "7", "--standardize", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert document["seed"] == 7 and len(document["loadings"][0]) == 3
+    assert document["input"]["standardize"] is True

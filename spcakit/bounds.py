@@ -39,7 +39,7 @@ import attrs
 import numpy as np
 
 from spcakit.errors import InvalidParameterError
-from spcakit.operators import CovarianceOperator, DenseCovariance, densify, leading_eigenpairs
+from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
 
 __all__ = ["BOUNDS", "EIGEN_LIMIT", "GERSHGORIN_LIMIT", "SparseBound", "relative_gap", "sparse_variance_bound"]
 
@@ -134,7 +134,7 @@ def sparse_variance_bound(covariance: object, k: int) -> SparseBound:
     diagonal = np.asarray(op.diagonal(), dtype=float)
     bounds: dict[str, float] = {}
     if p <= EIGEN_LIMIT:
-        bounds["eigenvalue"] = float(np.asarray(leading_eigenpairs(densify(op), 1, vectors=False))[0])
+        bounds["eigenvalue"] = float(np.asarray(top_eigenpairs(densify(op), 1, vectors=False))[0])
     bounds["diagonal"] = float(np.sort(diagonal)[::-1][:k].sum())
     if op.explicit() is not None or p <= GERSHGORIN_LIMIT:
         bounds["gershgorin"] = _gershgorin(op, k)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from spcakit.operators import CovarianceOperator
+from spcakit.operators import CovarianceOperator, top_eigenpairs
 
 if TYPE_CHECKING:
     from spcakit.problem import Problem
@@ -174,11 +174,10 @@ def _cumulative(additional: list[float], covariance: CovarianceOperator) -> list
 def top_eigenvalues(covariance: CovarianceOperator, k: int) -> np.ndarray:
     r"""The ``k`` largest eigenvalues of :math:`C` (descending, clipped at 0), without eigenvectors.
 
-    The operator picks the solver (:meth:`~spcakit.operators.CovarianceOperator.top_eigenvalues`:
-    LAPACK's subset driver, Lanczos for a large explicit :math:`C`, the small
-    Gram matrix of wide data).
+    The operator picks the solver (:func:`spcakit.operators.top_eigenpairs`: LAPACK's subset driver,
+    Lanczos for a large explicit :math:`C`, the small Gram matrix of wide data).
     """
-    return covariance.top_eigenvalues(min(k, covariance.p))
+    return top_eigenpairs(covariance, min(k, covariance.p), vectors=False)  # type: ignore[no-any-return]
 
 
 # -- angles ----------------------------------------------------------------

@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 
 from spcakit import ties
+from spcakit.operators import top_eigenpairs
 from spcakit.linalg import generalized_top
 from spcakit.problem import Problem
 from spcakit.protocols import Updater, part
@@ -77,7 +78,7 @@ def unique_leading_pairs(problem: Problem, m: int) -> tuple[np.ndarray, np.ndarr
     """The leading eigenpairs of the problem's covariance, at most ``m``, down to the first repeated
     eigenvalue (exclusive) or the first that is not positive; each eigenvector's sign fixed so that the
     sum of the cubes of its entries is positive (a property of the values)."""
-    values, vectors = problem.covariance.top_eigenpairs(min(m + 1, problem.p))
+    values, vectors = top_eigenpairs(problem.covariance, min(m + 1, problem.p))
     top = max(float(values[0]), 0.0)
     count = 0
     while count < min(m, values.size) and values[count] > REPEATED_RTOL * top * problem.p:

@@ -52,7 +52,7 @@ import numpy as np
 
 from spcakit import ties
 from spcakit.errors import InvalidParameterError
-from spcakit.operators import CovarianceOperator, densify
+from spcakit.operators import CovarianceOperator, densify, top_eigenpairs
 
 PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurIPS 2020)"
 
@@ -196,19 +196,9 @@ def refine(op: CovarianceOperator, support: np.ndarray, m: int) -> tuple[np.ndar
 
 
 # -- Algorithm 1 -------------------------------------------------------------------
-def leading_eigenpairs(op: CovarianceOperator, m: int) -> tuple[np.ndarray, np.ndarray]:
-    r"""The ``m`` leading eigenpairs of :math:`A`, by the operator's own (cheapest sufficient) solver.
-
-    An explicit covariance with :math:`d > 2000` and :math:`m \le d/20` uses
-    Lanczos (:func:`spcakit.operators.leading_eigenpairs`), data use their small
-    Gram matrix; see :meth:`spcakit.operators.CovarianceOperator.top_eigenpairs`.
-    """
-    return op.top_eigenpairs(m)
-
-
 def low_rank_diagonal(op: CovarianceOperator, m: int, epsilon: float = 0.0) -> np.ndarray:
     r""":math:`\operatorname{diag}((A+\varepsilon I)_m) = (U_m\circ U_m)(\lambda + \varepsilon)`, from the ``m`` leading eigenpairs."""
-    values, vectors = leading_eigenpairs(op, m)
+    values, vectors = top_eigenpairs(op, m)
     return (vectors * vectors) @ (np.asarray(values, dtype=float) + epsilon)
 
 

@@ -50,6 +50,7 @@ import attrs
 import numpy as np
 
 from spcakit import ties
+from spcakit.operators import top_eigenpairs
 from spcakit.drivers import Parts, StepCallback, prepare, run_block
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.problem import Problem
@@ -304,7 +305,7 @@ class SubspaceStart(Initializer):
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         if self.start == "low-rank":
-            _, vectors = alg.leading_eigenpairs(problem.covariance, r)
+            _, vectors = top_eigenpairs(problem.covariance, r)
             return np.asarray(vectors, dtype=float)
         if self.start == "random":
             q, _ = np.linalg.qr(rng.standard_normal((problem.p, r)))

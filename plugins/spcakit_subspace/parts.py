@@ -41,6 +41,7 @@ import attrs
 import numpy as np
 
 from spcakit import ties
+from spcakit.operators import top_eigenpairs
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Initializer, Updater, part
@@ -120,7 +121,7 @@ class LinearTimeSVDInitializer(Initializer):
         """The carry with the initial search subspace :math:`P_0` and its image :math:`AP_0`."""
         m, c = self._dimensions(problem)
         if self.exact or problem.data is None:
-            values, vectors = problem.covariance.top_eigenpairs(m)
+            values, vectors = top_eigenpairs(problem.covariance, m)
             keep = values > max(values[0], 0.0) * problem.p * 1e-12
             basis, image = vectors[:, keep], vectors[:, keep] * values[keep]  # C P0 = P0 diag(values)
         else:

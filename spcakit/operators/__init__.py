@@ -51,6 +51,7 @@ from spcakit.operators.eigen import (
     LANCZOS_BASIS,
     LANCZOS_LIMIT,
     NUMPY_EIGH_LIMIT,
+    SOLVERS,
     block_krylov_top,
     eigenpairs_through_small_gram,
     eigh_top,
@@ -59,6 +60,7 @@ from spcakit.operators.eigen import (
     operator_lanczos,
     operator_top,
     orthonormal_completion,
+    top_eigenpairs,
 )
 from spcakit.operators.gram import (
     DENSE_BLOCK_BYTES,
@@ -104,6 +106,7 @@ __all__ = [
     "ROW_BLOCK_WIDTH",
     "RankOneCorrected",
     "SPARSE_BLOCK_BYTES",
+    "SOLVERS",
     "SPARSE_BLOCK_ENTRIES",
     "array_eq",
     "block_krylov_top",
@@ -120,4 +123,5 @@ __all__ = [
     "project_out",
     "rank_one_downdate",
     "stored_per_column",
+    "top_eigenpairs",
 ]

@@ -59,6 +59,61 @@ KRYLOV_CYCLES = 200
 LANCZOS_BASIS = 40
 
 
+#: The solvers :func:`top_eigenpairs` can be asked for.
+SOLVERS = ("auto", "dense", "lanczos", "krylov")
+
+
+def top_eigenpairs(source: CovarianceOperator | np.ndarray, r: int, solver: str = "auto", *, vectors: bool = True) -> Any:
+    r"""The ``r`` leading eigenpairs :math:`(\lambda_i, u_i)` of a covariance, eigenvalues descending: the package's
+    one entry point to its eigen policy.
+
+    Parameters
+    ----------
+    source
+        An explicit symmetric matrix, or a :class:`~spcakit.operators.CovarianceOperator` (data, a sparse
+        matrix, a deflated or padded covariance) known by its products :math:`CV`.
+    r
+        How many pairs, :math:`1 \le r \le p`.
+    solver
+        ``"auto"`` (the default) lets the source choose the cheapest solver that is exact to rounding: LAPACK
+        on an explicit matrix up to :data:`LANCZOS_LIMIT` variables (or ``r > p/20``) and Lanczos beyond
+        (:func:`leading_eigenpairs`); for data, the small Gram matrix when one side is at most
+        :data:`DENSE_GRAM_LIMIT`, else restarted block Krylov on the products (:func:`block_krylov_top`); for
+        other operators, dense up to :data:`DENSE_EIGEN_LIMIT` variables, else Lanczos. ``"dense"`` forms the
+        :math:`p \times p` matrix and calls LAPACK; ``"lanczos"`` runs ARPACK on the products;
+        ``"krylov"`` runs :func:`block_krylov_top` on them. Every iterative solver starts from a fixed
+        vector, so that every run gives the same digits. The measurements behind the thresholds are in
+        ``docs/benchmarks.md`` ("The eigen policy").
+    vectors
+        With ``False``, only the eigenvalues.
+
+    Returns
+    -------
+    values, vectors
+        ``(r,)`` and ``(p, r)``, or the values alone without ``vectors``.
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {', '.join(SOLVERS)}; got {solver!r}")
+    explicit = isinstance(source, np.ndarray)
+    if solver == "auto":
+        if explicit:
+            return leading_eigenpairs(source, r, vectors=vectors)
+        return source.top_eigenpairs(r) if vectors else source.top_eigenvalues(r)  # type: ignore[union-attr]
+    if solver == "dense":
+        matrix = source if explicit else getattr(source, "matrix", None)
+        if matrix is None:
+            dense = source.matmat(np.eye(source.p))  # type: ignore[union-attr]
+            matrix = (dense + dense.T) / 2
+        pairs = eigh_top(matrix, r)
+        return pairs if vectors else pairs[0]
+    p = source.shape[0] if explicit else source.p  # type: ignore[union-attr]
+    matmat = (lambda v: source @ v) if explicit else source.matmat  # type: ignore[union-attr]
+    if solver == "lanczos":
+        return operator_lanczos(matmat, p, r, vectors=vectors)
+    pairs = block_krylov_top(matmat, p, r)
+    return pairs if vectors else pairs[0]
+
+
 def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> Any:
     r"""The ``r`` leading eigenpairs (eigenvalues only without ``vectors``) of an explicit symmetric matrix.
 

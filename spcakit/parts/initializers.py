@@ -27,6 +27,7 @@ import attrs
 import numpy as np
 
 from spcakit import ties
+from spcakit.operators import top_eigenpairs
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Initializer, part
@@ -80,7 +81,7 @@ class PCAInitializer(Initializer):
     """r leading eigenvectors of C; refuses r above its numerical rank."""
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
-        values, vectors = problem.covariance.top_eigenpairs(r)
+        values, vectors = top_eigenpairs(problem.covariance, r)
         tol = max(values[0], 0.0) * problem.p * 1e-12
         rank = int(np.sum(values > tol))
         if rank < r:

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from spcakit.operators import top_eigenpairs
 from spcakit.api import check_r, fit
 from spcakit.composition import configure, set_k, takes_k
 from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError, ZeroLoadingError
@@ -29,7 +30,7 @@ def pca_ceiling(problem: Problem, r: int) -> float:
     trace = problem.covariance.trace()
     if not trace > 0:
         raise InvalidDataError("the covariance has zero trace (every variable is constant): there is no variance to explain")
-    return float(np.sum(problem.covariance.top_eigenvalues(r)) / trace)
+    return float(np.sum(top_eigenpairs(problem.covariance, r, vectors=False)) / trace)
 
 
 def method_spec(method: str | MethodSpec | None, registry: Registry) -> MethodSpec:

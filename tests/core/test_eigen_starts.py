@@ -10,8 +10,9 @@ import ast
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from spcakit.operators import DENSE_EIGEN_LIMIT, operator_top
+from spcakit.operators import DENSE_EIGEN_LIMIT, SOLVERS, densify, operator_top, top_eigenpairs
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.joinpath("spcakit").rglob("*.py"), *ROOT.joinpath("plugins").rglob("*.py")])
@@ -59,3 +60,51 @@ def test_the_generic_operator_eigenpairs_give_the_same_digits_every_run():
     np.testing.assert_array_equal(first[0], second[0])
     np.testing.assert_array_equal(first[1], second[1])
     np.testing.assert_allclose(first[0], np.linalg.eigvalsh(a.T @ a)[::-1][:3], rtol=1e-9)
+
+
+# -- the one entry point: top_eigenpairs(source, r, solver) --------------------------------------------
+def _sources():
+    import scipy.sparse
+
+    from spcakit.inputs import as_problem
+    from spcakit.operators import RankOneCorrected
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((80, 30)) @ np.diag(np.linspace(3.0, 0.5, 30))
+    dense = as_problem(x).covariance
+    c = dense.matmat(np.eye(30))
+    x_sparse = np.where(rng.random((80, 30)) < 0.3, x, 0.0)
+    top = np.linalg.eigh(c)[1][:, -1]
+    return {
+        "array": (c + c.T) / 2,
+        "data": dense,
+        "covariance": as_problem(c, covariance=True).covariance,
+        "sparse": as_problem(scipy.sparse.csr_matrix(x_sparse)).covariance,
+        "deflated": RankOneCorrected(dense, top, float(top @ c @ top)),
+    }
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("kind", ["array", "data", "covariance", "sparse", "deflated"])
+def test_every_solver_gives_the_leading_eigenpairs_of_every_source(kind, solver):
+    source = _sources()[kind]
+    matrix = source if isinstance(source, np.ndarray) else densify(source)
+    expected = np.linalg.eigvalsh(matrix)[::-1][:3]
+    values, vectors = top_eigenpairs(source, 3, solver)
+    assert vectors.shape == (30, 3)
+    scale = expected[0]
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9 * scale)  # eigenvalues: exact to rounding
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(3), atol=1e-8)
+    residual = matrix @ vectors - vectors * values
+    assert np.abs(residual).max() <= 1e-6 * scale  # each an eigenvector (the gaps here are at least 1 % of lambda_1)
+    np.testing.assert_allclose(top_eigenpairs(source, 3, solver, vectors=False), values, rtol=0, atol=1e-9 * scale)
+    again = top_eigenpairs(source, 3, solver)
+    np.testing.assert_array_equal(again[1], vectors)  # a fixed start: the same digits on every call
+
+
+def test_auto_is_the_sources_own_choice_and_an_unknown_solver_is_refused():
+    source = _sources()["data"]
+    ours, theirs = top_eigenpairs(source, 2), source.top_eigenpairs(2)
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    with pytest.raises(ValueError, match="solver must be one of auto, dense, lanczos, krylov; got 'arpack'"):
+        top_eigenpairs(source, 2, "arpack")

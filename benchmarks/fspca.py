@@ -40,11 +40,11 @@ import spcakit
 import timing
 from spcakit.api import build_parts
 from spcakit.composition import configure
-from spcakit.operators import DenseCovariance
+from spcakit.operators import DenseCovariance, top_eigenpairs
 from spcakit.plugins import get_registry
 from spcakit.inputs.dense import covariance_problem, data_problem
+from spcakit.reproduce.generators import scheme_covariance
 from spcakit_fspca import algorithms as alg
-from spcakit_fspca import experiments as ex
 
 SEED = 0
 M = 10
@@ -62,7 +62,7 @@ def best_of(fn: Callable[[], Any], budget_s: float = 2.0, max_repeats: int = 5) 
 
 
 def scheme_d(d: int, rng: np.random.Generator) -> np.ndarray:
-    return ex.scheme_covariance("D", d, rng)
+    return scheme_covariance(rng, "D", d)
 
 
 def run_driver(problem: Any, method: str, r: int, seed: int = SEED, **params: Any) -> tuple[Any, float]:
@@ -103,7 +103,7 @@ def fig3(cfg: dict[str, Any]) -> list[dict[str, Any]]:
         go, t_go = best_of(lambda: run_driver(problem, "fspca-go", M, k=k, epsilon=EPSILON))
         ipu, t_ipu = best_of(lambda: run_driver(problem, "fspca-ipu", M, k=k, epsilon=EPSILON))
         (w_tp, t_tp), _ = best_of(lambda: tpower_greedy(problem, k))
-        top = float(np.sum(alg.leading_eigenpairs(problem.covariance, M)[0]))
+        top = float(np.sum(top_eigenpairs(problem.covariance, M)[0]))
         row = {
             "d": d, "m": M, "k": k,
             "go_s": go[1], "ipu_s": ipu[1], "tpower_greedy_s": t_tp,

@@ -61,6 +61,16 @@ from typing import Any
 import attrs
 
 from spcakit.errors import SpecError
+from spcakit.experiment_specs import (
+    EXPERIMENT_KINDS,
+    KIND_FIELD,
+    STUDY_SCHEMAS,
+    SWEEP_SCHEMA,
+    StudySpec,
+    SweepSettings,
+    study_spec,
+    sweep_settings,
+)
 from spcakit.protocols import REQUIRED_PART_ROLES, means_none
 from spcakit.schema import (
     Anything,
@@ -78,6 +88,7 @@ from spcakit.schema import (
     did_you_mean,
     show,
     type_name,
+    unknown_name,
     validate,
 )
 
@@ -333,13 +344,14 @@ class ExperimentRow:
 
 @attrs.frozen(kw_only=True)
 class ExperimentSpec:
-    """A reproduction of a paper's table: data, shared settings, rows."""
+    """A reproduction of a paper's table (``kind = "table"``) or sweep figure: data, shared settings, rows."""
 
     name: str
     title: str
     paper: str
     data: str
     r: int
+    kind: str = "table"
     covariance: bool = False
     columns: tuple[str, ...] = ()
     rows: tuple[ExperimentRow, ...] = ()
@@ -347,6 +359,8 @@ class ExperimentSpec:
     #: ``fit`` keywords per method name, applied to every row of that method (a row's params win):
     #: how the paper ran a method when that differs from spcakit's default (e.g. its stopping rule).
     overrides: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    #: the figure's settings of a ``kind = "sweep"`` experiment, else ``None``
+    sweep: SweepSettings | None = None
     #: the file it was read from (messages name it), or ``""``
     source: str = attrs.field(default="", eq=False)
 
@@ -381,9 +395,10 @@ _ROW_TABLE = Table(
     expected="a table ([[rows]])",
 )
 
-#: The keys of an experiment spec and what each may hold.
+#: The keys of an experiment spec (``kind = "table"`` or ``"sweep"``) and what each may hold.
 EXPERIMENT_SCHEMA = Table(
     {
+        "kind": KIND_FIELD,
         "name": Field(Str(empty=False), required=True),
         "title": Field(Str(), required=True),
         "paper": Field(Str(), default=""),
@@ -397,20 +412,36 @@ EXPERIMENT_SCHEMA = Table(
             default={},
         ),
         "rows": Field(ListOf(_row, expected="an array of tables ([[rows]])", min_items=1), required=True),
+        "sweep": Field(SWEEP_SCHEMA),
     },
     expected="a table of experiment keys",
 )
 
+def experiment_kind(data: Mapping[str, Any], where: str) -> str:
+    """The ``kind`` of an experiment table (``table`` when absent); an unknown kind is a :class:`SpecError`."""
+    kind = data.get("kind", "table")
+    if not isinstance(kind, str) or kind not in EXPERIMENT_KINDS:
+        raise SpecError(f"{where}: kind: " + unknown_name("experiment kind", kind, list(EXPERIMENT_KINDS))
+                        + " (a missing kind is 'table')")
+    return kind
 
-def load_experiment_spec(path: str | Path) -> ExperimentSpec:
-    """Read an experiment spec (``specs/experiments/*.toml``), checked against :data:`EXPERIMENT_SCHEMA`.
 
-    Method names, columns and the rows' parameters are checked against the registry by
+def load_experiment_spec(path: str | Path) -> ExperimentSpec | StudySpec:
+    """Read an experiment spec (``specs/experiments/*.toml``), checked against its kind's schema.
+
+    ``kind`` (:data:`EXPERIMENT_KINDS`, default ``table``) picks the schema: :data:`EXPERIMENT_SCHEMA` for tables
+    and sweeps (an :class:`ExperimentSpec`), :data:`STUDY_SCHEMAS` for the others (a :class:`StudySpec`).
+    Method names, columns and the rows' parameters of a table or sweep are checked against the registry by
     :func:`spcakit.reproduce.check_experiment`.
     """
     path = Path(path)
     where = str(path)
-    data = validate(EXPERIMENT_SCHEMA, read_toml(path), where)
+    raw = read_toml(path)
+    kind = experiment_kind(raw, where)
+    if kind in STUDY_SCHEMAS:
+        return study_spec(validate(STUDY_SCHEMAS[kind], raw, where), where)
+    data = validate(EXPERIMENT_SCHEMA, raw, where)
+    sweep = sweep_settings(data, where)
     rows = tuple(
         ExperimentRow(
             label=row["label"] if row["label"] is not None else row["method"],
@@ -427,11 +458,13 @@ def load_experiment_spec(path: str | Path) -> ExperimentSpec:
         paper=data["paper"],
         data=data["data"],
         r=data["r"],
+        kind=kind,
         covariance=data["covariance"],
         columns=tuple(data["columns"]),
         rows=rows,
         notes=data["notes"],
         overrides={k: dict(v) for k, v in data["overrides"].items()},
+        sweep=sweep,
         source=where,
     )
 

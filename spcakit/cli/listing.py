@@ -104,48 +104,76 @@ def reproduce(
     name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4), or the path of an experiment .toml file")],
     as_json: JsonOpt = False,
     check: Annotated[bool, typer.Option("--check", help="exit 1 if a row marked must_match differs from the paper")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="a folder for the outcome's files: NAME.json; a sweep also NAME.csv, NAME.svg (needs matplotlib) and NAME.md")] = None,
+    replot: Annotated[bool, typer.Option("--replot", help="a sweep: only redraw NAME.svg in --out from the NAME.json there (nothing is run)")] = False,
+    reduced: Annotated[bool, typer.Option("--reduced", help="run the spec's reduced form (fewer sparsities, realizations, values or seeds), as the default tests do")] = False,
+    tune: Annotated[bool, typer.Option("--tune", help="a sweep: tune the penalty of the series in sweep.tune to each sparsity and write the values into the spec file (nothing else is run)")] = False,
+    root: Annotated[Path | None, typer.Option("--root", help="the folder the spec's data paths are relative to (default: the working folder, the repository root)")] = None,
 ) -> None:
-    """Run a published table's experiment and print ours next to the paper's numbers."""
-    from spcakit.reproduce import run_experiment
+    """Run a published table's experiment and print ours next to the paper's numbers.
+
+    Every paper experiment is a spec in specs/experiments/; its kind picks what runs: a table (rows beside the
+    paper's values), a sweep (a figure of metrics against a sparsity: --out, --replot, --tune), realizations,
+    a curve or traces (the other figures' data).
+    """
+    from spcakit import reproduce as rp
 
     get_registry()
     warn_plugin_failures()
     try:
-        outcome = run_experiment(name)
+        spec = rp.load_experiment(name)
+        if (replot or tune) and spec.kind != "sweep":
+            fail(f"--{'replot' if replot else 'tune'} is for an experiment of kind 'sweep'; {spec.name} is of kind {spec.kind!r}")
+            return
+        if replot and out is None:
+            fail("--replot needs --out (the folder holding NAME.json)")
+            return
+        if replot:
+            from spcakit.reproduce import sweeps
+
+            typer.echo(f"wrote {sweeps.replot(spec, out)}", err=True)  # type: ignore[arg-type]
+            return
+        if tune:
+            _tune(name, spec, root)
+            return
+        outcome = rp.run_experiment(name, reduced=reduced, root=root)
+        written = _write_outcome(outcome, out) if out is not None else []
     except SpcakitError as exc:
         fail(str(exc))
         return
-    if as_json:
-        typer.echo(json.dumps(outcome.to_dict(), indent=2))
-    else:
-        spec = outcome.spec
-        typer.echo(f"{spec.title}\n{spec.paper}\n")
-        columns = list(spec.columns)
-        header = ["row"] + [f"{c} (paper / ours)" for c in columns] + ["match with paper"]
-        table = [header]
-        for row in outcome.rows:
-            cells = [row.row.label]
-            for c in columns:
-                paper = row.row.paper.get(c, "-")
-                cells.append(f"{paper} / {row.ours[c]}")
-            if row.matched:
-                verdict = "all"
-            else:
-                verdict = "differs: " + ",".join(c for c, ok in row.matches.items() if not ok)
-            if row.row.must_match:
-                verdict += " | required " + ("ok" if row.required_matched else "FAILED")
-            cells.append(verdict)
-            table.append(cells)
-        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-        for k, cells in enumerate(table):
-            typer.echo("  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip())
-            if k == 0:
-                typer.echo("  ".join("-" * w for w in widths))
-        if spec.notes.strip():
-            typer.echo("\n" + spec.notes.strip())
+    except OSError as exc:
+        fail(f"cannot write --out {out}: {exc.strerror or exc}")
+        return
+    typer.echo(json.dumps(outcome.to_dict(), indent=2) if as_json else outcome.to_text())
+    for path in written:
+        typer.echo(f"wrote {path}", err=True)
     if check and outcome.failures:
         typer.echo(f"{len(outcome.failures)} required row(s) differ from the paper", err=True)
         raise typer.Exit(1)
+
+
+def _write_outcome(outcome: Any, folder: Path) -> list[Path]:
+    """``--out``: a sweep's CSV, JSON, SVG and Markdown, or any other outcome's ``NAME.json``."""
+    from spcakit.reproduce import SweepOutcome, sweeps
+
+    if isinstance(outcome, SweepOutcome):
+        return sweeps.write_outputs(outcome, folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{outcome.spec.name}.json"
+    path.write_text(json.dumps(outcome.to_dict(), indent=2) + "\n", encoding="utf-8")
+    return [path]
+
+
+def _tune(name: str, spec: Any, root: Path | None) -> None:
+    """``--tune``: the tuned penalties, printed as they are found, then written into the spec file."""
+    from spcakit.reproduce import experiment_path, tuning
+
+    values = tuning.tune_sweep(spec, root, on_value=lambda label, value: typer.echo(f"{label}: {value}"))
+    left = tuning.rewrite_spec(experiment_path(name), spec, values)
+    for label in left:
+        typer.echo(f"warning: {label}: left as it was (no feasible value, or its params line is not "
+                   "'params = { PARAMETER = VALUE, ... }')", err=True)
+    typer.echo(f"wrote {experiment_path(name)}", err=True)
 
 
 @app.command("plot")

@@ -1,9 +1,10 @@
 """The package's layers, read from its import graph (grimp): no import circle, nothing imports upwards (issue 25).
 
-From the bottom: the base modules (errors, validators, the roles, specs, output and plotting helpers),
+From the bottom: the base modules (errors, validators, the roles, specs and experiment specs, output and plotting
+helpers),
 the operators and records, the problem record, the inputs package, the engine (registry, plugins,
 drivers, generic parts, metrics), the composition of methods (specs configured for a run), the runs
-(api, paths, cv, reproduce, model), and the front ends
+(api, paths, cv, reproduce: every paper experiment by its spec's kind, model), and the front ends
 (estimator, command line, figures, testing helpers). A module imports only from its own layer or the
 layers below; a later import that goes back up the layers is listed here with its reason.
 """
@@ -19,7 +20,7 @@ grimp = pytest.importorskip("grimp")
 #: Layers from the bottom up; a name covers the module and its submodules.
 LAYERS = [
     ["spcakit.version", "spcakit.errors", "spcakit.ties", "spcakit.schema", "spcakit.validators", "spcakit.linalg",
-     "spcakit.protocols", "spcakit.specs", "spcakit.hookspecs", "spcakit.output", "spcakit.plotting"],
+     "spcakit.protocols", "spcakit.experiment_specs", "spcakit.specs", "spcakit.hookspecs", "spcakit.output", "spcakit.plotting"],
     ["spcakit.operators", "spcakit.state"],
     ["spcakit.problem"],
     ["spcakit.inputs"],

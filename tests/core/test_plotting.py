@@ -1,6 +1,6 @@
 """spcakit.plotting: the four plots as images (size, not blank, colours where the data say), byte-stable
 SVG/PDF, atomic and suffix-checked saving, no pyplot and no matplotlib at import, and the Fig. 1 plots of
-spcakit_encoders.figure1 drawn by it."""
+the ``sweep`` experiments (spcakit.reproduce.sweeps, ``spcakit reproduce encoders-fig1-NAME --out``) drawn by it."""
 
 from __future__ import annotations
 
@@ -330,25 +330,27 @@ print("ok")
 
 # -- Fig. 1 of the encoders paper, drawn by this module ------------------------------------------------
 def test_figure1_outputs_regenerate_with_a_matplotlib_svg(tmp_path):
-    from spcakit_encoders import figure1
+    from spcakit.reproduce import load_experiment, sweeps
 
-    records = figure1.run(figure1.load_spec("pitprops", REPO), sparsities=[2, 3])
-    paths = figure1.write_outputs("pitprops", records, tmp_path)
+    spec = load_experiment("encoders-fig1-pitprops")
+    outcome = sweeps.run_sweep(spec, sparsities=[2, 3], root=REPO)
+    records = list(outcome.records)
+    paths = sweeps.write_outputs(outcome, tmp_path)
     assert [p.suffix for p in paths] == [".csv", ".json", ".svg", ".md"] and all(p.exists() for p in paths)
-    assert len(paths[0].read_text(encoding="utf-8").splitlines()) == 1 + 2 * len(figure1.METHODS)
+    assert len(paths[0].read_text(encoding="utf-8").splitlines()) == 1 + 2 * len(spec.sweep.series)
     svg = paths[2].read_bytes()
     assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
     assert b"Matplotlib" in svg
     # two panels, one line per method in each, as the records say
-    figure = figure1.plot(records, "Pitprops")
-    for ax, (key, _) in zip(figure.axes, figure1.PANELS):
+    figure = sweeps.plot(spec, records)
+    for ax, key in zip(figure.axes, [panel.column for panel in spec.sweep.panels]):
         lines = {line.get_label(): line for line in ax.get_lines()}
-        assert set(lines) == {label for label, _, _ in figure1.METHODS}
+        assert set(lines) == set(spec.sweep.series)
         batch = [rec[key] for rec in records if rec["method"] == "Batch"]
         assert list(lines["Batch"].get_ydata()) == batch
     # --replot redraws the same bytes from the JSON alone
     paths[2].unlink()
-    assert figure1.replot("pitprops", tmp_path).read_bytes() == svg
+    assert sweeps.replot(spec, tmp_path).read_bytes() == svg
 
 
 def test_no_svg_in_the_docs_is_written_by_hand():
@@ -361,13 +363,13 @@ def test_no_svg_in_the_docs_is_written_by_hand():
 @pytest.mark.parametrize("dataset", ["pitprops", "lymphoma", "colon"])
 def test_the_committed_figure1_plots_are_what_the_script_draws_from_the_committed_data(tmp_path, dataset):
     """Byte for byte, when this matplotlib is the one that drew them (other versions draw slightly differently)."""
-    from spcakit_encoders import figure1
+    from spcakit.reproduce import load_experiment, sweeps
 
     committed = REPO / "docs" / "figures" / f"encoders-fig1-{dataset}.svg"
     if f"<dc:title>Matplotlib v{mpl.__version__},".encode() not in committed.read_bytes():
         pytest.skip(f"{committed.name} was drawn by another matplotlib version than {mpl.__version__}")
     shutil.copy(committed.with_suffix(".json"), tmp_path)
-    assert figure1.replot(dataset, tmp_path).read_bytes() == committed.read_bytes()
+    assert sweeps.replot(load_experiment(f"encoders-fig1-{dataset}"), tmp_path).read_bytes() == committed.read_bytes()
 
 
 def test_a_result_plots_its_loadings_and_variance():

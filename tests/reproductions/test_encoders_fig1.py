@@ -5,7 +5,8 @@ TPower, GPower-l0 and GPower-l1, on Pitprops, Lymphoma and Colon.
 The figure's curves are not in our copy of the paper; the tests check its claims ("our algorithms
 give the minimum information loss", "existing sparse-PCA algorithms do better at maximizing symmetric
 explained variance", loss decreasing towards 1 as r grows) on our runs of the experiment specs, and
-that the figure data in docs/figures are what the specs give now. Pitprops runs in full; Lymphoma
+that the figure data in docs/figures are what the specs give now (``spcakit reproduce encoders-fig1-NAME``,
+kind ``sweep``). Pitprops runs in full; Lymphoma
 and Colon (../shared/data, skipped when absent) at r = 5, 20, 40 unless SPCAKIT_FULL=1.
 """
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from spcakit_encoders import figure1
+from spcakit.reproduce import load_experiment
+from spcakit.reproduce.sweeps import point, run_sweep
 
 pytestmark = pytest.mark.reproduction
 
@@ -34,9 +36,9 @@ def figure(request, shared_data):
     dataset = request.param
     if dataset in FILES and not (shared_data / FILES[dataset]).exists():
         pytest.skip(f"{shared_data / FILES[dataset]} is absent")
-    spec = figure1.load_spec(dataset, REPO)
+    spec = load_experiment(f"encoders-fig1-{dataset}")
     sparsities = None if FULL or dataset == "pitprops" else REDUCED
-    return dataset, figure1.run(spec, sparsities)
+    return dataset, list(run_sweep(spec, sparsities, root=REPO).records)
 
 
 def by_r(records):
@@ -49,7 +51,8 @@ def by_r(records):
 def test_every_method_runs_at_every_sparsity_within_its_budget(figure):
     dataset, records = figure
     table = by_r(records)
-    expected = figure1.DATASETS[dataset]["r"] if (FULL or dataset == "pitprops") else list(REDUCED)
+    every = sorted({point(row)[1] for row in load_experiment(f"encoders-fig1-{dataset}").rows})
+    expected = every if (FULL or dataset == "pitprops") else list(REDUCED)
     assert sorted(table) == expected
     for r, row in table.items():
         assert set(row) == set(ENCODERS + MAXIMIZERS), (dataset, r)

@@ -1,6 +1,7 @@
 """Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace* (NeurIPS 2020): Table 2
 (synthetic schemes A-F), Fig. 2 (normalized explained variance on three real data sets) and
-Fig. 4 (convergence on Lymphoma). ``docs/reproductions.md`` has ours beside the paper's and why
+Fig. 4 (convergence on Lymphoma), run from the specs ``specs/experiments/fspca-*.toml``
+(``spcakit reproduce fspca-table2``). ``docs/reproductions.md`` has ours beside the paper's and why
 they differ.
 
 Reduced by default (3 realizations per scheme, one k per data set); ``SPCAKIT_FULL=1`` runs
@@ -14,17 +15,19 @@ import os
 import numpy as np
 import pytest
 
-from spcakit_fspca import experiments as ex
+from spcakit.reproduce import load_experiment
+from spcakit.reproduce.studies import run_curve, run_realizations, run_traces
 
 pytestmark = pytest.mark.reproduction
 FULL = os.environ.get("SPCAKIT_FULL") == "1"
 REALIZATIONS = 100 if FULL else 3
-GO, LOW_RANK, BEST, SINGLE, CONVEX = ex.TABLE2_METHODS
+TABLE2 = load_experiment("fspca-table2")  # specs/experiments/fspca-table2.toml
+GO, LOW_RANK, BEST, SINGLE, CONVEX = (row.label for row in TABLE2.rows)
 
 
 @pytest.fixture(scope="module")
 def table2():
-    return {scheme: ex.table2(scheme, REALIZATIONS) for scheme in ex.SCHEMES}
+    return run_realizations(TABLE2, REALIZATIONS).scores
 
 
 def test_scheme_c_is_solved_exactly_by_every_method(table2):
@@ -87,12 +90,13 @@ def _covariances(load_shared):
 KS = {"lymphoma": [10, 20, 50, 100, 200, 300], "nus_wide": [10, 20, 40, 60, 100, 150],
       "numerical_numbers": [10, 20, 40, 60, 100, 150]}  # fmt: skip
 REDUCED_KS = {"lymphoma": [100], "nus_wide": [60], "numerical_numbers": [60]}
+FIG2 = {"lymphoma": "fspca-fig2-lymphoma", "nus_wide": "fspca-fig2-nus-wide", "numerical_numbers": "fspca-fig2-numerical-numbers"}
 
 
 def test_figure_2_normalized_explained_variance(load_shared):
     for name, a in _covariances(load_shared).items():
         ks = KS[name] if FULL else REDUCED_KS[name]
-        curves = ex.explained_variance_curve(a, 10, ks)
+        curves = run_curve(load_experiment(FIG2[name]), tuple(ks), covariance=a).curves
         for i, k in enumerate(ks):
             go, ipu, greedy, bound = (curves[c][i] for c in ("Go", "IPU", "TPower (G)", "bound"))
             assert go <= ipu + 1e-12, (name, k)  # IPU starts at Go (same epsilon) and climbs
@@ -104,7 +108,7 @@ def test_figure_2_normalized_explained_variance(load_shared):
 
 def test_figure_4_ipu_ascends_and_converges_within_ten_steps(load_shared):
     a = _covariances(load_shared)["lymphoma"]
-    traces = ex.convergence_traces(a, 10, 100, seeds=(0, 1, 2, 3, 4) if FULL else (0,))
+    traces = run_traces(load_experiment("fspca-fig4-lymphoma"), (0, 1, 2, 3, 4) if FULL else (0,), covariance=a).traces
     for label, history in traces.items():
         h = np.asarray(history)
         assert np.all(np.diff(h[1:]) >= -1e-9 * h.max()), label  # Thm. 5.5 after the first step

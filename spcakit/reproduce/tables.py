@@ -1,4 +1,4 @@
-"""Run an experiment spec (a paper's table) and set our numbers beside the paper's.
+"""The ``table`` experiments: one :func:`spcakit.fit` run per row, our numbers beside the paper's.
 
 Paper values are written as strings in the spec (``cpev = "0.8013"``) so
 that their printed precision is kept: a row *matches* when our value,
@@ -14,17 +14,24 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.composition import K_MEANING, configure, needs_k
 from spcakit.api import check_driver, check_seed, fit
-from spcakit.protocols import PART_ROLES
-from spcakit.inputs.datasets import load_source
+from spcakit.composition import K_MEANING, configure, needs_k
 from spcakit.errors import SpcakitError, SpecError
-from spcakit.plugins import get_registry
+from spcakit.inputs.datasets import load_source
 from spcakit.inputs.dense import Covariance
+from spcakit.plugins import get_registry
+from spcakit.protocols import PART_ROLES, means_none
 from spcakit.registry import Registry
-from spcakit.schema import Invalid, KeyPath, Str, did_you_mean, format_path, unknown_name
-from spcakit.protocols import means_none
-from spcakit.specs import ExperimentRow, ExperimentSpec, MethodSpec, PartKind, PartRef, load_experiment_spec, specs_root
+from spcakit.reproduce.common import data_source, text_table
+from spcakit.schema import (
+    Invalid,
+    KeyPath,
+    Str,
+    did_you_mean,
+    format_path,
+    unknown_name,
+)
+from spcakit.specs import ExperimentRow, ExperimentSpec, MethodSpec, PartKind, PartRef
 from spcakit.state import Result
 
 #: Keywords of :func:`spcakit.fit` that a row's ``params`` (or ``overrides``) may set, in the order
@@ -112,6 +119,8 @@ def format_like(value: Any, paper: Any) -> str:
 
 @attrs.frozen(kw_only=True)
 class RowOutcome:
+    """One row's run: our values as printed (``ours``) and as computed (``raw``), and which match the paper."""
+
     row: ExperimentRow
     ours: dict[str, str]
     raw: dict[str, Any]
@@ -129,16 +138,35 @@ class RowOutcome:
 
 @attrs.frozen(kw_only=True)
 class ExperimentOutcome:
+    """The rows of a table experiment, run."""
+
     spec: ExperimentSpec
     rows: tuple[RowOutcome, ...]
 
     @property
     def failures(self) -> list[RowOutcome]:
+        """The rows whose required columns differ from the paper (``--check`` fails on them)."""
         return [r for r in self.rows if not r.required_matched]
+
+    def to_text(self) -> str:
+        """The title, the paper, a table of paper / ours per column with the match, and the spec's notes."""
+        spec = self.spec
+        columns = list(spec.columns)
+        header = ["row"] + [f"{c} (paper / ours)" for c in columns] + ["match with paper"]
+        table = [header]
+        for row in self.rows:
+            cells = [row.row.label] + [f"{row.row.paper.get(c, '-')} / {row.ours[c]}" for c in columns]
+            verdict = "all" if row.matched else "differs: " + ",".join(c for c, ok in row.matches.items() if not ok)
+            if row.row.must_match:
+                verdict += " | required " + ("ok" if row.required_matched else "FAILED")
+            table.append(cells + [verdict])
+        text = f"{spec.title}\n{spec.paper}\n\n" + text_table(table)
+        return text + ("\n\n" + spec.notes.strip() if spec.notes.strip() else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.spec.name,
+            "kind": self.spec.kind,
             "title": self.spec.title,
             "paper": self.spec.paper,
             "data": self.spec.data,
@@ -158,24 +186,6 @@ class ExperimentOutcome:
                 for r in self.rows
             ],
         }
-
-
-def experiment_path(name: str) -> Path:
-    """The spec file of experiment ``name``: a path (ending in ``.toml`` or holding a folder separator)
-    as given, else ``specs/experiments/<name>.toml``. A path is read (and refused) by
-    :func:`~spcakit.specs.load_experiment_spec`; an unknown name is refused here, with the closest one as a hint."""
-    path = Path(name)
-    if path.suffix == ".toml" or "/" in name or (path.name != name):
-        return path
-    candidate = specs_root() / "experiments" / f"{name}.toml"
-    if not name or not candidate.is_file():
-        raise SpecError(unknown_name("experiment", name, list_experiments()).replace("; valid:", "; available:"))
-    return candidate
-
-
-def list_experiments() -> list[str]:
-    folder = specs_root() / "experiments"
-    return sorted(p.stem for p in folder.glob("*.toml"))
 
 
 # -- checking a spec against the registry --------------------------------------------------------------
@@ -335,6 +345,7 @@ def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: 
 
 
 def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
+    """Run one row (:func:`spcakit.fit` with :func:`fit_arguments`) and compare its columns with the paper's."""
     result = fit(data, row.method, r=spec.r, **fit_arguments(spec, row))
     columns = spec.columns or tuple(row.paper)
     unknown = [c for c in columns if c not in COLUMNS]
@@ -346,14 +357,15 @@ def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
     return RowOutcome(row=row, ours=ours, raw=raw, matches=matches, seconds=result.seconds)
 
 
-def run_experiment(name: str, on_row: Callable[[RowOutcome], None] | None = None) -> ExperimentOutcome:
-    """Run every row of the experiment ``name`` (a spec name or a TOML path).
+def run_table(spec: ExperimentSpec, on_row: Callable[[RowOutcome], None] | None = None,
+              root: Path | None = None) -> ExperimentOutcome:
+    """Run every row of a table (or sweep) experiment, in order.
 
-    The spec is checked (:func:`check_experiment`) once its data is loaded, before the first row runs.
+    The spec is checked (:func:`check_experiment`) once its data is loaded (relative to ``root``, the
+    repository, when given), before the first row runs.
     """
-    spec = load_experiment_spec(experiment_path(name))
     check_experiment(spec)
-    dataset = load_source(spec.data)
+    dataset = load_source(data_source(spec.data, root))
     check_experiment(spec, p=dataset.matrix.shape[1])
     data: Any = Covariance(dataset.matrix, dataset.feature_names) if (dataset.is_covariance or spec.covariance) else dataset.matrix
     outcomes = []

@@ -306,16 +306,10 @@ def fit(
     at most :math:`p'`; data whose columns are all constant are refused.
     """
     registry = registry or get_registry()
-    if method is None:
-        method = registry.default_method()
-        if method is None:
-            raise UnknownNameError("no method named and no plugin declares a default composition; name a method")
-    spec = registry.method(method) if isinstance(method, str) else method
-    if not isinstance(spec, MethodSpec):
-        raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
-    requested = spec
-    spec = configure(spec, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
-                     params=params, registry=registry, k=k)
+    requested = _requested_spec(method, registry)
+    choices = {"truncator": truncator, "lam": lam, "deflator": deflator, "stopper": stopper, "refiner": refiner,
+               "params": params}  # fmt: skip
+    spec = configure(requested, registry=registry, k=k, **choices)
     check_driver(spec, registry)
     chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in _metric_names(metrics)]
     seed = check_seed(seed)
@@ -323,6 +317,8 @@ def fit(
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     if not isinstance(standardize, (bool, np.bool_)):
         raise InvalidParameterError(f"standardize must be True or False; got {standardize!r}")
+
+    # the problem: the data read once, the columns that vary, k checked against them
     problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
                          feature_names=feature_names, columns=columns, drop=drop)
     r = check_r(r, problem)
@@ -337,41 +333,23 @@ def fit(
                 f"k={k_text(k)} is more than the {fitted.p} variables that vary (of {problem.p}); k={k_text(lowered)} "
                 "was used: no loading can have more nonzeros than that"
             )
-            spec = configure(requested, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper,
-                             refiner=refiner, params=params, registry=registry, k=lowered)  # fmt: skip
+            spec = configure(requested, registry=registry, k=lowered, **choices)
         for note in notes:
             warn(note, ConstantColumnWarning, stacklevel=2)
     default = None
     if k is None:  # a method that needs k and got none: the default cardinality
         spec, default = with_default_k(spec, fitted.p, r, registry)
-    try:
-        parts = build_parts(spec, registry, fitted)
-    except InvalidParameterError as exc:
-        if fitted is problem:
-            raise
-        raise InvalidParameterError(
-            f"{exc} (the method runs on the {fitted.p} of the {problem.p} variables that vary: "
-            f"{zero_variance_text(problem.constant_columns, problem.feature_names)})"
-        ) from None
+
+    # the parts, the driver and the refiner
+    parts = _built_parts(spec, registry, fitted, problem)
     driver = registry.build("driver", spec.driver)
-    rng = np.random.default_rng(seed)
     start = time.perf_counter()
-    try:
-        outcome = driver(fitted, r, parts, rng, on_step)
-        loadings = outcome.loadings
-        report: dict[str, int | float] = {}
-        if parts.refiner is not None:
-            refined = parts.refiner(fitted, loadings)
-            if isinstance(refined, Refined):
-                refined, report = refined.loadings, checked_report(parts.refiner, refined.report)
-            loadings = checked_matrix(parts.refiner, refined, loadings.shape, "the refined loadings", finite=True)
-    except (SpcakitError, KeyboardInterrupt):
-        raise
-    except BaseException as exc:  # a part's bug (even sys.exit): name the part and its plugin, chain the original
-        raise _part_failure(exc, registry) from exc
+    outcome, loadings, report = _run(driver, fitted, r, parts, seed, on_step, registry)
     seconds = time.perf_counter() - start
     reasons, iterations, history = outcome.stopping_reasons, outcome.iterations, outcome.objective_history
     del outcome  # its loadings are not held beside the sign-fixed ones
+
+    # the result: loadings on every column, signs fixed, metrics
     if fitted is not problem:  # zero rows for the constant columns
         embedded = np.zeros((problem.p, loadings.shape[1]))
         embedded[problem.varying_columns] = loadings
@@ -383,18 +361,12 @@ def fit(
         "converged; raise the stopper's iteration cap or loosen its tolerance"
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
     )
-    computed = compute_metrics(problem, loadings, chosen_metrics)
-    for name, value in report.items():
-        if REPORT_PREFIX + name in computed:  # a metric plugin registered that name: the report must not replace it
-            clash = BadPartResult(parts.refiner, f"its report entry {name!r} would replace the metric {REPORT_PREFIX + name!r}")
-            raise _part_failure(clash, registry) from clash
-        computed[REPORT_PREFIX + name] = value
     return Result(
         method=spec.name,
         spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default})},
         loadings=loadings,
         feature_names=problem.feature_names,
-        metrics=computed,
+        metrics=_with_report(compute_metrics(problem, loadings, chosen_metrics), report, parts, registry),
         iterations=iterations,
         stopping_reason=reason,
         objective_history=tuple(v for v in history if math.isfinite(v)),
@@ -404,3 +376,60 @@ def fit(
         version=__version__,
         input=problem.input,
     )
+
+
+def _requested_spec(method: str | MethodSpec | None, registry: Registry) -> MethodSpec:
+    """The spec ``method`` names: a registered name, a :class:`MethodSpec`, or (``None``) the default method."""
+    if method is None:
+        method = registry.default_method()
+        if method is None:
+            raise UnknownNameError("no method named and no plugin declares a default composition; name a method")
+    spec = registry.method(method) if isinstance(method, str) else method
+    if not isinstance(spec, MethodSpec):
+        raise UnknownNameError(f"method must be a name or a MethodSpec; got {type(method).__name__}")
+    return spec
+
+
+def _built_parts(spec: MethodSpec, registry: Registry, fitted: Problem, problem: Problem) -> Parts:
+    """:func:`build_parts` on the columns that vary; a refusal says how many of them there are."""
+    try:
+        return build_parts(spec, registry, fitted)
+    except InvalidParameterError as exc:
+        if fitted is problem:
+            raise
+        raise InvalidParameterError(
+            f"{exc} (the method runs on the {fitted.p} of the {problem.p} variables that vary: "
+            f"{zero_variance_text(problem.constant_columns, problem.feature_names)})"
+        ) from None
+
+
+def _run(
+    driver: Any, fitted: Problem, r: int, parts: Parts, seed: int, on_step: StepCallback | None, registry: Registry
+) -> tuple[Any, np.ndarray, dict[str, int | float]]:
+    """The driver's outcome, the (refined) loadings and the refiner's report; a part's bug names the part."""
+    try:
+        outcome = driver(fitted, r, parts, np.random.default_rng(seed), on_step)
+        loadings = outcome.loadings
+        report: dict[str, int | float] = {}
+        if parts.refiner is not None:
+            refined = parts.refiner(fitted, loadings)
+            if isinstance(refined, Refined):
+                refined, report = refined.loadings, checked_report(parts.refiner, refined.report)
+            loadings = checked_matrix(parts.refiner, refined, loadings.shape, "the refined loadings", finite=True)
+    except (SpcakitError, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # a part's bug (even sys.exit): name the part and its plugin, chain the original
+        raise _part_failure(exc, registry) from exc
+    return outcome, loadings, report
+
+
+def _with_report(
+    computed: dict[str, Any], report: dict[str, int | float], parts: Parts, registry: Registry
+) -> dict[str, Any]:
+    """The metrics with the refiner's report added as ``refiner_NAME`` entries (never replacing a metric)."""
+    for name, value in report.items():
+        if REPORT_PREFIX + name in computed:  # a metric plugin registered that name: the report must not replace it
+            clash = BadPartResult(parts.refiner, f"its report entry {name!r} would replace the metric {REPORT_PREFIX + name!r}")
+            raise _part_failure(clash, registry) from clash
+        computed[REPORT_PREFIX + name] = value
+    return computed

@@ -201,11 +201,11 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
     centred column sums of squares over the stored entries and the implicit zeros, as the sparse problem
     computes them (:mod:`spcakit.inputs.sparse`).
     """
-    from spcakit.inputs.sparse import _centred_sum_of_squares  # noqa: PLC0415 - sparse input only
+    from spcakit.inputs.sparse import centred_sum_of_squares  # noqa: PLC0415 - sparse input only
     from spcakit.operators import canonical_csr
 
     x = canonical_csr(x)  # duplicates summed in a copy, never in the caller's matrix
-    total = float(_centred_sum_of_squares(x, mean, stored_per_column(x), scale).sum())
+    total = float(centred_sum_of_squares(x, mean, stored_per_column(x), scale).sum())
     kept = float(np.einsum("ij,ij->", scores @ (components @ components.T), scores))
     return max(total - kept, 0.0)
 

@@ -18,7 +18,7 @@ import attrs
 
 from spcakit.errors import DuplicateNameError, InvalidParameterError, SpcakitError, SpecError, UnknownNameError
 from spcakit.protocols import BASES, PART_ROLES, ROLES, Part, PartMeta, parameters
-from spcakit.specs import MethodSpec, PartRef
+from spcakit.specs import SOLVER_ROLES, MethodSpec, PartRef, expand_solver
 
 if TYPE_CHECKING:
     from spcakit.metrics import Metric
@@ -263,7 +263,9 @@ class Registry:
             raise SpecError(f"{info.where}: 'extends' goes round in a circle: {' -> '.join(seen + (name, parent))}")
         if parent not in self._methods and parent not in self._refused:
             raise SpecError(f"{info.where}: extends unknown method {parent!r}")
-        base = self._resolved(parent, seen + (name,))
+        base = expand_solver(self._resolved(parent, seen + (name,)), info.where)  # the child may replace its parts
+        if "solver" in raw:  # the child's own solver stands for them
+            base = {key: value for key, value in base.items() if key not in ("updater", *SOLVER_ROLES)}
         base.pop("compose_default", None)  # a default composition is not inherited
         base.pop("fit_default", None)  # nor the default method
         if "cardinality" in base and "cardinality" not in raw:

@@ -177,6 +177,32 @@ def _check_nested_parts(value: Any, path: KeyPath) -> None:
             PartKind()(item, (*path, i))
 
 
+#: The roles a ``solver`` stands for, and what it sets them to: its one proposal is the loading, with nothing
+#: truncated and no second step.
+SOLVER_ROLES: dict[str, Any] = {"truncator": "none", "stopper": {"name": "max-iterations", "n": 1}}
+
+
+def expand_solver(data: Mapping[str, Any], where: str = "spec") -> dict[str, Any]:
+    """A method table with its ``solver`` key written out as the parts that run it.
+
+    A one-shot solver (greedy selection, exhaustive search, the encoders, FSPCA's Go, a branch and bound)
+    computes each loading (or the block of them) in one call. A spec says so with ``solver = PART``: the
+    part is the updater, called once per component by the deflation driver or once by the block driver,
+    whose proposal is the loading (``truncator = "none"``, one step). A spec that gives ``solver`` gives
+    no ``updater``, ``truncator`` or ``stopper``.
+    """
+    if "solver" not in data:
+        return dict(data)
+    clash = [role for role in ("updater", *SOLVER_ROLES) if role in data]
+    if clash:
+        raise SpecError(
+            f"{where}: solver: a solver gives each loading in one step, so the spec sets no {' or '.join(clash)}; "
+            "remove it, or write the method as an iteration (updater, truncator, stopper) instead of a solver"
+        )
+    table = {key: value for key, value in data.items() if key != "solver"}
+    return {**table, "updater": data["solver"], **SOLVER_ROLES}
+
+
 #: The roles whose part a method's ``cardinality`` form may replace.
 CARDINALITY_ROLES = ("initializer", "updater", "truncator")
 
@@ -189,6 +215,7 @@ METHOD_SCHEMA = Table(
         "driver": Field(Str(empty=False)),
         "initializer": Field(PartKind()),
         "updater": Field(PartKind()),
+        "solver": Field(PartKind()),
         "truncator": Field(PartKind()),
         "deflator": Field(PartKind(optional=True)),
         "stopper": Field(PartKind()),
@@ -242,6 +269,7 @@ class MethodSpec:
         cls.check_keys(data, where)
         if "extends" in data:
             raise SpecError(f"{where}: 'extends' is resolved by the registry; register the spec instead of building it")
+        data = expand_solver(data, where)
         missing = [k for k in _REQUIRED_METHOD_KEYS if k not in data]
         if missing:
             raise SpecError(f"{where}: missing required key(s): {', '.join(missing)} (a method spec needs "

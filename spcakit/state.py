@@ -210,7 +210,7 @@ class InputRecord:
         }
 
 
-def _import_pandas(what: str) -> Any:
+def import_pandas(what: str) -> Any:
     """pandas, imported here and only here; a clear :class:`ImportError` naming the extra when it is missing."""
     try:
         import pandas
@@ -322,7 +322,7 @@ class Result:
         Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
         The frame holds a copy: changing it leaves the result unchanged.
         """
-        pandas = _import_pandas("Result.loadings_frame()")
+        pandas = import_pandas("Result.loadings_frame()")
         return pandas.DataFrame(
             np.array(self.loadings, dtype=float, copy=True),
             index=pandas.Index(list(self.feature_names), name="variable"),
@@ -352,7 +352,7 @@ class Result:
         are left out. Counts (``pattern``, ``nz``) are pandas' nullable ``Int64``,
         the rest floats. Needs pandas, as :meth:`loadings_frame`.
         """
-        pandas = _import_pandas("Result.metrics_frame()")
+        pandas = import_pandas("Result.metrics_frame()")
         index = pandas.Index([*self.component_names, "all"], name="component")
         columns: dict[str, Any] = {}
         for key, value in self.metrics.items():

@@ -12,7 +12,7 @@ import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.paths.records import rows_csv
-from spcakit.state import Result, _import_pandas
+from spcakit.state import Result, import_pandas
 
 #: The rules that choose a level from the curve: the least mean error, or the one-standard-error rule.
 RULES = ("min", "1se")
@@ -207,7 +207,7 @@ class CrossValidation:
 
         Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
         """
-        pandas = _import_pandas("CrossValidation.frame()")
+        pandas = import_pandas("CrossValidation.frame()")
         return pandas.DataFrame(self.to_rows()).set_index(self.knob)
 
     def to_csv(self, file: str | Path | None = None) -> str:

@@ -171,7 +171,7 @@ def _column_means(x: Any, sums: np.ndarray, magnitude: np.ndarray) -> np.ndarray
     return mean
 
 
-def _centred_sum_of_squares(x: Any, mean: np.ndarray | None, stored: np.ndarray, divisors: np.ndarray | None) -> np.ndarray:
+def centred_sum_of_squares(x: Any, mean: np.ndarray | None, stored: np.ndarray, divisors: np.ndarray | None) -> np.ndarray:
     r""":math:`\sum_i ((x_{ij} - \mu_j)/d_j)^2` per column, over the stored entries plus the
     :math:`n - \mathrm{nnz}_j` implicit zeros (:math:`\mu_j^2/d_j^2` each); no division when ``divisors``
     is ``None``."""
@@ -234,10 +234,10 @@ def sparse_problem(
     largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
     if SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]:
-        norms = np.sqrt(_centred_sum_of_squares(x, mean, stored, None))
+        norms = np.sqrt(centred_sum_of_squares(x, mean, stored, None))
     else:  # extreme magnitudes: each column scaled to at most 1 before squaring
         with np.errstate(over="ignore"):
-            norms = largest * np.sqrt(_centred_sum_of_squares(x, mean, stored, safe))
+            norms = largest * np.sqrt(centred_sum_of_squares(x, mean, stored, safe))
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
     refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
     scale = float(n - 1) if center else float(n)

@@ -16,7 +16,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.output import check_output, write_output
 from spcakit.paths.grids import k_for_sparsity
-from spcakit.state import Result, _import_pandas
+from spcakit.state import Result, import_pandas
 
 #: Relative tolerance of every CPEV comparison (reaching PCA's CPEV, a target, monotonicity): rounding only.
 CPEV_RTOL = 1e-9
@@ -204,7 +204,7 @@ class SparsityPath:
 
         Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
         """
-        pandas = _import_pandas("SparsityPath.frame()")
+        pandas = import_pandas("SparsityPath.frame()")
         return pandas.DataFrame(self.to_rows()).set_index(self.knob)
 
     def to_csv(self, file: str | Path | None = None) -> str:

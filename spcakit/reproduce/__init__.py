@@ -32,9 +32,9 @@ from spcakit.reproduce.tables import (
     FIT_KEYS,
     ExperimentOutcome,
     RowOutcome,
-    _configured,
-    _method,
-    _spec_error,
+    configured_row,
+    row_method,
+    spec_error,
     fit_arguments,
     format_like,
     run_row,
@@ -62,22 +62,22 @@ def load_experiment(name: str) -> ExperimentSpec | StudySpec:
 def check_study(spec: StudySpec, registry: Registry) -> None:
     """Check a study's methods, generators and starts by name, and each row's keywords as :func:`spcakit.fit` takes them."""
     if spec.reference:
-        _method(spec, spec.reference, ("reference",), registry)  # type: ignore[arg-type]
+        row_method(spec, spec.reference, ("reference",), registry)  # type: ignore[arg-type]
     for i, case in enumerate(spec.cases):
         if case.generator not in GENERATORS:
-            raise _spec_error(spec, ("cases", i, "generator"), unknown_name("generator", case.generator, list(GENERATORS)))  # type: ignore[arg-type]
+            raise spec_error(spec, ("cases", i, "generator"), unknown_name("generator", case.generator, list(GENERATORS)))  # type: ignore[arg-type]
     middles = [case.params for case in spec.cases] or [{spec.parameter: spec.values[0]} if spec.parameter else {}]
     for i, row in enumerate(spec.rows):
-        method = _method(spec, row.method, ("rows", i, "method"), registry)  # type: ignore[arg-type]
+        method = row_method(spec, row.method, ("rows", i, "method"), registry)  # type: ignore[arg-type]
         if row.start and row.start not in STARTS:
-            raise _spec_error(spec, ("rows", i, "start"), unknown_name("start", row.start, list(STARTS)))  # type: ignore[arg-type]
+            raise spec_error(spec, ("rows", i, "start"), unknown_name("start", row.start, list(STARTS)))  # type: ignore[arg-type]
         for middle in middles:
             arguments = {**spec.params, **middle, **row.params}
             paths: dict[str, Any] = {k: ("params", k) for k in spec.params}
             paths.update({k: ("cases" if spec.cases else "values", k) for k in middle})
             paths.update({k: ("rows", i, "params", k) for k in row.params})
             paths[""] = ("rows", i)
-            _configured(spec, method, arguments, paths, registry, None)  # type: ignore[arg-type]
+            configured_row(spec, method, arguments, paths, registry, None)  # type: ignore[arg-type]
 
 
 def check_experiment(spec: ExperimentSpec | StudySpec, registry: Registry | None = None, p: int | None = None) -> None:

@@ -189,19 +189,19 @@ class ExperimentOutcome:
 
 
 # -- checking a spec against the registry --------------------------------------------------------------
-def _spec_error(spec: ExperimentSpec, path: KeyPath | list[KeyPath], message: str) -> SpecError:
+def spec_error(spec: ExperimentSpec, path: KeyPath | list[KeyPath], message: str) -> SpecError:
     where = spec.source or f"experiment {spec.name}"
     paths = path if isinstance(path, list) else [path]
     return SpecError(": ".join(s for s in (where, ", ".join(format_path(p) for p in paths), message) if s))
 
 
-def _method(spec: ExperimentSpec, name: str, path: KeyPath, registry: Registry) -> MethodSpec:
+def row_method(spec: ExperimentSpec, name: str, path: KeyPath, registry: Registry) -> MethodSpec:
     if name not in registry.method_names():
-        raise _spec_error(spec, path, unknown_name("method", name, registry.method_names()) + " (spcakit methods lists them)")
+        raise spec_error(spec, path, unknown_name("method", name, registry.method_names()) + " (spcakit methods lists them)")
     try:
         return registry.method(name)
     except SpcakitError as exc:
-        raise _spec_error(spec, path, f"method {name!r} cannot be read: {exc}") from None
+        raise spec_error(spec, path, f"method {name!r} cannot be read: {exc}") from None
 
 
 def _part_refs(ref: PartRef) -> list[PartRef]:
@@ -239,35 +239,35 @@ def _check_fit_keyword(spec: ExperimentSpec, key: str, value: Any, path: KeyPath
     try:
         kind(value, path)
     except Invalid as exc:
-        raise _spec_error(spec, exc.path, exc.message) from None
+        raise spec_error(spec, exc.path, exc.message) from None
     name = value.get("name") if isinstance(value, Mapping) else value
     names = registry.part_names(key)
     if isinstance(name, str) and name not in names and not (_PART_KEYWORDS[key] and means_none(name)):
-        raise _spec_error(spec, (*path, "name") if isinstance(value, Mapping) else path,
+        raise spec_error(spec, (*path, "name") if isinstance(value, Mapping) else path,
                           unknown_name(key, name, names) + " (spcakit parts lists them)")
 
 
-def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str, Any], paths: Mapping[str, KeyPath],
+def configured_row(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str, Any], paths: Mapping[str, KeyPath],
                 registry: Registry, p: int | None) -> None:
     """Apply ``arguments`` (fit keywords) to ``method`` as :func:`spcakit.fit` does, one key at a time, and build
     its parts; the first error is a :class:`SpecError` naming the key (or the keys) it comes from."""
     try:
         method = configure(method, registry=registry)  # nested part tables as PartRefs, so that roles compare equal
     except SpcakitError as exc:
-        raise _spec_error(spec, paths.get("", ()), str(exc)) from None
+        raise spec_error(spec, paths.get("", ()), str(exc)) from None
     touched: dict[str, list[str]] = {role: [] for role in PART_ROLES}
     order = {k: i for i, k in enumerate(FIT_KEYS)}
     for key in sorted(arguments, key=lambda k: order.get(k, len(order))):
         value, path = arguments[key], paths[key]
         if key in _NOT_ROW_KEYS:
-            raise _spec_error(spec, path, f"not a keyword a row can set: {_NOT_ROW_KEYS[key]}")
+            raise spec_error(spec, path, f"not a keyword a row can set: {_NOT_ROW_KEYS[key]}")
         if key not in FIT_KEYS:
             valid = _parameter_names(method, registry)
             bare = key.rpartition(".")[2]
             if key not in valid and bare not in valid:
                 guess = did_you_mean(key, [*FIT_KEYS, *valid])
                 hint = f" (did you mean {guess!r}?)" if guess else ""
-                raise _spec_error(spec, path, f"method {method.name!r} has no parameter {key!r}{hint}; valid: "
+                raise spec_error(spec, path, f"method {method.name!r} has no parameter {key!r}{hint}; valid: "
                                               f"the fit keywords {', '.join(FIT_KEYS)} and the part parameters {', '.join(valid)}")
         _check_fit_keyword(spec, key, value, path, registry)
         try:
@@ -277,7 +277,7 @@ def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str
             changed = configure(method, **({key: value} if key in FIT_KEYS else {"params": {key: value}}),
                                 registry=registry)  # type: ignore[arg-type]
         except SpcakitError as exc:
-            raise _spec_error(spec, path, str(exc)) from None
+            raise spec_error(spec, path, str(exc)) from None
         for role in PART_ROLES:
             if getattr(changed, role) != getattr(method, role):
                 touched[role].append(key)
@@ -285,7 +285,7 @@ def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str
     try:
         check_driver(method, registry)
     except SpcakitError as exc:
-        raise _spec_error(spec, [paths[k] for k in touched["deflator"]] or paths.get("", ()), str(exc)) from None
+        raise spec_error(spec, [paths[k] for k in touched["deflator"]] or paths.get("", ()), str(exc)) from None
     for role in PART_ROLES:
         ref = getattr(method, role)
         if ref is None:
@@ -297,9 +297,9 @@ def _configured(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[str
         except SpcakitError as exc:
             blame = [paths[k] for k in touched[role]] or paths.get("", ())
             context = "" if touched[role] else f"method {method.name!r}: "
-            raise _spec_error(spec, blame, f"{context}{exc}") from None
+            raise spec_error(spec, blame, f"{context}{exc}") from None
     if needs_k(method, registry):
-        raise _spec_error(spec, paths.get("", ()), (
+        raise spec_error(spec, paths.get("", ()), (
             f"method {method.name!r} needs k ({K_MEANING}), and an experiment pins every parameter of the run it "
             "reproduces: give it (params = { k = K }) rather than rely on spcakit's default (spcakit.composition.default_k)"
         ))  # fmt: skip
@@ -319,21 +319,21 @@ def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: 
     columns = list(COLUMNS)
     for i, column in enumerate(spec.columns):
         if column not in COLUMNS:
-            raise _spec_error(spec, ("columns", i), unknown_name("column", column, columns))
+            raise spec_error(spec, ("columns", i), unknown_name("column", column, columns))
     row_methods = [row.method for row in spec.rows]
     for name in spec.overrides:
-        _method(spec, name, ("overrides", name), registry)
+        row_method(spec, name, ("overrides", name), registry)
         if name not in row_methods:
-            raise _spec_error(spec, ("overrides", name), f"no row runs method {name!r}; the rows run: "
+            raise spec_error(spec, ("overrides", name), f"no row runs method {name!r}; the rows run: "
                                                          f"{', '.join(dict.fromkeys(row_methods))}")
     for i, row in enumerate(spec.rows):
-        method = _method(spec, row.method, ("rows", i, "method"), registry)
+        method = row_method(spec, row.method, ("rows", i, "method"), registry)
         for column in row.paper:
             if column not in COLUMNS:
-                raise _spec_error(spec, ("rows", i, "paper", column), unknown_name("column", column, columns))
+                raise spec_error(spec, ("rows", i, "paper", column), unknown_name("column", column, columns))
             if spec.columns and column not in spec.columns:
                 guess = did_you_mean(column, spec.columns)
-                raise _spec_error(spec, ("rows", i, "paper", column), (
+                raise spec_error(spec, ("rows", i, "paper", column), (
                     f"{column!r} is not one of this experiment's columns" + (f" (did you mean {guess!r}?)" if guess else "")
                     + f"; its columns: {', '.join(spec.columns)} (add {column!r} to 'columns' to compare it)"
                 ))
@@ -341,7 +341,7 @@ def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: 
         paths: dict[str, KeyPath] = {k: ("overrides", row.method, k) for k in overrides}
         paths.update({k: ("rows", i, "params", k) for k in row.params})
         paths[""] = ("rows", i)
-        _configured(spec, method, fit_arguments(spec, row), paths, registry, p)
+        configured_row(spec, method, fit_arguments(spec, row), paths, registry, p)
 
 
 def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:

@@ -43,7 +43,7 @@ from spcakit.composition import configure
 from spcakit.operators import DenseCovariance, top_eigenpairs
 from spcakit.plugins import get_registry
 from spcakit.inputs.dense import covariance_problem, data_problem
-from spcakit.reproduce.generators import scheme_covariance
+from spcakit_fspca.pieces import scheme_covariance
 from spcakit_fspca import algorithms as alg
 
 SEED = 0

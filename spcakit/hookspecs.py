@@ -1,4 +1,4 @@
-"""The three hooks a spcakit plugin may implement: parts, methods and metrics.
+"""The hooks a spcakit plugin may implement: parts, methods, metrics, and the pieces experiments name.
 
 A plugin is any module or object with functions marked
 ``@spcakit.hookimpl``; packages announce theirs through the ``spcakit``
@@ -40,3 +40,21 @@ def spcakit_register_methods(register: Callable[..., Any]) -> None:
 def spcakit_register_metrics(register: Callable[..., Any]) -> None:
     """Register metrics: ``register(metric)`` or ``register([metric, ...])`` with
     :class:`spcakit.metrics.Metric` records, computed for every run."""
+
+
+@hookspec
+def spcakit_register_experiment_pieces(register: Callable[..., Any]) -> None:
+    """Register what experiment specs (``specs/experiments/``, ``spcakit reproduce``) name besides methods:
+    ``register(kind, name, function)``, ``kind`` one of :data:`spcakit.registry.PIECE_KINDS`:
+
+    * ``"generator"``: the random problems of a ``realizations`` case, ``function(rng, **parameters)``
+      returning a covariance matrix (``generator = { name = ..., <parameter> = ... }``);
+    * ``"start"``: a row's given start, ``function(covariance, m, keywords)`` returning the ``p x m``
+      matrix passed to :func:`spcakit.fit` as ``w0`` (``start = NAME``);
+    * ``"score"``: how a ``curve`` row is scored instead of by the spec's metric,
+      ``function(result, *, covariance, eigenvalues, m, r, value)`` returning a number, with the
+      covariance matrix, its eigenvalues, the spec's ``r`` (``m``), the row's ``r`` and the swept value
+      (``score = NAME``).
+
+    A paper's plugin registers its experiments' pieces, so that the experiment itself is data.
+    """

@@ -31,7 +31,8 @@ from spcakit.specs import MethodSpec, read_toml, spec_files
 
 ENTRY_POINT_GROUP = "spcakit"
 from spcakit.hookspecs import hookimpl  # noqa: F401  (re-exported)
-HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics")
+HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics",
+              "spcakit_register_experiment_pieces")
 
 
 @attrs.frozen(kw_only=True)
@@ -142,10 +143,14 @@ class PluginSession:
             for metric in metrics if isinstance(metrics, (list, tuple)) else [metrics]:
                 registry.register_metric(metric, plugin=name)
 
+        def register_piece(kind: str, piece: str, function: Any) -> None:
+            registry.register_piece(kind, piece, function, plugin=name)
+
         for hook_name, register in (
             ("spcakit_register_parts", register_part),
             ("spcakit_register_metrics", register_metric),
             ("spcakit_register_methods", register_method),
+            ("spcakit_register_experiment_pieces", register_piece),
         ):
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
                 if impl.plugin_name == name:

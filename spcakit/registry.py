@@ -11,7 +11,7 @@ or on the command line is an error, not a silently ignored setting.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -78,6 +78,22 @@ class MetricInfo:
     plugin: str = ""
 
 
+#: The kinds of experiment piece (:func:`~spcakit.hookspecs.spcakit_register_experiment_pieces`) and what each is.
+PIECE_KINDS = {
+    "generator": "random problems of a realizations case: f(rng, **parameters) -> covariance matrix",
+    "start": "a row's given start: f(covariance, m, keywords) -> p x m matrix (fit's w0)",
+    "score": "how a curve row is scored: f(result, *, covariance, eigenvalues, m, r, value) -> number",
+}
+
+
+@attrs.frozen(kw_only=True)
+class PieceInfo:
+    kind: str
+    name: str
+    function: Callable[..., Any]
+    plugin: str = ""
+
+
 def _part_meta(cls: Any) -> PartMeta:
     meta = getattr(cls, "__part__", None) if isinstance(cls, type) else None
     if not isinstance(meta, PartMeta) or not issubclass(cls, Part):
@@ -97,6 +113,7 @@ class Registry:
         self._methods: dict[str, _RegisteredSpec] = {}
         self._refused: dict[str, tuple[_RegisteredSpec, str]] = {}  # methods whose parts are missing: spec, reason
         self._metrics: dict[str, MetricInfo] = {}
+        self._pieces: dict[str, dict[str, PieceInfo]] = {kind: {} for kind in PIECE_KINDS}
         self._checked: set[str] = set()  # methods whose parts have been built once (see method())
 
     # -- registration -------------------------------------------------
@@ -146,9 +163,39 @@ class Registry:
         self._metrics[metric.name] = info
         return info
 
+    def register_piece(self, kind: str, name: str, function: Callable[..., Any], *, plugin: str = "") -> PieceInfo:
+        """Register an experiment piece (see :func:`~spcakit.hookspecs.spcakit_register_experiment_pieces`)."""
+        if kind not in PIECE_KINDS:
+            raise ValueError(f"experiment pieces are of kind {', '.join(PIECE_KINDS)}; got {kind!r}")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"an experiment piece needs a nonempty string name; got {name!r}")
+        if not callable(function):
+            raise TypeError(f"{kind} {name!r}: register a function; got {function!r}")
+        existing = self._pieces[kind].get(name)
+        if existing is not None:
+            raise DuplicateNameError(
+                f"{kind} {name!r} is already registered by plugin {existing.plugin!r}; "
+                f"plugin {plugin!r} cannot register it again (choose another name)"
+            )
+        info = PieceInfo(kind=kind, name=name, function=function, plugin=plugin)
+        self._pieces[kind][name] = info
+        return info
+
+    def piece(self, kind: str, name: str) -> Callable[..., Any]:
+        """The experiment piece ``name`` of ``kind``; :class:`UnknownNameError` lists the registered ones."""
+        try:
+            return self._pieces[kind][name].function
+        except KeyError:
+            from spcakit.schema import unknown_name
+
+            raise UnknownNameError(unknown_name(kind, name, list(self._pieces.get(kind, {})))) from None
+
+    def piece_names(self, kind: str) -> list[str]:
+        return list(self._pieces[kind])
+
     def unregister_plugin(self, plugin: str) -> None:
-        """Remove every part, metric and method a plugin registered."""
-        for table in (*self._parts.values(), self._methods, self._metrics):
+        """Remove every part, metric, method and experiment piece a plugin registered."""
+        for table in (*self._parts.values(), self._methods, self._metrics, *self._pieces.values()):
             for name in [n for n, info in table.items() if info.plugin == plugin]:
                 del table[name]
         for name in [n for n, (info, _) in self._refused.items() if info.plugin == plugin]:

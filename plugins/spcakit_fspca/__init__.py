@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from spcakit.hookspecs import hookimpl
 from spcakit.specs import specs_root
-from spcakit_fspca import algorithms, metrics, parts
+from spcakit_fspca import algorithms, metrics, parts, pieces
 
 PAPER = algorithms.PAPER
 
@@ -33,3 +33,9 @@ def spcakit_register_methods(register: Callable[..., None]) -> None:
 @hookimpl
 def spcakit_register_metrics(register: Callable[..., None]) -> None:
     register(list(metrics.METRICS))
+
+
+@hookimpl
+def spcakit_register_experiment_pieces(register: Callable[..., None]) -> None:
+    for kind, name, function in pieces.PIECES:
+        register(kind, name, function)

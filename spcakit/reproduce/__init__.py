@@ -8,8 +8,9 @@ An experiment spec's ``kind`` (:data:`~spcakit.specs.EXPERIMENT_KINDS`; ``table`
   CSV, JSON, SVG and Markdown (``--out``), redrawn from the JSON (``--replot``); a penalty tuned to each
   sparsity by :mod:`~spcakit.reproduce.tuning` (``--tune``);
 * ``realizations``, ``curve`` and ``traces`` (:mod:`~spcakit.reproduce.studies`): random problems scored
-  against a reference method, a metric along a parameter, the objective after every step; the named
-  generators and starts they use are in :mod:`~spcakit.reproduce.generators`.
+  against a reference method, a metric along a parameter, the objective after every step; the generators,
+  starts and scores they name are registered by plugins
+  (:func:`~spcakit.hookspecs.spcakit_register_experiment_pieces`).
 
 :func:`run_experiment` runs any of them by name (or TOML path).
 """
@@ -24,7 +25,6 @@ from spcakit.experiment_specs import StudySpec
 from spcakit.plugins import get_registry
 from spcakit.registry import Registry
 from spcakit.reproduce.common import experiment_path, list_experiments
-from spcakit.reproduce.generators import GENERATORS, STARTS
 from spcakit.reproduce.studies import Scores, StudyOutcome, run_study
 from spcakit.reproduce.sweeps import SweepOutcome, run_sweep
 from spcakit.reproduce.tables import (
@@ -64,13 +64,15 @@ def check_study(spec: StudySpec, registry: Registry) -> None:
     if spec.reference:
         row_method(spec, spec.reference, ("reference",), registry)  # type: ignore[arg-type]
     for i, case in enumerate(spec.cases):
-        if case.generator not in GENERATORS:
-            raise spec_error(spec, ("cases", i, "generator"), unknown_name("generator", case.generator, list(GENERATORS)))  # type: ignore[arg-type]
+        if case.generator not in registry.piece_names("generator"):
+            raise spec_error(spec, ("cases", i, "generator"), unknown_name("generator", case.generator, registry.piece_names("generator")))  # type: ignore[arg-type]
     middles = [case.params for case in spec.cases] or [{spec.parameter: spec.values[0]} if spec.parameter else {}]
     for i, row in enumerate(spec.rows):
         method = row_method(spec, row.method, ("rows", i, "method"), registry)  # type: ignore[arg-type]
-        if row.start and row.start not in STARTS:
-            raise spec_error(spec, ("rows", i, "start"), unknown_name("start", row.start, list(STARTS)))  # type: ignore[arg-type]
+        if row.start and row.start not in registry.piece_names("start"):
+            raise spec_error(spec, ("rows", i, "start"), unknown_name("start", row.start, registry.piece_names("start")))  # type: ignore[arg-type]
+        if row.score != "metric" and row.score not in registry.piece_names("score"):
+            raise spec_error(spec, ("rows", i, "score"), unknown_name("score", row.score, registry.piece_names("score")))  # type: ignore[arg-type]
         for middle in middles:
             arguments = {**spec.params, **middle, **row.params}
             paths: dict[str, Any] = {k: ("params", k) for k in spec.params}

@@ -1,18 +1,17 @@
 r"""The ``realizations``, ``curve`` and ``traces`` experiments (:class:`~spcakit.experiment_specs.StudySpec`).
 
 * ``realizations``: for each case, ``realizations`` random problems drawn by the case's generator
-  (:data:`~spcakit.reproduce.generators.GENERATORS`; realization ``i`` of the case at position ``c`` from
+  (a ``generator`` piece a plugin registered, :func:`~spcakit.hookspecs.spcakit_register_experiment_pieces`; realization ``i`` of the case at position ``c`` from
   ``numpy.random.default_rng([seed, c, i])``, so a reduced run is a prefix of the full one); the
   ``reference`` method's run gives the optimum (its row support and its final objective), and every row is
   scored by the intersection ratio IR :math:`= |\hat I\cap I_*|/|I_*|` of its row support, the relative error
   RE :math:`= (f_* - f)/f_*` of its objective, and whether RE :math:`\le` ``hit_tol`` (:class:`Scores`).
-  A row may start from a named start (:data:`~spcakit.reproduce.generators.STARTS`), take the seed
+  A row may start from a named ``start`` piece, take the seed
   ``1000 i + seed`` (``seeded``), or be scored as ``single_starts`` runs, each from one of the random
   orthonormal starts the ``multistart`` driver draws for that seed.
 * ``curve``: the spec's ``metric`` of every row at each value of ``parameter`` (a fit keyword, such as ``k``),
-  on the covariance of one data set; a row may instead be scored ``refined`` (the metric of the ``r`` leading
-  eigenvectors on its run's row support) or ``fspca-bound`` (Thm. 5.1 of Tian et al.: the bound on the
-  optimum's normalized explained variance from a Go run, whose loadings are that refinement on its support).
+  on the covariance of one data set; a row may instead be scored by a named ``score`` piece (the FSPCA
+  plugin's ``fspca-refined`` and ``fspca-bound``, for instance).
 * ``traces``: the objective after every step of each row's run (rows with ``each_seed`` once per seed).
 
 Every run goes through :func:`spcakit.fit`; a row's keywords are the spec's ``params``, the case's (or the
@@ -32,7 +31,7 @@ from spcakit.api import fit
 from spcakit.errors import SpecError
 from spcakit.experiment_specs import StudyRow, StudySpec
 from spcakit.inputs.dense import Covariance
-from spcakit.reproduce import generators as gen
+from spcakit.plugins import get_registry
 from spcakit.reproduce.common import sample_covariance, text_table
 
 
@@ -122,13 +121,18 @@ def _keywords(spec: StudySpec, row: StudyRow, middle: Mapping[str, Any]) -> dict
 
 
 def _start(row: StudyRow, a: np.ndarray, m: int, keywords: Mapping[str, Any]) -> dict[str, Any]:
-    return {"w0": gen.STARTS[row.start](a, m, keywords)} if row.start else {}
+    return {"w0": get_registry().piece("start", row.start)(a, m, keywords)} if row.start else {}
+
+
+def row_support(x: np.ndarray) -> np.ndarray:
+    """The rows of ``x`` with a nonzero entry, ascending."""
+    return np.flatnonzero(np.any(np.asarray(x).reshape(np.shape(x)[0], -1) != 0, axis=1))
 
 
 # -- realizations ---------------------------------------------------------------------------------------
 def _score(into: dict[str, list[Any]], result: Any, best: tuple[np.ndarray, float]) -> None:
     """Append a run's IR, RE and iterations against the reference's row support and objective ``best``."""
-    support, (best_support, value) = gen.row_support(result.loadings), best
+    support, (best_support, value) = row_support(result.loadings), best
     into["ir"].append(len(set(support.tolist()) & set(best_support.tolist())) / len(best_support))
     into["re"].append((value - result.metrics["objective"]) / value)
     into["it"].append(result.iterations)
@@ -141,12 +145,13 @@ def run_realizations(spec: StudySpec, realizations: int | None = None,
     m = spec.r
     scores: dict[str, dict[str, Scores]] = {}
     for c, case in enumerate(spec.cases):
+        generate = get_registry().piece("generator", case.generator)
         out: dict[str, dict[str, list[Any]]] = {row.label: {"ir": [], "re": [], "it": []} for row in spec.rows}
         for i in range(n):
-            a = gen.GENERATORS[case.generator](np.random.default_rng([spec.seed, c, i]), **case.generator_params)
+            a = generate(np.random.default_rng([spec.seed, c, i]), **case.generator_params)
             cov = Covariance(a)
             reference = fit(cov, spec.reference, r=m, **spec.params)
-            best = (gen.row_support(reference.loadings), reference.objective_history[-1])
+            best = (row_support(reference.loadings), reference.objective_history[-1])
             for row in spec.rows:
                 keywords = _keywords(spec, row, case.params)
                 method, r = row.method, row.r or m
@@ -172,21 +177,17 @@ def run_curve(spec: StudySpec, values: tuple[Any, ...] | None = None, root: Path
     (``covariance`` when given, else the spec's data relative to ``root``)."""
     values = spec.values if values is None else tuple(values)
     a = sample_covariance(spec.data, root) if covariance is None else covariance
-    cov, op = Covariance(a), gen.dense(a)
+    cov = Covariance(a)
     eigenvalues = np.linalg.eigvalsh(a)
+    scores = {row.score: get_registry().piece("score", row.score) for row in spec.rows if row.score != "metric"}
     curves: dict[str, list[float]] = {row.label: [] for row in spec.rows}
     for value in values:
         for row in spec.rows:
             r = row.r or spec.r
             result = fit(cov, row.method, r=r, **_keywords(spec, row, {spec.parameter: value}))
-            if row.score == "refined":
-                w = gen.refine_on_support(op, gen.row_support(result.loadings), spec.r)
-                curves[row.label].append(gen.normalized_explained_variance(w, op))
-            elif row.score == "fspca-bound":  # Go's W is the refinement on its support, recomputed on C as given
-                w = gen.refine_on_support(op, gen.row_support(result.loadings), r)
-                exact = gen.normalized_explained_variance(w, op)
-                eps = gen.fspca_bound(eigenvalues, r, int(value))
-                curves[row.label].append(min(1.0, exact / (1.0 - eps)) if eps < 1 else 1.0)
+            if row.score != "metric":
+                curves[row.label].append(float(scores[row.score](result, covariance=a, eigenvalues=eigenvalues,
+                                                                 m=spec.r, r=r, value=value)))  # fmt: skip
             else:
                 curves[row.label].append(result.metrics[spec.metric])
     return StudyOutcome(spec=spec, values=values, curves=curves)

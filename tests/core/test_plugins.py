@@ -356,7 +356,8 @@ def _hookspec_names() -> set[str]:
 
 def test_every_hookspec_is_called_and_implemented_by_a_builtin(monkeypatch):
     specs = _hookspec_names()
-    assert specs == {"spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics"}
+    assert specs == {"spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics",
+                     "spcakit_register_experiment_pieces"}
     assert specs == set(HOOK_NAMES), "PluginSession only calls the hooks in HOOK_NAMES"
     monkeypatch.delenv("SPCAKIT_LOAD_PLUGINS", raising=False)
     monkeypatch.delenv("SPCAKIT_DISABLE_PLUGINS", raising=False)

@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from spcakit.cli import app
 from spcakit.errors import SpecError
-from spcakit.reproduce import generators as gen
 from spcakit.reproduce import list_experiments, load_experiment, run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
@@ -277,7 +276,7 @@ params = { epsilon = 0.1, epsilon_form = "absolute" }
 label = "TPower (G)"
 method = "tpower"
 r = 1
-score = "refined"
+score = "fspca-refined"
 
 [[rows]]
 label = "bound"
@@ -345,9 +344,9 @@ def test_traces_record_the_objective_after_every_step(tmp_path):
     (REALIZATIONS, lambda t: t.replace('reference = "fspca-exhaustive"', 'reference = "fspca-exhaustiv"'), "reference: unknown method 'fspca-exhaustiv' (did you mean 'fspca-exhaustive'?)"),
     (REALIZATIONS, lambda t: t.replace("realizations = 3\n", "", 1), "missing required key 'realizations'"),
     (REALIZATIONS, lambda t: t.replace("restarts = 4", "restart = 4"), "rows[1].params.restart: method 'fspca-ipu' has no parameter 'restart'"),
-    (CURVE, lambda t: t.replace('score = "refined"', 'score = "refine"'), "rows[2].score: unknown score 'refine' (did you mean 'refined'?)"),
+    (CURVE, lambda t: t.replace('score = "fspca-refined"', 'score = "fspca-refine"'), "rows[2].score: unknown score 'fspca-refine' (did you mean 'fspca-refined'?)"),
     (CURVE, lambda t: t.replace("values = [3, 6, 9]", "valeus = [3, 6, 9]"), "unknown key(s) ['valeus'] (did you mean 'values'?)"),
-    (TRACES, lambda t: t.replace("each_seed = true", 'score = "refined"'), "rows[1].score: only a curve's rows have a score"),
+    (TRACES, lambda t: t.replace("each_seed = true", 'score = "fspca-refined"'), "rows[1].score: only a curve's rows have a score"),
 ])
 def test_a_bad_study_spec_is_refused_with_exit_2(tmp_path, text, edit, words):
     result = invoke(write(tmp_path, edit(text)))
@@ -360,23 +359,6 @@ def test_every_paper_experiment_is_a_spec_of_a_known_kind():
     assert {kinds[n] for n in ("fspca-table2", "fspca-fig2-lymphoma", "fspca-fig4-lymphoma", "encoders-fig1-colon")} == {
         "realizations", "curve", "traces", "sweep"}
     assert kinds["spcart-table4"] == "table"
-
-
-def test_the_generators_are_the_published_schemes():
-    rng = np.random.default_rng(0)
-    for scheme, (lead, floor) in gen.SPECTRA.items():
-        a = gen.scheme_covariance(rng, scheme, 12)
-        values = np.sort(np.linalg.eigvalsh(a))[::-1]
-        np.testing.assert_allclose(values, list(lead) + [floor] * (12 - len(lead)), atol=1e-9)
-    with pytest.raises(ValueError, match="unknown scheme 'G'"):
-        gen.scheme_covariance(rng, "G")
-
-
-def test_the_fantope_start_is_orthonormal_and_row_sparse():
-    a = gen.scheme_covariance(np.random.default_rng(1), "A", 20)
-    w0 = gen.fantope_start(a, 3, 7)
-    np.testing.assert_allclose(w0.T @ w0, np.eye(3), atol=1e-10)
-    assert 3 <= gen.row_support(w0).size <= 20
 
 
 @pytest.mark.reproduction

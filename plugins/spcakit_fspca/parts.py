@@ -17,7 +17,7 @@ The ridge :math:`\varepsilon` of ``go`` and ``ipu`` is read relative to the
 mean eigenvalue :math:`\operatorname{tr}(A)/d` by default
 (``epsilon_form = "relative"``), so that scaling :math:`A` changes nothing;
 ``epsilon_form = "absolute"`` is the paper's :math:`A + \varepsilon I`, which
-the reproductions of §6 pin (:mod:`spcakit_fspca.experiments`). The two
+the reproductions of §6 pin (``specs/experiments/fspca-*.toml``). The two
 forms agree on a correlation matrix.
 * ``subspace-start`` (initializer, ``start``, ``restarts``, ``w0``): the
   :math:`m` leading eigenvectors (``low-rank``: IPU's first step from them is

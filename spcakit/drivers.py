@@ -22,9 +22,9 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome, column_norms, nonzero_column_norms, unit_columns
+from spcakit.state import Carry, IterState, Outcome, column_norms, nonzero_column_norms
 
-__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "normalize_columns", "prepare", "run_block"]
+__all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "prepare", "run_block"]
 
 
 @attrs.frozen(kw_only=True)
@@ -37,11 +37,6 @@ class Parts:
     stopper: Stopper
     deflator: Deflator | None = None
     refiner: Refiner | None = None
-
-
-def normalize_columns(x: np.ndarray) -> np.ndarray:
-    """Scale each column to unit Euclidean length (zero columns raise :class:`ZeroLoadingError`)."""
-    return unit_columns(x)
 
 
 def frobenius_distance(a: np.ndarray, b: np.ndarray, a_scale: np.ndarray | float = 1.0,

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.api import build_parts, fix_signs
-from spcakit.drivers import BlockDriver, DeflationDriver, block_step, normalize_columns
+from spcakit.drivers import BlockDriver, DeflationDriver, block_step
+from spcakit.state import unit_columns as normalize_columns
 from spcakit.state import Carry
 
 block, deflation = BlockDriver(), DeflationDriver()

@@ -18,6 +18,7 @@ import spcakit
 from spcakit import metrics
 from spcakit.operators import DenseCovariance, GramCovariance
 from spcakit.plugins import get_registry
+from spcakit_spcart import bounds as spcart_bounds
 from spcakit.problem import Problem, default_feature_names
 from spcakit.testing import strategies as sps
 
@@ -168,7 +169,7 @@ def test_theorem12_lower_bound_holds_for_any_x(c, seed, unit_columns):
     x[rng.integers(p), :] += 1.0  # no zero column
     x = x / np.linalg.norm(x, axis=0) if unit_columns else x * rng.uniform(0.1, 3.0, r)
     op = DenseCovariance(c)
-    bound = metrics.ev_dmin(x, v, ev_v)
+    bound = spcart_bounds.ev_dmin(x, v, ev_v)
     assert bound <= metrics.explained_variance(x, op) + 1e-9 * max(1.0, ev_v)
     # d_min^2 is the smallest eigenvalue of V'XX'V
     d_min2 = np.linalg.eigvalsh(v.T @ x @ x.T @ v)[0]
@@ -185,16 +186,16 @@ def test_theorem12_is_tight_for_rotations_of_the_pca_loadings(c, seed):
     v, ev_v = vectors[:, ::-1][:, :r], float(values[::-1][:r].sum())
     rotation, _ = np.linalg.qr(rng.standard_normal((r, r)))
     x = v @ rotation
-    assert metrics.ev_dmin(x, v, ev_v) == pytest.approx(ev_v, rel=1e-9, abs=1e-12)
+    assert spcart_bounds.ev_dmin(x, v, ev_v) == pytest.approx(ev_v, rel=1e-9, abs=1e-12)
     assert metrics.explained_variance(x, DenseCovariance(c)) == pytest.approx(ev_v, rel=1e-9, abs=1e-12)
 
 
 def test_theorem13_bound_formula():
-    assert metrics.ev_cos(0.0, 5, 7.0) == pytest.approx(7.0)
-    assert metrics.ev_cos(0.3, 1, 2.0) == pytest.approx(math.cos(0.3) ** 2 * 2.0)
+    assert spcart_bounds.ev_cos(0.0, 5, 7.0) == pytest.approx(7.0)
+    assert spcart_bounds.ev_cos(0.3, 1, 2.0) == pytest.approx(math.cos(0.3) ** 2 * 2.0)
     theta = 0.1
-    assert metrics.ev_cos(theta, 4, 1.0) == pytest.approx(math.cos(theta) ** 2 - math.sqrt(3) * math.sin(2 * theta))
-    assert metrics.ev_cos(theta, 9, 1.0) < metrics.ev_cos(theta, 4, 1.0) < metrics.ev_cos(theta, 1, 1.0)
+    assert spcart_bounds.ev_cos(theta, 4, 1.0) == pytest.approx(math.cos(theta) ** 2 - math.sqrt(3) * math.sin(2 * theta))
+    assert spcart_bounds.ev_cos(theta, 9, 1.0) < spcart_bounds.ev_cos(theta, 4, 1.0) < spcart_bounds.ev_cos(theta, 1, 1.0)
 
 
 # -- angles and the bounds of Props. 6-11 ---------------------------------------------------------
@@ -228,22 +229,22 @@ def test_deviation_of_orthogonal_vectors_is_one():
 @SETTINGS
 @given(st.floats(0.0, math.pi / 2), st.floats(0.0, math.pi / 2), st.floats(0.0, 0.5))
 def test_nonorthogonality_bound_of_prop6(a, b, extra):
-    bound = metrics.nonorthogonality_bound(a, b)
-    assert bound == metrics.nonorthogonality_bound(b, a)
+    bound = spcart_bounds.nonorthogonality_bound(a, b)
+    assert bound == spcart_bounds.nonorthogonality_bound(b, a)
     assert 0.0 <= bound <= 1.0
     if a + b <= math.pi / 2:
         assert bound == pytest.approx(math.sin(a + b))
     else:
         assert bound == 1.0
     # nondecreasing in each angle
-    assert metrics.nonorthogonality_bound(min(a + extra, math.pi / 2), b) >= bound - 1e-15
+    assert spcart_bounds.nonorthogonality_bound(min(a + extra, math.pi / 2), b) >= bound - 1e-15
 
 
 @SETTINGS
 @given(st.integers(2, 500), st.floats(0.0, 1.0, exclude_max=True))
 def test_hard_bounds_of_prop7(p, lam):
-    lo, hi = metrics.hard_sparsity_bounds(lam, p)
-    dev = metrics.hard_deviation_bound(lam, p)
+    lo, hi = spcart_bounds.hard_sparsity_bounds(lam, p)
+    dev = spcart_bounds.hard_deviation_bound(lam, p)
     if lam < 1 / math.sqrt(p):
         assert (lo, hi) == (0.0, 1 - 1 / p)
         assert dev == pytest.approx(math.sqrt(p - 1) * lam) and dev < 1.0
@@ -251,17 +252,17 @@ def test_hard_bounds_of_prop7(p, lam):
         assert lo == pytest.approx(1 - 1 / (p * lam**2)) and hi == 1.0 and dev == 1.0
         assert 0.0 <= lo + 1e-12 and lo < 1.0
     # the two regimes meet continuously at lambda = 1/sqrt(p) for the lower sparsity bound
-    assert metrics.hard_sparsity_bounds(1 / math.sqrt(p), p)[0] == pytest.approx(0.0, abs=1e-12)
+    assert spcart_bounds.hard_sparsity_bounds(1 / math.sqrt(p), p)[0] == pytest.approx(0.0, abs=1e-12)
 
 
 @SETTINGS
 @given(st.integers(1, 500), st.data())
 def test_sparsity_and_energy_bounds_of_props10_and_11(p, data):
     k = data.draw(st.integers(0, max(p - 1, 0)))
-    min_s, max_dev = metrics.sparsity_truncation_bounds(k, p)
+    min_s, max_dev = spcart_bounds.sparsity_truncation_bounds(k, p)
     assert min_s == pytest.approx(k / p) and max_dev == pytest.approx(math.sqrt(k / p))
     lam = data.draw(st.floats(0.0, 1.0, exclude_max=True))
-    lo, hi, dev = metrics.energy_truncation_bounds(lam, p)
+    lo, hi, dev = spcart_bounds.energy_truncation_bounds(lam, p)
     assert lo == math.floor(lam * p) / p and hi == 1 - 1 / p and dev == pytest.approx(math.sqrt(lam))
     assert lo <= hi + 1e-12
 
@@ -269,7 +270,7 @@ def test_sparsity_and_energy_bounds_of_props10_and_11(p, data):
 def test_soft_deviation_bounds_of_prop8_on_an_example():
     z = np.array([0.8, 0.6, 0.0])
     x = np.array([0.1, 0.0, 0.0])  # S_0.7(z): only the 0.8 entry survives, shrunk by 0.7
-    lo, hi = metrics.soft_deviation_bounds(z, x, 0.7)
+    lo, hi = spcart_bounds.soft_deviation_bounds(z, x, 0.7)
     assert lo == pytest.approx(0.6)  # the truncated part is (0, 0.6, 0)
     assert hi == pytest.approx(math.sqrt(0.36 + 0.49 * 1))
     assert lo - 1e-12 <= metrics.deviation(x, z) < hi

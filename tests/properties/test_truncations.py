@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from spcakit import metrics, ties
-from spcakit.drivers import normalize_columns
+from spcakit.state import unit_columns as normalize_columns
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.plugins import get_registry
+from spcakit_spcart import bounds as spcart_bounds
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import ContractViolation, check_truncator_contract
 from spcakit.parts import truncators as tr
@@ -331,14 +332,14 @@ def test_prop7_hard_thresholding_sparsity_and_deviation(u, data):
     dev = metrics.deviation(x, u)
     truncated = np.where(x == 0, u, 0.0)
     assert dev == pytest.approx(float(np.linalg.norm(truncated)), abs=1e-12)  # sin(theta) = ||z_bar||
-    lo, hi = metrics.hard_sparsity_bounds(lam, p)
+    lo, hi = spcart_bounds.hard_sparsity_bounds(lam, p)
     if lam < 1 / math.sqrt(p):
         assert (lo, hi) == (0.0, 1 - 1 / p)
         assert 0.0 <= s <= 1 - 1 / p
-        assert dev <= metrics.hard_deviation_bound(lam, p) + 1e-12
-        assert metrics.hard_deviation_bound(lam, p) == pytest.approx(math.sqrt(p - 1) * lam)
+        assert dev <= spcart_bounds.hard_deviation_bound(lam, p) + 1e-12
+        assert spcart_bounds.hard_deviation_bound(lam, p) == pytest.approx(math.sqrt(p - 1) * lam)
     else:
-        assert hi == 1.0 and metrics.hard_deviation_bound(lam, p) == 1.0
+        assert hi == 1.0 and spcart_bounds.hard_deviation_bound(lam, p) == 1.0
         # strict in exact arithmetic (k lam^2 < ||u||^2 = 1 for the k kept entries); the
         # tolerance covers ties with lambda (e.g. a uniform u at lambda = 1/sqrt(p)) under rounding
         assert s > lo - 1e-9
@@ -355,14 +356,14 @@ def test_prop8_soft_thresholding_relative_deviation_bounds(u, data):
     except ZeroLoadingError:
         return
     dev = metrics.deviation(raw, u)
-    lo, hi = metrics.soft_deviation_bounds(u, raw, lam)
+    lo, hi = spcart_bounds.soft_deviation_bounds(u, raw, lam)
     assert lo == pytest.approx(float(np.linalg.norm(np.where(raw == 0, u, 0.0))))
     assert lo - 1e-12 <= dev <= hi + 1e-12
     # strict upper bound, quantified: hi^2 - sin^2 = lam^2 ||x||_1^2 / ||x||_2^2 >= lam^2
     assert hi**2 - dev**2 >= lam**2 - 1e-9
     # same sparsity bounds as T-l0
     s = float(metrics.sparsity(raw[:, None])[0])
-    lo_s, hi_s = metrics.hard_sparsity_bounds(lam, p)
+    lo_s, hi_s = spcart_bounds.hard_sparsity_bounds(lam, p)
     assert lo_s - 1e-9 < s <= hi_s
 
 
@@ -385,7 +386,7 @@ def test_prop10_sparsity_truncation_bounds(u, data):
     lam = data.draw(st.integers(0, p - 1))
     x = tr.SparsityTruncation(lam)(u[:, None])[:, 0]
     s = float(metrics.sparsity(x[:, None])[0])
-    min_s, max_dev = metrics.sparsity_truncation_bounds(lam, p)
+    min_s, max_dev = spcart_bounds.sparsity_truncation_bounds(lam, p)
     assert min_s == lam / p and max_dev == pytest.approx(math.sqrt(lam / p))
     assert min_s - 1e-12 <= s < 1
     assert np.count_nonzero(x) <= p - lam  # the same bound, in exact integer arithmetic
@@ -398,7 +399,7 @@ def test_prop11_energy_truncation_bounds(u, lam):
     p = u.size
     x = tr.EnergyTruncation(lam)(u[:, None])[:, 0]
     s = float(metrics.sparsity(x[:, None])[0])
-    min_s, max_s, max_dev = metrics.energy_truncation_bounds(lam, p)
+    min_s, max_s, max_dev = spcart_bounds.energy_truncation_bounds(lam, p)
     assert (min_s, max_s) == (math.floor(lam * p) / p, 1 - 1 / p)
     assert min_s - 1e-12 <= s <= max_s + 1e-12
     assert math.floor(lam * p) <= p - np.count_nonzero(x) <= p - 1  # exact integer form
@@ -413,12 +414,12 @@ def test_prop7_and_prop10_bounds_are_achieved(p):
     u = np.full(p, lam)
     u[0] = math.sqrt(1 - (p - 1) * lam**2)
     x = tr.HardThreshold(lam * (1 + 1e-12))(u[:, None])[:, 0]
-    assert metrics.deviation(x, u) == pytest.approx(metrics.hard_deviation_bound(lam, p), rel=1e-9)
+    assert metrics.deviation(x, u) == pytest.approx(spcart_bounds.hard_deviation_bound(lam, p), rel=1e-9)
     # T-sp on the uniform vector reaches sin(theta) = sqrt(lam/p)
     uniform = np.full(p, 1 / math.sqrt(p))
     for k in {0, 1, p // 2, p - 1}:
         xs = tr.SparsityTruncation(k)(uniform[:, None])[:, 0]
-        assert metrics.deviation(xs, uniform) == pytest.approx(metrics.sparsity_truncation_bounds(k, p)[1], abs=1e-12)
+        assert metrics.deviation(xs, uniform) == pytest.approx(spcart_bounds.sparsity_truncation_bounds(k, p)[1], abs=1e-12)
 
 
 @SETTINGS
@@ -440,7 +441,7 @@ def test_prop6_nonorthogonality_of_truncated_orthonormal_columns(z, data):
     for i in range(r):
         for j in range(i + 1, r):
             cos = abs(float(x[:, i] @ x[:, j]))
-            assert cos <= metrics.nonorthogonality_bound(angles[i], angles[j]) + 1e-12
+            assert cos <= spcart_bounds.nonorthogonality_bound(angles[i], angles[j]) + 1e-12
 
 
 # -- ZeroLoadingError ---------------------------------------------------------------------

@@ -1,156 +1,188 @@
-"""Benchmark spcakit's CSV reader against ``pandas.read_csv`` (issue 12, item 3).
+"""Read time, import time and peak memory of CSV engines, side by side (issue 12, item 3; the one-engine step).
 
-spcakit reads a CSV file's first lines itself (separator, header, row labels), then hands the rest to
-pandas' C parser when pandas is installed and the table has enough lines, or to NumPy's ``loadtxt``
-(small or very wide tables, or no pandas: ``spcakit.inputs.csv_files.PANDAS_MIN_ROWS``); only when either finds
-something amiss does Python's ``csv`` module read the file again, cell by cell, to say where. This
-script times, on the same generated files in one run:
+Each reader runs in a fresh interpreter (one BLAS/OpenMP thread), which times its imports, then its reads
+of one file, and reports its peak resident memory and a hash of the matrix it returned:
 
-- **pandas**: ``pandas.read_csv(path).to_numpy(dtype=float)``, pandas' defaults (the reference);
-- **spcakit**: ``spcakit.inputs.csv_files.load_csv(path)`` with pandas installed (what users of the ``pandas``
-  extra get): header and separator sniffed, engine chosen, every value checked finite;
-- **spcakit, no pandas**: the same with pandas hidden (the NumPy fallback).
+- **spcakit**: ``spcakit.inputs.csv_files.load_csv`` - the layout sniffed, every value checked finite;
+- **spcakit before**: the same from an earlier version of the module (``--old FILE``, e.g. the output of
+  ``git show REV:spcakit/inputs/csv_files.py``), as it runs by default (the two-engine reader that this one
+  replaced imported pandas, when installed, on its first read of a big file: that import counts in its read time);
+- **numpy**: ``np.loadtxt(path, delimiter=",", skiprows=1)``;
+- **pandas**: ``pandas.read_csv(path, engine="c", na_filter=False).to_numpy(dtype=float)``;
+- **pyarrow**: ``pyarrow.csv.read_csv`` with one thread, its columns stacked into a matrix (skipped when
+  pyarrow is not installed; it is no dependency of spcakit).
 
-Files (standard Gaussian values written with 8 significant digits, a header line ``v1,v2,...``):
-
-(a) tall: 200 000 x 50 (about 100 MB);
-(b) wide: 200 x 20 000 (about 50 MB).
-
-Each time is the best of 2 to 5 rounds (more while the rounds stay under ``--budget`` seconds, default
-30); a round runs the three readers once each, in turn, so that a busy spell of a shared machine slows
-all of them alike.
-The files are written once into a temporary folder (``--keep`` leaves them there); writing them is not
-timed. Both readers must return the same numbers (checked bit for bit).
+Files (standard Gaussian values with 8 significant digits, a header ``v1,v2,...``): 200 000 x 50,
+20 000 x 500 and 500 x 20 000 (about 110 MB each), and 13 x 13. Each time is the best of ``--rounds``
+fresh processes (default 3), run in turn so that a busy spell of a shared machine slows all readers
+alike; a small file is read 20 times in each. Every reader must return the same numbers (bit for bit).
 
 Usage::
 
-    python benchmarks/csv_read.py                 # full run (about 2 minutes on 2 cores)
-    python benchmarks/csv_read.py --quick         # 20 000 x 50 and 200 x 2 000
-    python benchmarks/csv_read.py --out benchmarks/results/csv_read.json
-
-Needs pandas (``pip install -e ".[pandas]"``).
+    git show 6c72023:spcakit/inputs/csv_files.py > /tmp/csv_old.py   # the two-engine reader
+    python benchmarks/csv_read.py --old /tmp/csv_old.py    # about 4 minutes on 2 cores
+    python benchmarks/csv_read.py --quick                  # files a tenth the size
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import hashlib
+import json
+import resource
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-import timing
-from spcakit.inputs import csv_files
-
-SEED = 0
-FULL = {"tall": [200_000, 50], "wide": [200, 20_000]}
-QUICK = {"tall": [20_000, 50], "wide": [200, 2_000]}
+SHAPES = [(200_000, 50), (20_000, 500), (500, 20_000), (13, 13)]
+QUICK = [(20_000, 50), (2_000, 500), (50, 20_000), (13, 13)]
+READERS = ("spcakit", "spcakit before", "numpy", "pandas", "pyarrow")
 
 
 def write_table(path: Path, n: int, p: int) -> None:
-    """A header ``v1,...,vp`` and ``n`` lines of standard Gaussian values with 8 significant digits."""
-    x = np.random.default_rng(SEED).standard_normal((n, p))
+    import numpy as np
+
+    x = np.random.default_rng(0).standard_normal((n, p))
     with open(path, "w", encoding="utf-8", newline="") as fh:
         fh.write(",".join(f"v{j + 1}" for j in range(p)) + "\n")
         np.savetxt(fh, x, fmt="%.8g", delimiter=",")
 
 
-def load_without_pandas(path: Path) -> tuple[np.ndarray, tuple[str, ...]]:
-    real_pandas = csv_files._pandas
-    csv_files._pandas = lambda: None  # hide pandas: the NumPy fallback
+def peak_mb() -> float:
+    """This process's peak resident memory: Linux's VmHWM, which (unlike ``ru_maxrss``) starts afresh at exec."""
     try:
-        return csv_files.load_csv(path)
-    finally:
-        csv_files._pandas = real_pandas
+        status = Path("/proc/self/status").read_text()
+        return int(status.split("VmHWM:")[1].split()[0]) / 1024
+    except (OSError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux, bytes on macOS
 
 
-def interleaved_best(readers: dict[str, Callable[[], Any]], budget_s: float) -> tuple[dict[str, Any], dict[str, float], int]:
-    """Each reader's output and best time over rounds that run every reader once, in turn (so that a busy
-    spell of the machine hits all of them): at least 2 rounds, more while under ``budget_s``, at most 5."""
-    outputs: dict[str, Any] = {}
-    best = {name: math.inf for name in readers}
-    rounds, spent = 0, 0.0
-    while rounds < timing.MAX_REPEATS and (rounds < 2 or spent < budget_s):
-        for name, read in readers.items():
-            start = time.perf_counter()
-            outputs[name] = read()
-            elapsed = time.perf_counter() - start
-            spent += elapsed
-            best[name] = min(best[name], elapsed)
-        rounds += 1
-    return outputs, best, rounds
+def child(reader: str, path: Path, repeats: int, old: Path | None) -> dict[str, Any]:
+    """Import ``reader``'s engine, read ``path`` ``repeats`` times; the times, the memory and the matrix's hash."""
+    start = time.perf_counter()
+    if reader.startswith("spcakit"):
+        import spcakit.inputs  # noqa: F401 - the package either version of the module lives in
+
+        if reader == "spcakit before":
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location("csv_before", old)  # type: ignore[arg-type]
+            module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+            spec.loader.exec_module(module)  # type: ignore[union-attr]
+        else:
+            from spcakit.inputs import csv_files as module
+
+        def read() -> Any:
+            return module.load_csv(path)[0]
+    elif reader == "numpy":
+        import numpy as np
+
+        def read() -> Any:
+            return np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    elif reader == "pandas":
+        import pandas
+
+        def read() -> Any:
+            return pandas.read_csv(path, engine="c", na_filter=False).to_numpy(dtype=float)
+    else:
+        import numpy as np
+        from pyarrow import csv as arrow_csv
+
+        def read() -> Any:
+            table = arrow_csv.read_csv(path, read_options=arrow_csv.ReadOptions(use_threads=False))
+            return np.column_stack([column.to_numpy() for column in table.columns]).astype(float)
+
+    import_s = time.perf_counter() - start
+    base = peak_mb()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        matrix = read()
+        best = min(best, time.perf_counter() - start)
+    digest = hashlib.sha256(matrix.astype("<f8", order="C").tobytes()).hexdigest()[:16]
+    return {"import_s": import_s, "read_s": best, "peak_mb": peak_mb(), "read_mb": peak_mb() - base, "hash": digest}
 
 
-def experiment(path: Path, shape: list[int], budget_s: float) -> dict[str, Any]:
-    import pandas
+def available(reader: str, old: Path | None) -> bool:
+    import importlib.util
 
-    outputs, best, rounds = interleaved_best({
-        "pandas": lambda: pandas.read_csv(path).to_numpy(dtype=float),
-        "spcakit": lambda: csv_files.load_csv(path),
-        "spcakit_numpy": lambda: load_without_pandas(path),
-    }, budget_s)  # fmt: skip
-    reference, (ours, names), (fallback, _) = outputs["pandas"], outputs["spcakit"], outputs["spcakit_numpy"]
-    if not (np.array_equal(ours, reference) and np.array_equal(fallback, reference)):
-        raise AssertionError(f"{path.name}: the readers disagree")
-    assert len(names) == shape[1]
-    return {
-        "n": shape[0], "p": shape[1], "megabytes": path.stat().st_size / 1e6,
-        "pandas_s": best["pandas"], "spcakit_s": best["spcakit"], "spcakit_numpy_s": best["spcakit_numpy"],
-        "spcakit_over_pandas": best["spcakit"] / best["pandas"],
-        "spcakit_numpy_over_pandas": best["spcakit_numpy"] / best["pandas"],
-        "rounds": rounds, "identical": True,
-    }  # fmt: skip
-
-
-def markdown(report: dict[str, Any]) -> str:
-    out = [
-        "| file | size | `pandas.read_csv` (s) | spcakit (s) | × pandas | spcakit, no pandas (s) | × pandas |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name in ("tall", "wide"):
-        row = report[name]
-        out.append(
-            f"| {name}: {row['n']:,} x {row['p']:,} | {row['megabytes']:.0f} MB | {row['pandas_s']:.2f} | "
-            f"{row['spcakit_s']:.2f} | {row['spcakit_over_pandas']:.2f} | {row['spcakit_numpy_s']:.2f} | "
-            f"{row['spcakit_numpy_over_pandas']:.2f} |"
-        )
-    env = report["environment"]
-    out += ["", f"{env['nproc']} CPUs, Python {env['python']}, NumPy {env['numpy']}, pandas {env['pandas']}; "
-            f"total {report['total_seconds']:.0f} s{' (quick mode)' if report['quick'] else ''}. "
-            "Both spcakit readers returned the pandas numbers bit for bit."]  # fmt: skip
-    return "\n".join(out)
+    if reader == "spcakit before":
+        return old is not None
+    return reader.startswith("spcakit") or importlib.util.find_spec(reader) is not None
 
 
 def main(argv: list[str] | None = None) -> int:
-    import pandas
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="20 000 x 50 and 200 x 2 000")
-    parser.add_argument("--budget", type=float, default=30.0, help="seconds of rounds per file (default 30)")
+    parser.add_argument("--quick", action="store_true", help="files a tenth the size")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh processes per reader and file (best kept)")
+    parser.add_argument("--old", type=Path, default=None, help="an earlier csv_files.py to time beside this one")
     parser.add_argument("--keep", type=Path, default=None, help="write the files into this folder and keep them")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/csv_read.json"), help="JSON output path")
+    parser.add_argument("--child", nargs=3, metavar=("READER", "FILE", "REPEATS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    start = time.perf_counter()
+    if args.child:
+        reader, path, repeats = args.child
+        print(json.dumps(child(reader, Path(path), int(repeats), args.old and args.old.resolve())))
+        return 0
+
+    import timing
+
+    readers = [name for name in READERS if available(name, args.old)]
+    script = Path(__file__).resolve()
+    old = ["--old", str(args.old.resolve())] if args.old else []
+    report: dict[str, Any] = {"environment": timing.environment(**versions()), "rounds": args.rounds, "files": {}}
     with tempfile.TemporaryDirectory() as scratch:
-        folder = args.keep or Path(scratch)
+        folder = (args.keep or Path(scratch)).resolve()
         folder.mkdir(parents=True, exist_ok=True)
-        paths = {}
-        for name, (n, p) in cfg.items():
-            paths[name] = folder / f"{name}_{n}x{p}.csv"
-            if not paths[name].exists():
-                write_table(paths[name], n, p)
-        print(f"(files written in {time.perf_counter() - start:.0f} s)", file=sys.stderr)
-        experiments = {name: (lambda name=name: experiment(paths[name], cfg[name], args.budget)) for name in cfg}
-        code = timing.run_experiments(experiments, quick=args.quick, config=cfg, blas_threads=None, render=markdown,
-                                      out=args.out, pandas=pandas.__version__)  # fmt: skip
-    print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
-    return code
+        for n, p in QUICK if args.quick else SHAPES:
+            path = folder / f"{n}x{p}.csv"
+            if not path.exists():
+                write_table(path, n, p)
+            results: dict[str, dict[str, Any]] = {}
+            for _ in range(args.rounds):
+                for reader in readers:
+                    got = timing.run_child(script, ["--child", reader, str(path), "20" if n * p < 10**5 else "1", *old], 1)
+                    kept = results.setdefault(reader, got)
+                    for key in ("import_s", "read_s", "peak_mb", "read_mb"):
+                        kept[key] = min(kept[key], got[key])
+            report["files"][f"{n} x {p}"] = {"megabytes": path.stat().st_size / 1e6, **results}
+            print(f"{n} x {p} done", file=sys.stderr)
+    report["environment"]["loadavg_end"] = list(__import__("os").getloadavg())
+    print(markdown(report))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def versions() -> dict[str, str]:
+    import importlib.metadata
+
+    found = {}
+    for name in ("pandas", "pyarrow"):
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def markdown(report: dict[str, Any]) -> str:
+    out = ["| file | reader | import (s) | read (s) | peak memory (MB) | of which reading (MB) | same numbers |",
+           "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for name, row in report["files"].items():
+        reference = row["spcakit"]["hash"]
+        for reader in READERS:
+            if reader in row:
+                r = row[reader]
+                out.append(f"| {name} ({row['megabytes']:.1f} MB) | {reader} | {r['import_s']:.3f} | {r['read_s']:.3g} | "
+                           f"{r['peak_mb']:.0f} | {r['read_mb']:.0f} | {'yes' if r['hash'] == reference else 'NO'} |")  # fmt: skip
+    env = report["environment"]
+    out += ["", (f"{env['nproc']} CPUs ({env['processor']}), Python {env['python']}, NumPy {env['numpy']}, pandas "
+            f"{env['pandas']}, pyarrow {env['pyarrow']}; one thread; best of {report['rounds']} fresh processes; load "
+            f"average {env['loadavg_start'][0]:.1f} at the start, {env['loadavg_end'][0]:.1f} at the end.")]  # fmt: skip
+    return "\n".join(out)
 
 
 if __name__ == "__main__":

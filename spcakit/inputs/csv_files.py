@@ -10,11 +10,9 @@ cell is empty, when the header has one cell fewer than the rows (R's
 dates). Lines holding nothing but separators and spaces are skipped.
 Empty, missing (``NA``, ``NaN``) or non-numeric cells, and lines with the
 wrong number of fields, are reported by line number and column name.
-pandas' parser reads big files when pandas is installed (the ``pandas``
-extra), NumPy's ``loadtxt`` small or very wide ones and every file
-without pandas (see :data:`PANDAS_MIN_ROWS`); whenever either finds
-anything amiss, Python's ``csv`` module reads the file again cell by cell
-to say where, so both engines give the same numbers and the same messages.
+NumPy's ``loadtxt`` reads the numbers (each the double nearest its
+digits); when it finds anything amiss, Python's ``csv`` module reads the
+file again cell by cell to say where. pandas is never imported here.
 
 Every failure is an :class:`~spcakit.errors.InvalidDataError` naming the file.
 """
@@ -25,12 +23,10 @@ import array
 import csv
 import io
 import math
-import os
-import sys
 import warnings
-from pathlib import Path
 from collections.abc import Collection
-from typing import IO, Any
+from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -92,9 +88,6 @@ class CsvLayout:
         Physical lines up to and including the header.
     data_offset
         Byte offset of the line after the header.
-    rows_estimate
-        The number of data lines, estimated from the file's size and the
-        first data lines' mean length (it chooses the engine).
     """
 
     separator: str
@@ -102,7 +95,6 @@ class CsvLayout:
     labels: str
     header_lines: int
     data_offset: int
-    rows_estimate: int = 0
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -195,16 +187,13 @@ def csv_layout(path: Path) -> CsvLayout:
                 header_text = text
         data_offset = fh.tell()
         sample: list[str] = []
-        sampled_bytes = 0
         while len(sample) < _SNIFF_LINES:
             raw = fh.readline()
             if not raw:
                 break
-            sampled_bytes += len(raw)
             text = raw.decode("utf-8", "replace")
             if text.strip(" \t\r\n,;"):
                 sample.append(text)
-        size = os.fstat(fh.fileno()).st_size
     if "\r" in header_text.rstrip("\r\n"):
         raise InvalidDataError(
             f"{path}: the lines end with a lone carriage return (\\r, as old Mac files do); save the file with "
@@ -241,8 +230,7 @@ def csv_layout(path: Path) -> CsvLayout:
         labels = "text"
     else:
         labels = "none"
-    rows_estimate = round((size - data_offset) * len(sample) / max(sampled_bytes, 1))
-    layout = CsvLayout(separator, header, labels, line, data_offset, rows_estimate)
+    layout = CsvLayout(separator, header, labels, line, data_offset)
     names = layout.names
     if all(_is_number(name) for name in names):
         shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
@@ -263,114 +251,47 @@ def csv_layout(path: Path) -> CsvLayout:
     return layout
 
 
-# -- CSV: the fast readers and the careful one ----------------------------------------------------------
-def _pandas() -> Any:
-    """pandas when it is installed (the ``pandas`` extra), else ``None``; imported only here."""
-    try:
-        import pandas
-    except Exception:  # not installed, or broken: the NumPy reader does the work
-        return None
-    return pandas
-
-
-def _all_labels(values: Any) -> bool:
-    return all(_is_label(str(v)) for v in values)
-
-
+# -- CSV: the fast reader and the careful one -----------------------------------------------------------
 def _unread_positions(layout: CsvLayout, unread: frozenset[str]) -> list[int]:
     """The positions (among the data columns) of the columns named in ``unread``."""
     return [j for j, name in enumerate(layout.names) if name in unread]
 
 
-def _read_with_pandas(pandas: Any, source: Any, layout: CsvLayout, unread: frozenset[str], skip: int = 0) -> np.ndarray | None:
-    """The data lines of ``source`` (a path, then ``skip`` lines are the header; or a file positioned after it)."""
-    extra = {} if int(pandas.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}  # exact digits
-    frame = pandas.read_csv(
-        source, sep=layout.separator, header=None, skiprows=skip, index_col=False, na_filter=False,
-        skip_blank_lines=True, encoding="utf-8", engine="c", quotechar='"', **extra,
-    )  # fmt: skip
-    if frame.shape[1] != layout.fields:
-        return None
-    values = frame.iloc[:, 1:] if layout.has_labels else frame
-    skipped = _unread_positions(layout, unread)
-    read = [j for j in range(values.shape[1]) if j not in set(skipped)]
-    if not all(getattr(dtype, "kind", "O") in "iuf" for dtype in values.dtypes.iloc[read]):
-        return None
-    if layout.labels == "text" and not _all_labels(frame.iloc[:, 0]):
-        return None
-    if not skipped:
-        return values.to_numpy(dtype=float)  # type: ignore[no-any-return]
-    table = np.full(values.shape, np.nan)
-    table[:, read] = values.iloc[:, read].to_numpy(dtype=float)
-    return table
+def _read_fast(path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset()) -> np.ndarray | None:
+    """The matrix when every cell is a finite number, read by NumPy's ``loadtxt``; ``None`` when anything is amiss.
 
-
-def _read_with_numpy(fh: IO[bytes], layout: CsvLayout, unread: frozenset[str]) -> np.ndarray | None:
+    The row labels and the columns named in ``unread`` go through converters that never parse a number
+    (unread columns come back as NaN); a number among ``"text"`` labels sends the file to the careful reader.
+    """
     numbers_among_labels: list[str] = []
 
     def label(cell: str) -> float:
-        if not _is_label(cell):
+        if layout.labels == "text" and not _is_label(cell):
             numbers_among_labels.append(cell)
         return 0.0
 
-    def not_read(cell: str) -> float:
-        return math.nan
-
-    offset = 1 if layout.has_labels else 0
-    converters: dict[int, Any] = {0: label} if layout.has_labels else {}
-    converters.update({j + offset: not_read for j in _unread_positions(layout, unread)})
-    table = np.loadtxt(
-        io.TextIOWrapper(fh, encoding="utf-8", newline=""), delimiter=layout.separator, dtype=float, comments=None,
-        quotechar='"', ndmin=2, converters=converters or None,
-    )  # fmt: skip
-    if table.shape[1] != layout.fields or (layout.labels == "text" and numbers_among_labels):
-        return None
-    return table[:, 1:] if layout.has_labels else table
-
-
-#: Fewer data lines than this are read by NumPy even when pandas is installed: pandas' parser spends about
-#: 90 us per column besides its cells, NumPy's ``loadtxt`` about 0.3 us more per cell, so NumPy wins below
-#: about 300 lines whatever the width (0.64 of pandas' time at 200 x 20 000, measured by benchmarks/csv_read.py).
-PANDAS_MIN_ROWS = 256
-#: Below this many cells pandas is used only when it is already imported: importing it costs more (~0.5 s)
-#: than NumPy takes to read such a table (~0.3 us a cell).
-PANDAS_MIN_CELLS = 2_000_000
-
-
-def _csv_engine(layout: CsvLayout) -> str:
-    """``"pandas"`` or ``"numpy"``: the faster for this table, pandas only where it is installed."""
-    if layout.rows_estimate < PANDAS_MIN_ROWS:
-        return "numpy"
-    if layout.rows_estimate * layout.fields < PANDAS_MIN_CELLS and "pandas" not in sys.modules:
-        return "numpy"
-    return "pandas" if _pandas() is not None else "numpy"
-
-
-def _read_fast(path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset()) -> np.ndarray | None:
-    """The matrix when every cell is a finite number, read by pandas or NumPy; ``None`` when anything is amiss."""
-    engine = _csv_engine(layout)
+    skipped = _unread_positions(layout, unread)
+    offset = int(layout.has_labels)
+    converters: dict[int, Any] = {j + offset: lambda cell: math.nan for j in skipped}
+    if layout.has_labels:
+        converters[0] = label
     try:
         with open(path, "rb") as fh, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("ignore")  # "input contained no data"
             fh.seek(layout.data_offset)
-            if engine == "pandas":
-                # pandas parses a path in C, 1.6x faster than through a Python file object; it skips the
-                # header by rows, which is safe when the header is the file's first physical line
-                plain = layout.header_lines == 1
-                table = _read_with_pandas(_pandas(), path if plain else fh, layout, unread, skip=1 if plain else 0)
-            else:
-                table = _read_with_numpy(fh, layout, unread)
+            table = np.loadtxt(
+                io.TextIOWrapper(fh, encoding="utf-8", newline=""), delimiter=layout.separator, dtype=float,
+                comments=None, quotechar='"', ndmin=2, converters=converters or None,
+            )  # fmt: skip
     except MemoryError:
         raise InvalidDataError(f"{path}: the table does not fit in memory") from None
     except Exception:  # any complaint of the parser: the careful reader finds it and names the line
         return None
-    if table is None or table.size == 0:
+    if table.size == 0 or table.shape[1] != layout.fields or numbers_among_labels:
         return None
-    skipped = _unread_positions(layout, unread)
+    table = table[:, offset:]
     checked = np.delete(table, skipped, axis=1) if skipped else table  # np.delete copies even when nothing goes
-    if not np.isfinite(checked).all():
-        return None
-    return table
+    return table if np.isfinite(checked).all() else None
 
 
 def _cell_problem(cell: str) -> str:

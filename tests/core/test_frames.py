@@ -264,16 +264,7 @@ def test_repr_of_many_components_is_elided_and_warnings_are_counted():
 
 
 # -- CSV columns that are never read (labels and IDs as text) -------------------------------------------------
-@pytest.fixture(params=["numpy", "pandas"])
-def engine(request, monkeypatch):
-    """Read CSV files with NumPy's reader, then with pandas' (forced even for small files)."""
-    from spcakit.inputs import csv_files
-
-    monkeypatch.setattr(csv_files, "_csv_engine", lambda layout: request.param)
-    return request.param
-
-
-def test_text_columns_that_are_dropped_are_never_read(tmp_path: Path, engine):
+def test_text_columns_that_are_dropped_are_never_read(tmp_path: Path):
     frame = frame_with_labels()
     frame.insert(3, "code", [f"c-{i}" for i in range(len(frame))])  # text in the middle, too
     path = write_csv(tmp_path / "labelled.csv", frame)
@@ -290,7 +281,7 @@ def test_text_columns_that_are_dropped_are_never_read(tmp_path: Path, engine):
     assert spcakit.fit(str(path), r=1, columns=["age", "height"]).feature_names == ("age", "height")
 
 
-def test_a_bad_cell_is_still_found_beside_columns_that_are_not_read(tmp_path: Path, engine):
+def test_a_bad_cell_is_still_found_beside_columns_that_are_not_read(tmp_path: Path):
     frame = frame_with_labels().astype({"age": object})
     frame.loc[7, "age"] = "NA"
     path = write_csv(tmp_path / "missing.csv", frame)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from spcakit.drivers import BlockDriver, DeflationDriver
 from spcakit.hookspecs import hookimpl
+from spcakit.bounds import BOUND_METRICS
 from spcakit.metrics import CORE_METRICS
 from spcakit.parts import PARTS
 
@@ -21,4 +22,4 @@ def spcakit_register_parts(register: Callable[..., None]) -> None:
 
 @hookimpl
 def spcakit_register_metrics(register: Callable[..., None]) -> None:
-    register(list(CORE_METRICS))
+    register([*CORE_METRICS, *BOUND_METRICS])

@@ -87,7 +87,7 @@ OUTPUT_PREFIX = "spca"
 
 #: The metrics the estimator reads (the others, such as the encoders' losses, can cost more than the fit on
 #: large data): ``result_.metrics`` holds these; :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
-ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance")
+ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance", "bound", "gap")
 
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
 _ESTIMATOR_ARGUMENTS = {
@@ -326,6 +326,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ``explained_variance_`` over the total variance :math:`\operatorname{tr}C`
         of the covariance used; its sum is the cumulative proportion of
         explained variance of the loadings' span (``result_.metrics["cpev"]``).
+    bound_ : ndarray of shape (n_components,)
+        For each component, an upper bound on the variance that any loading with as many nonzeros can
+        explain once the earlier components' span is projected out (:func:`spcakit.bounds.component_bounds`;
+        the first: of :math:`C` itself), on the scale the method ran on.
+    gap_ : ndarray of shape (n_components,)
+        ``(bound_ - achieved) / bound_`` per component: at least how far each loading is from the best of
+        its cardinality (0: optimal). Cheap bounds: a large gap may be the bound's looseness.
     n_iter_ : int
         Update + truncation steps over all components (``result_.iterations``).
     seed_ : int
@@ -504,6 +511,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.k_ = fitted_k
         self.explained_variance_ = adjusted
         self.explained_variance_ratio_ = adjusted / total_variance
+        self.bound_ = np.asarray(result.metrics["bound"], dtype=float)
+        self.gap_ = np.asarray(result.metrics["gap"], dtype=float)
         self.n_iter_ = int(result.iterations)
         self.seed_ = seed
         self.result_ = result

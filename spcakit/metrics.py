@@ -124,7 +124,54 @@ def orthogonality(x: np.ndarray) -> float:
     return 1.0 - nonorthogonality(x)
 
 
-def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
+@attrs.frozen(kw_only=True, eq=False)
+class LoadingSpan:
+    r"""The QR factorisation of the unit loadings, :math:`X = QR`, and :math:`CQ`: one product with :math:`C` that
+    the additional variances and the bounds (:func:`spcakit.bounds.component_bounds`) share.
+
+    ``rows`` are the variables where some loading is nonzero (``None``: all), ``unit`` and ``q`` the unit
+    loadings and :math:`Q` on those rows, ``triangle`` :math:`R`, ``cq`` the ``p x r`` product :math:`CQ`
+    (:math:`Q` zero off ``rows``).
+    """
+
+    rows: np.ndarray | None
+    unit: np.ndarray
+    q: np.ndarray
+    triangle: np.ndarray
+    cq: np.ndarray
+
+    @property
+    def independent(self) -> bool:
+        """Whether every loading adds a new direction (:math:`|R_{tt}| > 10^{-10}`): only then is :math:`Q` the
+        Gram-Schmidt basis of the loadings' nested spans."""
+        square = self.triangle.shape[0] == self.triangle.shape[1]  # fewer rows than loadings: some add nothing
+        return square and bool(np.all(np.abs(np.diagonal(self.triangle)) > 1e-10))
+
+    def full_q(self) -> np.ndarray:
+        """:math:`Q` on all ``p`` rows."""
+        if self.rows is None:
+            return self.q
+        full = np.zeros((self.cq.shape[0], self.q.shape[1]))
+        full[self.rows] = self.q
+        return full
+
+
+def loading_span(x: np.ndarray, covariance: CovarianceOperator) -> LoadingSpan:
+    """:class:`LoadingSpan` of the loadings ``x`` (on their nonzero rows alone when they are few)."""
+    p = x.shape[0]
+    rows = support_rows(x)  # sparse loadings: their nonzero rows alone
+    unit = (x if rows is None else x[rows]) / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
+    q, triangle = np.linalg.qr(unit)
+    if rows is None:
+        cq = covariance.matmat(q)
+    else:
+        full = np.zeros((p, q.shape[1]))
+        full[rows] = q
+        cq = covariance.matmat_rows(full, rows)
+    return LoadingSpan(rows=rows, unit=unit, q=q, triangle=triangle, cq=cq)
+
+
+def additional_variances(x: np.ndarray, covariance: CovarianceOperator, span: LoadingSpan | None = None) -> list[float]:
     r"""Additional variance of each loading given the previous ones (Mackey, §2.3.3).
 
     :math:`q_t = (I - P_{t-1}) x_t / \|(I - P_{t-1}) x_t\|` with :math:`P_{t-1}`
@@ -134,16 +181,16 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[
 
     The :math:`q_t` are the columns of :math:`Q` in the QR factorisation of the
     unit loadings, and :math:`|R_{tt}| = \|(I - P_{t-1}) x_t\|`: one Householder
-    QR and one product with :math:`C`. When some :math:`|R_{tt}| \le 10^{-10}`
-    (a loading adds no new direction) :math:`Q`'s later columns would carry that
+    QR and one product with :math:`C` (``span``, :func:`loading_span`, when already taken). When some
+    :math:`|R_{tt}| \le 10^{-10}` (a loading adds no new direction) :math:`Q`'s later columns would carry that
     rounding, so the basis is then built by Gram-Schmidt, skipping such loadings.
     """
+    span = loading_span(x, covariance) if span is None else span
     p, r = x.shape
-    rows = support_rows(x)  # sparse loadings: their nonzero rows alone
-    unit = (x if rows is None else x[rows]) / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
-    q, triangle = np.linalg.qr(unit)
-    if np.all(np.abs(np.diagonal(triangle)) > 1e-10):
-        return [float(v) for v in _quadratic_forms(q, rows, p, covariance)]
+    rows, unit = span.rows, span.unit
+    if span.independent:
+        product = span.cq if rows is None else span.cq[rows]
+        return [float(v) for v in np.einsum("ij,ij->j", span.q, product)]
     basis = np.zeros((unit.shape[0], 0))
     keep: list[int] = []
     for t in range(r):
@@ -227,6 +274,17 @@ class MetricContext:
             self._spectrum = top_eigenvalues(self.problem.covariance, max(k, self.loadings.shape[1]))
         return self._spectrum[:k]
 
+    def exact_top_eigenvalue(self) -> float | None:
+        r""":math:`\lambda_{\max}(C)` from the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics)
+        when the operator's solver for it is direct (exact to rounding: an upper bound, :mod:`spcakit.bounds`),
+        else ``None`` (an iterative solver's value may sit below the truth)."""
+        values = self.top_eigenvalues()
+        assert self._spectrum is not None
+        direct = getattr(self.problem.covariance, "direct_spectrum", None)
+        if direct is None or not direct(int(self._spectrum.shape[0])):
+            return None
+        return float(values[0]) if values.size else 0.0
+
 
 def format_number(digits: int = 4) -> Callable[[Any], str]:
     """Text rendering: a fixed number of decimals, or a list of them."""
@@ -284,7 +342,13 @@ def compute_metrics(problem: Problem, loadings: np.ndarray, metrics: Sequence[Me
 
 def _shared_additional(problem: Problem, loadings: np.ndarray, context: MetricContext) -> list[float]:
     """:func:`additional_variances` of the run, computed once for every metric that reads them."""
-    return context.shared("additional_variances", lambda: additional_variances(loadings, problem.covariance))  # type: ignore[no-any-return]
+    span = shared_span(problem, loadings, context)
+    return context.shared("additional_variances", lambda: additional_variances(loadings, problem.covariance, span))  # type: ignore[no-any-return]
+
+
+def shared_span(problem: Problem, loadings: np.ndarray, context: MetricContext) -> LoadingSpan:
+    """:func:`loading_span` of the run, once for every metric that reads it."""
+    return context.shared("loading_span", lambda: loading_span(loadings, problem.covariance))  # type: ignore[no-any-return]
 
 
 def _on_covariance(fn: Callable[[np.ndarray, CovarianceOperator], Any]) -> Callable[[Problem, np.ndarray, MetricContext], Any]:

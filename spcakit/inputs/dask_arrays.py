@@ -559,17 +559,22 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
     def _lanczos(self, r: int, vectors: bool) -> Any:
         return operator_lanczos(self.matmat, self.p, r, vectors=vectors)
 
+    def direct_spectrum(self, r: int) -> bool:
+        """The ``n x n`` Gram matrix by LAPACK for few wide rows, the densified covariance up to
+        :data:`~spcakit.operators.DENSE_EIGEN_LIMIT` variables; Lanczos otherwise."""
+        return (self.n <= DENSE_GRAM_LIMIT and self.n < self.p) or self.p <= DENSE_EIGEN_LIMIT or r >= self.p - 1
+
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``r`` leading eigenpairs (kept per ``r``; copies are returned)."""
         key = ("pairs", r)
         if key not in self._spectra:
-            if self.n <= DENSE_GRAM_LIMIT and self.n < self.p:
+            if not self.direct_spectrum(r):
+                self._spectra[key] = self._lanczos(r, vectors=True)
+            elif self.n <= DENSE_GRAM_LIMIT and self.n < self.p:
                 self._spectra[key] = self._gram_pairs(r)
-            elif self.p <= DENSE_EIGEN_LIMIT or r >= self.p - 1:
+            else:
                 dense = self.matmat(np.eye(self.p))
                 self._spectra[key] = eigh_top((dense + dense.T) / 2, r)
-            else:
-                self._spectra[key] = self._lanczos(r, vectors=True)
         values, vectors = self._spectra[key]
         return values.copy(), vectors.copy()
 

@@ -58,6 +58,13 @@ class OperatorAccess:
     def top_eigenvalues(self, r: int) -> np.ndarray:
         return np.clip(np.asarray(self.top_eigenpairs(min(r, self.p))[0], dtype=float), 0.0, None)  # type: ignore[attr-defined]
 
+    def direct_spectrum(self, r: int) -> bool:
+        """Whether the ``r`` leading eigenpairs come from a direct solver (LAPACK, exact to rounding) rather than
+        an iterative one: only then is :math:`\\lambda_1` an upper bound (:mod:`spcakit.bounds`). Here: the
+        operator's products densified up to :data:`~spcakit.operators.DENSE_EIGEN_LIMIT` variables
+        (:func:`~spcakit.operators.operator_top`); an operator with a solver of its own says so itself."""
+        return False
+
     def columns(self, index: np.ndarray) -> np.ndarray:
         index = np.asarray(index, dtype=int)
         selector = np.zeros((self.p, index.size))  # type: ignore[attr-defined]

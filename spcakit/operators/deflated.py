@@ -8,7 +8,7 @@ import numpy as np
 
 from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq
 from spcakit.operators.dense import DenseCovariance
-from spcakit.operators.eigen import operator_top
+from spcakit.operators.eigen import operator_is_direct, operator_top
 
 
 @attrs.frozen(eq=False)
@@ -39,6 +39,12 @@ class RankOneCorrected(OperatorAccess):
 
     def trace(self) -> float:
         return self.base.trace() - self.weight * float(self.vector @ self.vector)
+
+    def direct_spectrum(self, r: int) -> bool:
+        return operator_is_direct(self.p, r)
+
+    def direct_spectrum(self, r: int) -> bool:
+        return operator_is_direct(self.p, r)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)
@@ -122,6 +128,9 @@ class PaddedCovariance(OperatorAccess):
 
     def trace(self) -> float:
         return float(self.base.trace())
+
+    def direct_spectrum(self, r: int) -> bool:
+        return bool(getattr(self.base, "direct_spectrum", lambda r: False)(min(r, self.index.size)))
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         """``base``'s leading pairs embedded; beyond its ``|I|`` pairs, eigenvalue 0 with the constant

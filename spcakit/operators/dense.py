@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 
 from spcakit.operators.base import OperatorAccess, array_eq
-from spcakit.operators.eigen import leading_eigenpairs
+from spcakit.operators.eigen import explicit_is_direct, leading_eigenpairs
 
 
 @attrs.frozen(eq=False)
@@ -27,6 +27,9 @@ class DenseCovariance(OperatorAccess):
 
     def trace(self) -> float:
         return float(np.trace(self.matrix))
+
+    def direct_spectrum(self, r: int) -> bool:
+        return explicit_is_direct(self.p, r)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return leading_eigenpairs(self.matrix, r)  # type: ignore[no-any-return]

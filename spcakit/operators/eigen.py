@@ -114,6 +114,17 @@ def top_eigenpairs(source: CovarianceOperator | np.ndarray, r: int, solver: str 
     return pairs if vectors else pairs[0]
 
 
+def explicit_is_direct(p: int, r: int) -> bool:
+    """Whether :func:`leading_eigenpairs` takes the ``r`` leading pairs of an explicit ``p x p`` matrix from LAPACK
+    (exact to rounding) rather than Lanczos: up to :data:`LANCZOS_LIMIT` variables, or for ``r > p/20``."""
+    return p <= LANCZOS_LIMIT or 20 * r > p
+
+
+def operator_is_direct(p: int, r: int) -> bool:
+    """Whether :func:`operator_top` densifies the operator (LAPACK, exact to rounding) rather than run Lanczos."""
+    return p <= DENSE_EIGEN_LIMIT or r >= p - 1
+
+
 def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> Any:
     r"""The ``r`` leading eigenpairs (eigenvalues only without ``vectors``) of an explicit symmetric matrix.
 
@@ -124,7 +135,7 @@ def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> A
     :math:`p = 5000`, :math:`r = 10`.
     """
     p = matrix.shape[0]
-    if p > LANCZOS_LIMIT and 20 * r <= p:
+    if not explicit_is_direct(p, r):
         return lanczos_top(matrix, r, vectors=vectors)
     if not vectors:
         if p <= NUMPY_EIGH_LIMIT:
@@ -209,7 +220,7 @@ def operator_top(op: CovarianceOperator, r: int) -> tuple[np.ndarray, np.ndarray
     """Leading eigenpairs of any operator: dense when small, Lanczos otherwise (from a fixed start, so that
     every run gives the same digits: ARPACK's default start is random)."""
     p = op.p
-    if p <= DENSE_EIGEN_LIMIT or r >= p - 1:
+    if operator_is_direct(p, r):
         dense = op.matmat(np.eye(p))
         return eigh_top((dense + dense.T) / 2, r)
     from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import

@@ -273,9 +273,15 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             cols = cols / self.column_scale[index]
         return cols
 
+    def direct_spectrum(self, r: int) -> bool:
+        """The small Gram matrix by LAPACK when one side is at most :data:`DENSE_GRAM_LIMIT` (or ``r`` is close
+        to it); block Krylov otherwise."""
+        small = min(self.data.shape)
+        return small <= DENSE_GRAM_LIMIT or r >= small - 1
+
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         n, p = self.data.shape
-        if min(n, p) <= DENSE_GRAM_LIMIT or r >= min(n, p) - 1:
+        if self.direct_spectrum(r):
             if n < p:  # eigenvectors of B B^T (n x n), mapped back: cheaper than SVD when n << p
                 values, vectors = eigenpairs_through_small_gram(self._small_gram(), self._transpose_product, r)
                 return values / self.scale, vectors

@@ -164,7 +164,7 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
             gram /= np.outer(self.column_scale, self.column_scale)
         return (gram + gram.T) / 2
 
-    def _explicit_eigen(self, r: int) -> bool:
+    def direct_spectrum(self, r: int) -> bool:
         """Whether the eigenpairs come from the explicit covariance: ``p`` at most :data:`DENSE_EIGEN_LIMIT`,
         or at most :data:`DENSE_GRAM_LIMIT` with ``n >= p`` (then ``p x p`` is no more than ``n x p``), or
         ``r >= p - 1`` (beyond Lanczos)."""
@@ -176,13 +176,13 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         r"""The ``r`` leading eigenpairs: LAPACK on the explicit covariance when ``p`` is small (see
-        :meth:`_explicit_eigen`), else ARPACK's Lanczos (``eigsh``) on the products, from a fixed start vector.
+        :meth:`direct_spectrum`), else ARPACK's Lanczos (``eigsh``) on the products, from a fixed start vector.
 
         Kept per ``r`` (the PCA start and the metrics of a run ask for the same pairs); copies are returned.
         """
         key = ("pairs", r)
         if key not in self._spectra:
-            if self._explicit_eigen(r):
+            if self.direct_spectrum(r):
                 self._spectra[key] = eigh_top(self._small_covariance(), r)
             else:
                 self._spectra[key] = self._lanczos(r, vectors=True)
@@ -196,7 +196,7 @@ class CenteredSparseGram(ImplicitCentring, OperatorAccess):
         else:
             key = ("values", r)
             if key not in self._spectra:
-                if self._explicit_eigen(r):
+                if self.direct_spectrum(r):
                     self._spectra[key] = leading_eigenpairs(self._small_covariance(), r, vectors=False)
                 else:
                     self._spectra[key] = self._lanczos(r, vectors=False)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import itertools
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.bounds import BOUNDS, relative_gap, sparse_variance_bound
+from spcakit.bounds import BOUNDS, component_bounds, relative_gap, sparse_variance_bound
 from spcakit.errors import InvalidParameterError
 from spcakit.testing import EXAMPLE_LAMBDAS
 from spcakit.testing import strategies as sps
@@ -116,3 +117,111 @@ def test_bad_matrices_and_loadings_are_refused():
         sparse_variance_bound([[1.0]], 1)
     with pytest.raises(InvalidParameterError, match="nonzero vector of length p = 13"):
         relative_gap(np.zeros(13), spcakit.datasets.pitprops().matrix)
+
+
+# -- one bound per component: on the covariance the previous loadings leave ------------------------------------
+def _left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """C_t = (I - P) C (I - P), P the projection onto the span of ``previous`` (p x (t-1))."""
+    if previous.shape[1] == 0:
+        return c
+    u, sing, _ = np.linalg.svd(previous, full_matrices=False)
+    q = u[:, sing > sing[0] * 1e-10]
+    residual = np.eye(c.shape[0]) - q @ q.T
+    return residual @ c @ residual
+
+
+def _sparse_loadings(data, p: int) -> np.ndarray:
+    r = data.draw(st.integers(1, min(4, p)))
+    seed = data.draw(sps.seeds())
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((p, r))
+    for j in range(r):
+        k = data.draw(st.integers(1, p))
+        x[rng.permutation(p)[k:], j] = 0.0
+    return x
+
+
+def _check_components(c: np.ndarray, x: np.ndarray, top_eigenvalue: float | None) -> None:
+    found = component_bounds(c, x, top_eigenvalue=top_eigenvalue, gershgorin=True)
+    for t in range(x.shape[1]):
+        ct = _left_by(c, x[:, :t])
+        k = int(np.count_nonzero(x[:, t]))
+        unit = x[:, t] / np.linalg.norm(x[:, t])
+        optimum = brute_force((ct + ct.T) / 2, k)
+        assert found.bound[t] >= optimum, (t, found, optimum)
+        assert found.achieved[t] == pytest.approx(float(unit @ ct @ unit), rel=1e-9, abs=1e-12 * np.abs(c).max())
+        assert found.achieved[t] <= optimum * (1 + 1e-9) + 1e-12 * np.abs(c).max()
+        assert 0.0 <= found.gap[t] <= 1.0
+
+
+@SETTINGS
+@given(sps.psd_matrices((2, 8)), st.data())
+def test_each_components_bound_is_never_below_the_optimum_left_by_the_previous_loadings(c, data):
+    _check_components(c, _sparse_loadings(data, c.shape[0]), float(np.linalg.eigvalsh(c)[-1]))
+
+
+@SETTINGS
+@given(sps.tied_covariances((3, 8)), st.data())
+def test_component_bounds_hold_on_tied_covariances(case, data):
+    _, c = case
+    _check_components(c, _sparse_loadings(data, c.shape[0]), None)
+
+
+def test_component_bounds_of_a_methods_loadings_on_pitprops():
+    c = spcakit.datasets.pitprops().matrix
+    result = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4)
+    found = component_bounds(c, result.loadings, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
+    assert found.gap[0] < 0.08 and found.bound[0] >= PITPROPS_OPTIMA[4]  # the first is the plain sparse eigenvalue
+    for t in range(3):
+        ct = _left_by(c, result.loadings[:, :t])
+        assert found.bound[t] >= brute_force(ct, int(np.count_nonzero(result.loadings[:, t])))
+    # achieved = ||(I - P) x_t||^2 times the additional variance (Mackey's q_t = (I - P) x_t / ||(I - P) x_t||)
+    _, triangle = np.linalg.qr(result.loadings)
+    np.testing.assert_allclose(found.achieved, np.diag(triangle) ** 2 * result.metrics["additional_variance"], rtol=1e-9)
+
+
+def test_a_zero_loading_gets_a_zero_bound_and_gap():
+    c = np.diag([3.0, 2.0, 1.0])
+    found = component_bounds(c, np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]))
+    assert found.bound[1] == 0.0 and found.gap[1] == 0.0 and found.which[1] == "zero"
+    assert found.gap[0] == pytest.approx(0.0, abs=1e-12)  # e_1 is optimal at k = 1 (the diagonal bound is exact)
+
+
+def test_the_eigenvalue_bound_is_taken_only_from_a_direct_solver():
+    from spcakit.inputs import as_problem
+    from spcakit.metrics import MetricContext
+    from spcakit.operators import DenseCovariance, GramCovariance, RankOneCorrected
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 12))
+    c = a.T @ a / 39
+    x = np.linalg.qr(rng.standard_normal((12, 2)))[0]
+    context = MetricContext(as_problem(c, covariance=True), x)
+    assert context.exact_top_eigenvalue() == pytest.approx(np.linalg.eigvalsh(c)[-1], rel=1e-12)
+    # the policy's own choice: LAPACK for small explicit matrices and small Gram matrices, Lanczos beyond
+    assert DenseCovariance(np.eye(3000)).direct_spectrum(10) is False and DenseCovariance(np.eye(3000)).direct_spectrum(200)
+    assert GramCovariance(rng.standard_normal((50, 3000))).direct_spectrum(5)
+    deflated = RankOneCorrected(DenseCovariance(np.eye(700)), np.eye(700)[:, 0], 1.0)
+    assert deflated.direct_spectrum(3) is False and RankOneCorrected(DenseCovariance(c), x[:, 0], 1.0).direct_spectrum(3)
+
+    class ProductsOnly:  # a third-party operator that does not say how its spectrum is found
+        p = 12
+
+        def matmat(self, v):
+            return c @ v
+
+        def diagonal(self):
+            return np.diag(c).copy()
+
+        def trace(self):
+            return float(np.trace(c))
+
+        def top_eigenpairs(self, r):
+            values, vectors = np.linalg.eigh(c)
+            return values[::-1][:r], vectors[:, ::-1][:, :r]
+
+        def top_eigenvalues(self, r):
+            return np.linalg.eigvalsh(c)[::-1][:r]
+
+    problem = attrs.evolve(as_problem(c, covariance=True), covariance=ProductsOnly())
+    assert MetricContext(problem, x).exact_top_eigenvalue() is None

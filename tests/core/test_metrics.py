@@ -147,7 +147,12 @@ def test_metrics_agree_between_data_and_covariance_operators(a, seed):
     left, right = all_metrics(x, gram), all_metrics(x, dense)
     assert list(left) == list(right) == [m.name for m in get_registry().metrics()]
     for key in left:
+        if key in ("bound", "gap"):
+            continue  # the explicit covariance also gives Gershgorin's bound: tighter, on the same achieved values
         assert left[key] == pytest.approx(right[key], rel=1e-9, abs=1e-12)
+    achieved = [np.asarray(m["bound"]) * (1 - np.asarray(m["gap"])) for m in (left, right)]
+    np.testing.assert_allclose(achieved[0], achieved[1], rtol=1e-9, atol=1e-12)
+    assert np.all(np.asarray(right["bound"]) <= np.asarray(left["bound"]) * (1 + 1e-9) + 1e-12)
 
 
 # -- Theorem 12 ----------------------------------------------------------------------------
@@ -361,3 +366,11 @@ def test_dense_loadings_keep_the_full_path():
     c = np.cov(np.random.default_rng(2).standard_normal((30, 10)), rowvar=False)
     u, _, _ = np.linalg.svd(x, full_matrices=False)
     assert metrics.cpev(x, DenseCovariance(c)) == pytest.approx(float(np.trace(u.T @ c @ u) / np.trace(c)), rel=1e-12)
+
+
+def test_loadings_on_fewer_variables_than_loadings_get_one_additional_variance_each():
+    # two loadings on the same single variable: the second adds nothing (a QR of the 1 x 2 support rows has one column)
+    c = np.diag([5.0, 4.0, 3.0, 2.0, 1.0, 1.0])
+    x = np.zeros((6, 2))
+    x[0] = 1.0
+    assert metrics.additional_variances(x, DenseCovariance(c)) == [5.0, 0.0]

@@ -311,7 +311,7 @@ class Registry:
         if parent not in self._methods and parent not in self._refused:
             raise SpecError(f"{info.where}: extends unknown method {parent!r}")
         base = expand_solver(self._resolved(parent, seen + (name,)), info.where)  # the child may replace its parts
-        if "solver" in raw:  # the child's own solver stands for them
+        if "solver" in raw:  # the child's own solver stands for them (and its default stopper, unless it names one)
             base = {key: value for key, value in base.items() if key not in ("updater", *SOLVER_ROLES)}
         base.pop("compose_default", None)  # a default composition is not inherited
         base.pop("fit_default", None)  # nor the default method

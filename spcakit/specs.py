@@ -188,19 +188,21 @@ def expand_solver(data: Mapping[str, Any], where: str = "spec") -> dict[str, Any
     A one-shot solver (greedy selection, exhaustive search, the encoders, FSPCA's Go, a branch and bound)
     computes each loading (or the block of them) in one call. A spec says so with ``solver = PART``: the
     part is the updater, called once per component by the deflation driver or once by the block driver,
-    whose proposal is the loading (``truncator = "none"``, one step). A spec that gives ``solver`` gives
-    no ``updater``, ``truncator`` or ``stopper``.
+    whose proposal is the loading (``truncator = "none"``, one step: ``stopper = { name =
+    "max-iterations", n = 1 }`` unless the spec names a stopper that ends after the first step and says
+    more, as the exact solver's ``certified`` does). A spec that gives ``solver`` gives no ``updater`` or
+    ``truncator``.
     """
     if "solver" not in data:
         return dict(data)
-    clash = [role for role in ("updater", *SOLVER_ROLES) if role in data]
+    clash = [role for role in ("updater", "truncator") if role in data]
     if clash:
         raise SpecError(
             f"{where}: solver: a solver gives each loading in one step, so the spec sets no {' or '.join(clash)}; "
             "remove it, or write the method as an iteration (updater, truncator, stopper) instead of a solver"
         )
     table = {key: value for key, value in data.items() if key != "solver"}
-    return {**table, "updater": data["solver"], **SOLVER_ROLES}
+    return {**SOLVER_ROLES, **table, "updater": data["solver"], "truncator": SOLVER_ROLES["truncator"]}
 
 
 #: The roles whose part a method's ``cardinality`` form may replace.

@@ -23,11 +23,16 @@ def test_a_solver_is_its_updater_run_once_without_truncation():
     assert MethodSpec.from_dict(SOLVER_TABLE) == MethodSpec.from_dict(ITERATION_TABLE)
 
 
-@pytest.mark.parametrize("role", ["updater", "truncator", "stopper"])
+@pytest.mark.parametrize("role", ["updater", "truncator"])
 def test_a_solver_beside_the_parts_it_stands_for_is_refused(role):
-    table = {**SOLVER_TABLE, role: "none" if role == "truncator" else "power" if role == "updater" else "max-iterations"}
+    table = {**SOLVER_TABLE, role: "none" if role == "truncator" else "power"}
     with pytest.raises(SpecError, match=f"my.toml: solver: a solver gives each loading in one step, so the spec sets no {role}"):
         MethodSpec.from_dict(table, "my.toml")
+
+
+def test_a_solver_may_name_the_stopper_that_reports_its_step():
+    table = {**SOLVER_TABLE, "stopper": {"name": "max-iterations", "n": 1, "note": "mine"}}
+    assert expand_solver(table)["stopper"] == {"name": "max-iterations", "n": 1, "note": "mine"}
 
 
 @pytest.mark.parametrize("name", ["greedy", "exhaustive", "tpower-restarts", "encoder-batch", "encoder-iterative",

@@ -1,0 +1,84 @@
+r"""The exact solver as parts: the ``branch-and-bound`` solver and the ``certified`` stopper that reports it.
+
+``branch-and-bound`` (an :class:`~spcakit.protocols.Updater` used as a one-shot solver) solves
+:math:`\max x^\top Ax` s.t. :math:`\|x\|_0 \le k`, :math:`x^\top Bx = 1` on the covariance the driver hands
+it (deflated by any deflator; :math:`B` from the generalized deflation's carry, :data:`spcakit.state.CONSTRAINT`),
+by :func:`spcakit_exact.search.branch_and_bound`. Its state is the :class:`~spcakit_exact.search.Search`
+record, which the ``certified`` stopper turns into the component's stopping reason: ``optimal`` with the
+certified gap, or what stopped the search with its bound and gap (a
+:class:`~spcakit.state.CapReached`, so the result warns that the loading is not proven optimal).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from spcakit.errors import InvalidParameterError
+from spcakit.problem import Problem
+from spcakit.protocols import Stopper, Updater, part
+from spcakit.state import CONSTRAINT, CapReached, Carry, IterState
+from spcakit.validators import check_cardinality, optional, positive, to_float, to_int
+from spcakit_exact.search import Search, branch_and_bound
+
+PAPER = "Berk & Bertsimas - Certifiably optimal sparse principal component analysis (Math. Prog. Comp. 2019)"
+#: The solver forms the covariance explicitly: up to this many variables.
+EXACT_P_LIMIT = 5000
+
+
+@part("branch-and-bound", paper=PAPER, k="k")
+class BranchAndBound(Updater):
+    r"""rank-one solver: branch and bound on the support, certified optimal unless a limit stops it
+
+    Parameters
+    ----------
+    k
+        The cardinality, an integer in ``[1, p]`` (``-k``).
+    time_limit
+        Seconds per component before the search stops with its best loading, its bound and its gap
+        (default 60; ``none``: no limit).
+    node_limit
+        Nodes per component before it stops the same way (default: no limit).
+    """
+
+    k: int | None = attrs.field(default=None, converter=to_int)
+    time_limit: float | None = attrs.field(default=60.0, converter=to_float, validator=optional(positive))
+    node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive))
+
+    def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
+        return carry
+
+    def propose(self, problem: Problem, x: np.ndarray, state: object) -> tuple[np.ndarray, float, Search]:
+        p = problem.p
+        k = check_cardinality(self.k, p, "branch-and-bound")
+        if p > EXACT_P_LIMIT:
+            raise InvalidParameterError(
+                f"branch-and-bound forms the {p} x {p} covariance; it takes at most p = {EXACT_P_LIMIT} variables "
+                "(select variables first, e.g. the most variable ones, or use a heuristic method)"
+            )
+        a = problem.covariance.matmat(np.eye(p))
+        constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
+        found = branch_and_bound(a, k, constraint=constraint, time_limit=self.time_limit, node_limit=self.node_limit)
+        return found.vector[:, None], found.value, found
+
+
+@part("certified", paper=PAPER)
+class Certified(Stopper):
+    """stop after the solver's one step, with its certificate as the reason (optimal, or the gap left)"""
+
+    def __call__(self, state: IterState) -> str | None:
+        if state.iteration < 1:
+            return None
+        found = state.updater_state
+        if not isinstance(found, Search):
+            return "one step"
+        if found.optimal:
+            return f"optimal (certified: gap {found.gap:.1e}, {found.nodes} nodes, {found.seconds:.3g} s)"
+        return CapReached(
+            f"{found.stopped} after {found.nodes} nodes: best {found.value:.6g}, bound {found.bound:.6g}, "
+            f"gap {100 * found.gap:.3g} %"
+        )
+
+
+PARTS = [BranchAndBound, Certified]
+__all__ = ["EXACT_P_LIMIT", "PARTS", "BranchAndBound", "Certified"]

@@ -1,0 +1,298 @@
+r"""Branch and bound for the sparse eigenvalue problem, with a certificate.
+
+For a covariance :math:`A` (``p x p``, positive semi-definite), optionally a constraint
+:math:`B = I - QQ^\top` (Mackey's generalized deflation), and a cardinality ``k``, the search finds
+
+.. math::
+
+    \max_{|S| = k}\; \lambda_{\max}(A_{SS}, B_{SS})
+    = \max_{\|x\|_0 \le k,\ x^\top B x = 1} x^\top A x
+
+(with :math:`B = I`: the best unit loading with ``k`` nonzeros), or, when a time or node limit stops
+it, the best support found and an upper bound on the optimum.
+
+A **node** fixes some variables in (:math:`I`) and some out; the others are free. Every support of
+the node lies in the allowed set :math:`U` (all but the excluded) and contains :math:`I`. Its bound
+is never below the value of any of them (Berk & Bertsimas, *Certifiably optimal sparse principal
+component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
+
+* ``eigenvalue``: :math:`\lambda_{\max}(A_{UU}, B_{UU})` (a support's best vector is one on
+  :math:`U`); taken while :math:`|U|` is at most :data:`EIGEN_NODE_LIMIT`;
+* with :math:`B = I`, ``gershgorin``: :math:`\max_{i \in U} \big(A_{ii} + \sum_{j \in I, j \ne i}
+  |A_{ij}| + \text{the } k - |I| - [i \notin I] \text{ largest } |A_{ij}|,\ j \in U \setminus I \setminus
+  \{i\}\big)`, Gershgorin's circles of any :math:`A_{SS}`;
+* with :math:`B = I`, ``diagonal``: :math:`\sum_{i \in I} A_{ii}` plus the :math:`k - |I|` largest
+  :math:`A_{ii}` of the free variables (:math:`\lambda_{\max} \le \operatorname{tr}`).
+
+The search is best-first (the open node of largest bound next), so the largest bound among the open
+nodes is always an upper bound on the optimum; it starts from the best of a greedy forward
+selection followed by single swaps (the incumbent), and each node proposes one more support, the
+``k`` variables of largest weight in the leading eigenvector of :math:`U` that contain :math:`I`. It
+branches on the free variable of largest weight there. A node whose bound is not above the
+incumbent by more than :data:`PRUNE_RTOL` (relative) is dropped: the reported optimum is then
+exact to that tolerance.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from collections.abc import Callable
+
+import attrs
+import numpy as np
+
+from spcakit.linalg import generalized_top
+
+#: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
+PRUNE_RTOL = 1e-9
+#: Nodes whose allowed set has at most this many variables get the eigenvalue bound (an eigenproblem
+#: of that size); larger ones the Gershgorin and diagonal bounds alone.
+EIGEN_NODE_LIMIT = 400
+
+
+@attrs.frozen(kw_only=True)
+class Search:
+    """What a search found: the best support, its value and vector, and how far from the optimum at most.
+
+    Attributes
+    ----------
+    support
+        The best support found (ascending indices).
+    value
+        Its value :math:`\\lambda_{\\max}(A_{SS}, B_{SS})`.
+    vector
+        The maximising ``p``-vector (unit length; :math:`x^\\top B x = 1` direction), zero off the support.
+    bound
+        An upper bound on the optimum (``value`` times ``1 +`` :data:`PRUNE_RTOL` when ``optimal``).
+    optimal
+        Whether the search finished: no open node could beat the incumbent.
+    nodes
+        Nodes whose bound was computed.
+    seconds
+        Wall-clock time of the search.
+    stopped
+        ``""`` when it finished, else what stopped it (``"time limit"``, ``"node limit"``).
+    """
+
+    support: tuple[int, ...]
+    value: float
+    vector: np.ndarray = attrs.field(eq=False)
+    bound: float
+    optimal: bool
+    nodes: int
+    seconds: float
+    stopped: str = ""
+
+    @property
+    def gap(self) -> float:
+        """``(bound - value) / bound``: at least how far the support is from the optimum (about
+        :data:`PRUNE_RTOL` when the search finished)."""
+        if self.bound <= 0:
+            return 0.0
+        return max(0.0, (self.bound - self.value) / self.bound)
+
+
+class _Problem:
+    """The matrix, the constraint and the cardinality of one search, with its value and bound functions."""
+
+    def __init__(self, a: np.ndarray, k: int, constraint: np.ndarray | None) -> None:
+        self.a = (a + a.T) / 2
+        self.p = a.shape[0]
+        self.k = k
+        self.q = constraint if constraint is not None and constraint.shape[1] else None
+        self.abs = np.abs(self.a)
+        np.fill_diagonal(self.abs, 0.0)
+        self.diagonal = np.diag(self.a).copy()
+
+    def _b(self, index: np.ndarray) -> np.ndarray:
+        eye = np.eye(index.size)
+        if self.q is None:
+            return eye
+        qs = self.q[index]
+        return eye - qs @ qs.T
+
+    def value(self, support: np.ndarray) -> tuple[float, np.ndarray]:
+        """:math:`\\lambda_{\\max}(A_{SS}, B_{SS})` and its vector on the support."""
+        return generalized_top(self.a[np.ix_(support, support)], self._b(support))
+
+    def top(self, allowed: np.ndarray, included: np.ndarray) -> tuple[float, np.ndarray]:
+        """The spectral bounds of an allowed set and the weights of its variables in the maximiser.
+
+        With :math:`B = I`: :math:`A_{UU} = \\sum_i \\lambda_i u_iu_i^\\top` and a unit :math:`x` on a support
+        :math:`S \\subseteq U` with :math:`I \\subseteq S`, :math:`|S| = k`, has :math:`x^\\top Ax = \\sum_i
+        \\lambda_i (u_i^\\top x)^2` with :math:`\\sum_i (u_i^\\top x)^2 = 1` and :math:`(u_i^\\top x)^2 \\le
+        \\|u_{i,S}\\|^2 \\le c_i`, the weight of :math:`u_i` on :math:`I` plus its ``k - |I|`` largest squared
+        entries on the free variables. So :math:`x^\\top Ax` is at most the value of the fractional knapsack
+        that fills the largest :math:`\\lambda_i` first, each up to :math:`c_i` (``spectral``), never above
+        :math:`\\lambda_1` (``eigenvalue``).
+        """
+        index = np.flatnonzero(allowed)
+        weights = np.zeros(self.p)
+        if self.q is not None:
+            value, y = self.value(index)
+            weights[index] = np.abs(y)
+            return value, weights
+        values, vectors = np.linalg.eigh(self.a[np.ix_(index, index)])
+        values, vectors = np.clip(values[::-1], 0.0, None), vectors[:, ::-1]
+        weights[index] = np.abs(vectors[:, 0])
+        squares = vectors**2
+        fixed = included[index]
+        need = self.k - int(fixed.sum())
+        capacity = squares[fixed].sum(axis=0)
+        free = squares[~fixed]
+        if need > 0 and free.shape[0]:
+            take = min(need, free.shape[0])
+            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take:].sum(axis=0)
+        filled = np.minimum(np.cumsum(capacity), 1.0)
+        spectral = float(values @ np.diff(filled, prepend=0.0))
+        return min(float(values[0]), spectral), weights
+
+    def cheap_bounds(self, included: np.ndarray, allowed: np.ndarray) -> float:
+        """The Gershgorin and diagonal bounds (``B = I`` only; ``inf`` otherwise)."""
+        if self.q is not None:
+            return np.inf
+        k, fixed = self.k, included.sum()
+        free = allowed & ~included
+        free_index = np.flatnonzero(free)
+        diag_bound = float(self.diagonal[included].sum() + np.sort(self.diagonal[free_index])[::-1][: k - fixed].sum())
+        rows = np.flatnonzero(allowed)
+        fixed_part = self.abs[np.ix_(rows, np.flatnonzero(included))].sum(axis=1)  # sum over I (the diagonal is 0)
+        block = self.abs[np.ix_(rows, free_index)]
+        # each row may take k - |I| free partners when it is in I itself, k - |I| - 1 when it is a free variable
+        take = np.where(included[rows], k - fixed, k - fixed - 1)
+        if block.shape[1] and np.any(take > 0):
+            ordered = -np.sort(-block, axis=1)
+            cumulative = np.hstack([np.zeros((rows.size, 1)), np.cumsum(ordered, axis=1)])
+            free_part = cumulative[np.arange(rows.size), np.clip(take, 0, block.shape[1])]
+        else:
+            free_part = np.zeros(rows.size)
+        gershgorin = float(np.max(self.diagonal[rows] + fixed_part + free_part))
+        return min(diag_bound, gershgorin)
+
+
+def _greedy(problem: _Problem) -> tuple[float, np.ndarray]:
+    """Forward selection by value, then single swaps (one in, one out) while one improves."""
+    p, k = problem.p, problem.k
+    support: list[int] = []
+    for _ in range(k):
+        best, chosen = -np.inf, -1
+        for j in range(p):
+            if j in support:
+                continue
+            value = problem.value(np.array(sorted(support + [j])))[0]
+            if value > best * (1 + 1e-12) + 1e-300 or chosen < 0:
+                best, chosen = value, j
+        support.append(chosen)
+    value = problem.value(np.array(sorted(support)))[0]
+    improved = True
+    while improved:
+        improved = False
+        for out, into in itertools.product(list(support), range(p)):
+            if into in support:
+                continue
+            trial = sorted([v for v in support if v != out] + [into])
+            trial_value = problem.value(np.array(trial))[0]
+            if trial_value > value * (1 + 1e-12):
+                support, value, improved = trial, trial_value, True
+                break
+    return value, np.array(sorted(support))
+
+
+def branch_and_bound(
+    a: np.ndarray,
+    k: int,
+    *,
+    constraint: np.ndarray | None = None,
+    time_limit: float | None = None,
+    node_limit: int | None = None,
+    on_node: Callable[[int, float, float], None] | None = None,
+) -> Search:
+    """The best support of ``k`` variables of ``a`` (under ``B = I - QQ^T`` with ``constraint`` ``Q``), certified.
+
+    Parameters
+    ----------
+    a
+        The covariance, an explicit symmetric ``p x p`` matrix.
+    k
+        The cardinality, ``1 <= k <= p``.
+    constraint
+        The orthonormal ``p x t`` :math:`Q` of a generalized problem (``None``: :math:`B = I`).
+    time_limit, node_limit
+        Stop after this many seconds or nodes with the best support found and the largest open bound.
+    on_node
+        Called as ``on_node(nodes, best_value, bound)`` every 256 nodes (progress).
+    """
+    start = time.perf_counter()
+    problem = _Problem(np.asarray(a, dtype=float), int(k), constraint)
+    p = problem.p
+    incumbent, support = _greedy(problem)
+    nodes = 0
+    counter = itertools.count()
+
+    def bound_of(included: np.ndarray, allowed: np.ndarray) -> tuple[float, np.ndarray | None]:
+        cheap = problem.cheap_bounds(included, allowed)
+        if allowed.sum() <= EIGEN_NODE_LIMIT or problem.q is not None:
+            value, weights = problem.top(allowed, included)
+            return min(value, cheap), weights
+        return cheap, None
+
+    included0, allowed0 = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
+    root_bound, root_weights = bound_of(included0, allowed0)
+    heap = [(-root_bound, next(counter), included0, allowed0, root_weights)]
+    stopped = ""
+    while heap:
+        negative, _, included, allowed, weights = heapq.heappop(heap)
+        bound = -negative
+        if bound <= incumbent * (1 + PRUNE_RTOL) + 1e-300:
+            heap.clear()
+            break
+        if time_limit is not None and time.perf_counter() - start > time_limit:
+            heapq.heappush(heap, (negative, next(counter), included, allowed, weights))
+            stopped = "time limit"
+            break
+        if node_limit is not None and nodes >= node_limit:
+            heapq.heappush(heap, (negative, next(counter), included, allowed, weights))
+            stopped = "node limit"
+            break
+        nodes += 1
+        if on_node is not None and nodes % 256 == 0:
+            on_node(nodes, incumbent, max(incumbent, bound))
+        if weights is None:
+            weights = problem.diagonal * allowed
+        free = allowed & ~included
+        # a support this node proposes: I and the free variables of largest weight
+        need = problem.k - int(included.sum())
+        candidates = np.flatnonzero(free)
+        order = candidates[np.argsort(-weights[candidates], kind="stable")]
+        proposal = np.sort(np.concatenate([np.flatnonzero(included), order[:need]]))
+        value = problem.value(proposal)[0]
+        if value > incumbent:
+            incumbent, support = value, proposal
+        if allowed.sum() == problem.k or need == 0:
+            continue  # its only support is evaluated
+        branch = int(order[0])
+        for child_included, child_allowed in ((included.copy(), allowed), (included, allowed.copy())):
+            if child_included is not included:
+                child_included[branch] = True
+            else:
+                child_allowed[branch] = False
+            if child_included.sum() > problem.k or child_allowed.sum() < problem.k:
+                continue
+            child_bound, child_weights = bound_of(child_included, child_allowed)
+            if child_bound > incumbent * (1 + PRUNE_RTOL):
+                heapq.heappush(heap, (-child_bound, next(counter), child_included, child_allowed, child_weights))
+    open_bound = max((-entry[0] for entry in heap), default=-np.inf)
+    value, y = problem.value(support)
+    vector = np.zeros(p)
+    vector[support] = y
+    norm = np.linalg.norm(vector)
+    vector = vector / norm if norm > 0 else vector
+    optimal = not stopped
+    # finished: every pruned node's bound was at most the incumbent times 1 + PRUNE_RTOL
+    bound = max(value, open_bound) if stopped else value * (1 + PRUNE_RTOL)
+    eps = np.finfo(float).eps
+    bound = float(bound * (1 + 8 * p * eps) + 8 * p * eps * float(np.abs(problem.diagonal).max(initial=0.0)))
+    return Search(support=tuple(int(i) for i in support), value=float(value), vector=vector, bound=bound,
+                  optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped)  # fmt: skip

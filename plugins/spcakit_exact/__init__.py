@@ -2,7 +2,7 @@ r"""Built-in plugin: certifiably optimal sparse loadings by branch and bound (is
 
 Registered through the ``spcakit`` entry-point group like any third-party plugin. The method ``exact``
 (``specs/methods/exact/``) runs the ``branch-and-bound`` solver once per loading under any deflation (the
-generalized one by default) and the ``certified`` stopper, which states for each loading whether it is
+core's projection deflation by default, so that the plugin needs no other) and the ``certified`` stopper, which states for each loading whether it is
 proven optimal or, when the time limit stopped the search, its bound and gap. Mackey's ``exhaustive``
 stays as the brute-force reference.
 """

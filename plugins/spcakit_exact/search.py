@@ -172,8 +172,8 @@ class _Problem:
         return min(diag_bound, gershgorin)
 
 
-def _greedy(problem: _Problem) -> tuple[float, np.ndarray]:
-    """Forward selection by value, then single swaps (one in, one out) while one improves."""
+def _greedy(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndarray]:
+    """Forward selection by value, then single swaps (one in, one out) while one improves and time is left."""
     p, k = problem.p, problem.k
     support: list[int] = []
     for _ in range(k):
@@ -187,11 +187,13 @@ def _greedy(problem: _Problem) -> tuple[float, np.ndarray]:
         support.append(chosen)
     value = problem.value(np.array(sorted(support)))[0]
     improved = True
-    while improved:
+    while improved and time.perf_counter() < deadline:
         improved = False
         for out, into in itertools.product(list(support), range(p)):
             if into in support:
                 continue
+            if time.perf_counter() >= deadline:
+                break
             trial = sorted([v for v in support if v != out] + [into])
             trial_value = problem.value(np.array(trial))[0]
             if trial_value > value * (1 + 1e-12):
@@ -227,7 +229,7 @@ def branch_and_bound(
     start = time.perf_counter()
     problem = _Problem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
-    incumbent, support = _greedy(problem)
+    incumbent, support = _greedy(problem, np.inf if time_limit is None else start + time_limit)
     nodes = 0
     counter = itertools.count()
 

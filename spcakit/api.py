@@ -358,7 +358,7 @@ def fit(
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     warnings = tuple(IssuedWarning(note) for note in notes) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
-        "converged; raise the stopper's iteration cap or loosen its tolerance"
+        f"converged; {s.advice}"
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
     )
     return Result(

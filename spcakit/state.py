@@ -92,8 +92,17 @@ class CapReached(str):
     """A stopping reason that says the iterations hit a cap before their convergence test passed.
 
     A stopper returns it (instead of a plain ``str``) so that :func:`spcakit.fit`
-    can warn that the result is not converged; it prints like any reason.
+    can warn that the result is not converged; it prints like any reason. ``advice`` says what would let
+    the run finish (by default: a higher iteration cap or a looser tolerance).
     """
+
+    advice = "raise the stopper's iteration cap or loosen its tolerance"
+
+    def __new__(cls, reason: str, advice: str | None = None) -> CapReached:
+        made = super().__new__(cls, reason)
+        if advice is not None:
+            made.advice = advice
+        return made
 
     def __repr__(self) -> str:
         return f"CapReached({str(self)!r})"

@@ -76,7 +76,9 @@ class Certified(Stopper):
             return f"optimal (certified: gap {found.gap:.1e}, {found.nodes} nodes, {found.seconds:.3g} s)"
         return CapReached(
             f"{found.stopped} after {found.nodes} nodes: best {found.value:.6g}, bound {found.bound:.6g}, "
-            f"gap {100 * found.gap:.3g} %"
+            f"gap {100 * found.gap:.3g} %",
+            advice="the loading is the best found, not proven optimal; raise time_limit (--time-limit) or "
+                   "node_limit for a certificate",
         )
 
 

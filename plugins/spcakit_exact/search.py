@@ -22,7 +22,12 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   |A_{ij}| + \text{the } k - |I| - [i \notin I] \text{ largest } |A_{ij}|,\ j \in U \setminus I \setminus
   \{i\}\big)`, Gershgorin's circles of any :math:`A_{SS}`;
 * with :math:`B = I`, ``diagonal``: :math:`\sum_{i \in I} A_{ii}` plus the :math:`k - |I|` largest
-  :math:`A_{ii}` of the free variables (:math:`\lambda_{\max} \le \operatorname{tr}`).
+  :math:`A_{ii}` of the free variables (:math:`\lambda_{\max} \le \operatorname{tr}`);
+* with :math:`B = I`, ``spectral``: with :math:`A_{UU} = \sum_i \lambda_i u_iu_i^\top` (or the whole
+  :math:`A`'s eigenvectors restricted to :math:`U`, for nodes of any size), :math:`x^\top Ax = \sum_i
+  \lambda_i (u_i^\top x)^2` with the squares summing to at most 1, each at most :math:`u_i`'s weight on
+  :math:`I` plus its :math:`k - |I|` largest squared entries on the free variables: the fractional
+  knapsack that fills the largest :math:`\lambda_i` first.
 
 The search is best-first (the open node of largest bound next), so the largest bound among the open
 nodes is always an upper bound on the optimum; it starts from the best of a greedy forward
@@ -54,16 +59,16 @@ EIGEN_NODE_LIMIT = 400
 
 @attrs.frozen(kw_only=True)
 class Search:
-    """What a search found: the best support, its value and vector, and how far from the optimum at most.
+    r"""What a search found: the best support, its value and vector, and how far from the optimum at most.
 
     Attributes
     ----------
     support
         The best support found (ascending indices).
     value
-        Its value :math:`\\lambda_{\\max}(A_{SS}, B_{SS})`.
+        Its value :math:`\lambda_{\max}(A_{SS}, B_{SS})`.
     vector
-        The maximising ``p``-vector (unit length; :math:`x^\\top B x = 1` direction), zero off the support.
+        The maximising ``p``-vector (unit length; :math:`x^\top B x = 1` direction), zero off the support.
     bound
         An upper bound on the optimum (``value`` times ``1 +`` :data:`PRUNE_RTOL` when ``optimal``).
     optimal
@@ -105,6 +110,21 @@ class _Problem:
         self.abs = np.abs(self.a)
         np.fill_diagonal(self.abs, 0.0)
         self.diagonal = np.diag(self.a).copy()
+        if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
+            values, vectors = np.linalg.eigh(self.a)
+            self.values, self.squares = np.clip(values[::-1], 0.0, None), vectors[:, ::-1] ** 2
+
+    def knapsack(self, values: np.ndarray, squares: np.ndarray, fixed: np.ndarray) -> float:
+        """The spectral bound: fill the largest eigenvalues first, each up to its vector's weight on a support
+        (``squares`` the squared eigenvectors, rows the variables; ``fixed`` the rows of :math:`I`)."""
+        need = self.k - int(fixed.sum())
+        capacity = squares[fixed].sum(axis=0)
+        free = squares[~fixed]
+        if need > 0 and free.shape[0]:
+            take = min(need, free.shape[0])
+            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take:].sum(axis=0)
+        filled = np.minimum(np.cumsum(capacity), 1.0)
+        return float(values @ np.diff(filled, prepend=0.0))
 
     def _b(self, index: np.ndarray) -> np.ndarray:
         eye = np.eye(index.size)
@@ -114,19 +134,19 @@ class _Problem:
         return eye - qs @ qs.T
 
     def value(self, support: np.ndarray) -> tuple[float, np.ndarray]:
-        """:math:`\\lambda_{\\max}(A_{SS}, B_{SS})` and its vector on the support."""
+        r""":math:`\lambda_{\max}(A_{SS}, B_{SS})` and its vector on the support."""
         return generalized_top(self.a[np.ix_(support, support)], self._b(support))
 
     def top(self, allowed: np.ndarray, included: np.ndarray) -> tuple[float, np.ndarray]:
-        """The spectral bounds of an allowed set and the weights of its variables in the maximiser.
+        r"""The spectral bounds of an allowed set and the weights of its variables in the maximiser.
 
-        With :math:`B = I`: :math:`A_{UU} = \\sum_i \\lambda_i u_iu_i^\\top` and a unit :math:`x` on a support
-        :math:`S \\subseteq U` with :math:`I \\subseteq S`, :math:`|S| = k`, has :math:`x^\\top Ax = \\sum_i
-        \\lambda_i (u_i^\\top x)^2` with :math:`\\sum_i (u_i^\\top x)^2 = 1` and :math:`(u_i^\\top x)^2 \\le
-        \\|u_{i,S}\\|^2 \\le c_i`, the weight of :math:`u_i` on :math:`I` plus its ``k - |I|`` largest squared
-        entries on the free variables. So :math:`x^\\top Ax` is at most the value of the fractional knapsack
-        that fills the largest :math:`\\lambda_i` first, each up to :math:`c_i` (``spectral``), never above
-        :math:`\\lambda_1` (``eigenvalue``).
+        With :math:`B = I`: :math:`A_{UU} = \sum_i \lambda_i u_iu_i^\top` and a unit :math:`x` on a support
+        :math:`S \subseteq U` with :math:`I \subseteq S`, :math:`|S| = k`, has :math:`x^\top Ax = \sum_i
+        \lambda_i (u_i^\top x)^2` with :math:`\sum_i (u_i^\top x)^2 = 1` and :math:`(u_i^\top x)^2 \le
+        \|u_{i,S}\|^2 \le c_i`, the weight of :math:`u_i` on :math:`I` plus its ``k - |I|`` largest squared
+        entries on the free variables. So :math:`x^\top Ax` is at most the value of the fractional knapsack
+        that fills the largest :math:`\lambda_i` first, each up to :math:`c_i` (``spectral``), never above
+        :math:`\lambda_1` (``eigenvalue``).
         """
         index = np.flatnonzero(allowed)
         weights = np.zeros(self.p)
@@ -137,16 +157,7 @@ class _Problem:
         values, vectors = np.linalg.eigh(self.a[np.ix_(index, index)])
         values, vectors = np.clip(values[::-1], 0.0, None), vectors[:, ::-1]
         weights[index] = np.abs(vectors[:, 0])
-        squares = vectors**2
-        fixed = included[index]
-        need = self.k - int(fixed.sum())
-        capacity = squares[fixed].sum(axis=0)
-        free = squares[~fixed]
-        if need > 0 and free.shape[0]:
-            take = min(need, free.shape[0])
-            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take:].sum(axis=0)
-        filled = np.minimum(np.cumsum(capacity), 1.0)
-        spectral = float(values @ np.diff(filled, prepend=0.0))
+        spectral = self.knapsack(values, vectors**2, included[index])
         return min(float(values[0]), spectral), weights
 
     def cheap_bounds(self, included: np.ndarray, allowed: np.ndarray) -> float:
@@ -169,7 +180,9 @@ class _Problem:
         else:
             free_part = np.zeros(rows.size)
         gershgorin = float(np.max(self.diagonal[rows] + fixed_part + free_part))
-        return min(diag_bound, gershgorin)
+        # the whole matrix's eigenvectors restricted to U: a unit x on S within U has x'Ax = sum_i lambda_i (u_i'x)^2
+        spectral = self.knapsack(self.values, self.squares[rows], included[rows])
+        return min(diag_bound, gershgorin, spectral)
 
 
 def _greedy(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndarray]:

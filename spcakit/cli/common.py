@@ -272,6 +272,7 @@ def run_and_report(
     save_model: Path | None = None,
     target_sparsity: float | None = None,
     target_cpev: float | None = None,
+    time_limit: float | None = None,
 ) -> None:
     """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result."""
     data = options.data
@@ -284,6 +285,12 @@ def run_and_report(
             if "k" in param_values:
                 raise BadInput("k is given twice (-k and --param k=...); give it once")
             param_values["k"] = parse_k(k)
+        if time_limit is not None:
+            if "time_limit" in param_values:
+                raise BadInput("the time limit is given twice (--time-limit and --param time_limit=...); give it once")
+            if not time_limit > 0:
+                raise BadInput(f"--time-limit is a number of seconds above 0; got {time_limit:g}")
+            param_values["time_limit"] = time_limit
         check_targets(target_sparsity, target_cpev, sparsity_given=[
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip

@@ -52,13 +52,15 @@ def run(
     save_model: SaveModelOpt = None,
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds per loading for a solver that stops at a time limit with its best loading, bound and gap (exact); the same as --param time_limit=S")] = None,
     *,
     options: FitOptions,
 ) -> None:
     """Run a registered METHOD on a data set and print its loadings and metrics."""
     check_method(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
-                   target_sparsity=target_sparsity, target_cpev=target_cpev)  # fmt: skip
+                   target_sparsity=target_sparsity, target_cpev=target_cpev,
+                   time_limit=time_limit)  # fmt: skip
 
 
 @app.command()

@@ -99,4 +99,19 @@ def test_exact_runs_every_deflator_and_says_when_a_limit_stopped_it():
         assert result.metrics["pattern"] == [4, 4, 4] and result.stopping_reason.count("optimal (certified") == 3, deflator
     stopped = spcakit.fit("builtin:pitprops", "exact", r=1, k=6, node_limit=1)
     assert stopped.stopping_reason.startswith("node limit after 1 nodes: best ") and " gap " in stopped.stopping_reason
-    assert any("not converged" in str(w) for w in stopped.warnings)
+    assert any("not proven optimal; raise time_limit (--time-limit)" in str(w) for w in stopped.warnings)
+
+
+def test_the_command_line_takes_a_time_limit():
+    from typer.testing import CliRunner
+
+    from spcakit.cli import app
+
+    runner = CliRunner()
+    done = runner.invoke(app, ["run", "exact", "-k", "4", "-r", "1", "--time-limit", "30", "--json"])
+    assert done.exit_code == 0, done.output
+    assert '"time_limit": 30.0' in done.output and "optimal (certified" in done.output
+    twice = runner.invoke(app, ["run", "exact", "-k", "4", "--time-limit", "3", "--param", "time_limit=3"])
+    assert twice.exit_code == 2 and "given twice" in twice.output
+    other = runner.invoke(app, ["run", "spcart", "--time-limit", "3"])
+    assert other.exit_code == 2 and "no part of method 'spcart' takes a parameter 'time_limit'" in other.output

@@ -225,3 +225,19 @@ def test_the_eigenvalue_bound_is_taken_only_from_a_direct_solver():
 
     problem = attrs.evolve(as_problem(c, covariance=True), covariance=ProductsOnly())
     assert MetricContext(problem, x).exact_top_eigenvalue() is None
+
+
+@pytest.mark.parametrize("name", ["lymphoma_cov_500.npz", "nus_wide_2400x225.npz"])
+def test_on_shared_data_no_method_reaches_above_any_methods_bound(load_shared, name):
+    """The first loading's bound speaks of every loading with 10 nonzeros: no method's may exceed any method's bound."""
+    arrays = load_shared(name)
+    data = spcakit.Covariance(arrays["cov"]) if "cov" in arrays else arrays["X"]
+    covariance = spcakit.as_problem(data).covariance
+    variances, bounds = [], []
+    for method in ("spcart", "tpower", "greedy"):
+        result = spcakit.fit(data, method, r=2, k=10, metrics=["bound"])
+        x = result.loadings[:, 0]
+        assert np.count_nonzero(x) == 10, method
+        variances.append(float(x @ covariance.matmat(x[:, None])[:, 0]))
+        bounds.append(result.metrics["bound"][0])
+    assert max(variances) <= min(bounds) * (1 + 1e-12), (variances, bounds)

@@ -71,6 +71,7 @@ PARAMETERS: dict[str, Callable[[int, int], st.SearchStrategy[dict]]] = {
     "auto": _k(),
     # later rounds may tie by construction: see GENERALIZED_TIE
     "exhaustive": _k(),
+    "exact": _k(),
     "fspca-exhaustive": _k(lambda p, r: r),
     "fspca-go": _k(lambda p, r: r),
     "fspca-ipu": _k(lambda p, r: r),
@@ -304,6 +305,7 @@ FOUR_WAYS: dict[str, dict] = {
     "encoder-batch": {"sparsity": 5},
     "encoder-iterative": {"sparsity": 3},
     "exhaustive": {"k": 3},
+    "exact": {"k": 3},
     "fspca-exhaustive": {"k": 4},
     "fspca-go": {"k": 4},
     "fspca-ipu": {"k": 4},

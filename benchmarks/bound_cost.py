@@ -19,22 +19,12 @@ import argparse
 import json
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-
-
-def _best(fit, repeats: int) -> tuple[float, object]:
-    best, out = np.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fit()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
+    from default_cost import best_time
     from estimator import image_patches
     import spcakit
     from spcakit.bounds import component_bounds
@@ -64,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     with threadpool_limits(1):
         for name, (data, method, keywords) in cases.items():
-            with_bound, result = _best(lambda: spcakit.fit(data, method, metrics=every, **keywords), options.repeats)
-            without_bound, _ = _best(lambda: spcakit.fit(data, method, metrics=without, **keywords), options.repeats)
+            with_bound, result = best_time(lambda: spcakit.fit(data, method, metrics=every, **keywords), options.repeats)
+            without_bound, _ = best_time(lambda: spcakit.fit(data, method, metrics=without, **keywords), options.repeats)
             added = with_bound - without_bound
             problem = as_problem(data)
             covariance, loadings = problem.covariance, result.loadings
             top = MetricContext(problem, loadings).exact_top_eigenvalue()
             span = loading_span(loadings, covariance)
-            own, _ = _best(lambda: component_bounds(covariance, loadings, top_eigenvalue=top, span=span), options.repeats)
+            own, _ = best_time(lambda: component_bounds(covariance, loadings, top_eigenvalue=top, span=span), options.repeats)
             rows.append({"case": name, "fit_s": with_bound, "fit_without_bound_s": without_bound, "added_s": added,
                          "added_share": added / with_bound, "bound_alone_s": own, "bound_alone_share": own / with_bound,
                          "gap": [round(g, 4) for g in result.metrics["gap"]]})

@@ -52,6 +52,8 @@ from spcakit.linalg import generalized_top
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
 PRUNE_RTOL = 1e-9
+#: The share of the time limit the warm start's swaps may take.
+WARM_START_SHARE = 0.25
 #: Nodes whose allowed set has at most this many variables get the eigenvalue bound (an eigenproblem
 #: of that size); larger ones the Gershgorin and diagonal bounds alone.
 EIGEN_NODE_LIMIT = 400
@@ -242,7 +244,8 @@ def branch_and_bound(
     start = time.perf_counter()
     problem = _Problem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
-    incumbent, support = _greedy(problem, np.inf if time_limit is None else start + time_limit)
+    # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
+    incumbent, support = _greedy(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
     nodes = 0
     counter = itertools.count()
 

@@ -44,7 +44,8 @@ from spcakit.errors import InvalidParameterError
 from spcakit.metrics import LoadingSpan, Metric, MetricContext, format_number, loading_span, shared_span
 from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
 
-__all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound", "component_bounds", "relative_gap",
+__all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
+           "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound"]
 
 #: The bounds :func:`sparse_variance_bound` takes the smallest of, in the order that decides ties.
@@ -97,25 +98,6 @@ def _operator(covariance: object) -> CovarianceOperator:
     return covariance
 
 
-def _gershgorin(op: CovarianceOperator, k: int) -> float:
-    """:math:`\\max_i (C_{ii} + \\text{the } k - 1 \\text{ largest } |C_{ij}|, j \\ne i)`, a block of columns at a time."""
-    p = op.p
-    explicit = op.explicit()
-    best = -np.inf
-    for start in range(0, p, COLUMN_BLOCK):
-        index = np.arange(start, min(p, start + COLUMN_BLOCK))
-        block = np.abs(explicit[:, index] if explicit is not None else op.columns(index))  # |C_{:, I}|
-        diagonal = block[index, np.arange(index.size)].copy()
-        block[index, np.arange(index.size)] = -np.inf  # j != i
-        if k > 1:
-            off = np.partition(block, p - (k - 1), axis=0)[p - (k - 1):]  # the k - 1 largest of each column
-            rows = diagonal + off.sum(axis=0)
-        else:
-            rows = diagonal
-        best = max(best, float(rows.max()))
-    return best
-
-
 def sparse_variance_bound(covariance: object, k: int) -> SparseBound:
     r"""An upper bound on the variance :math:`x^\top C x` of any unit ``x`` with at most ``k`` nonzeros.
 
@@ -145,11 +127,11 @@ def sparse_variance_bound(covariance: object, k: int) -> SparseBound:
         bounds["eigenvalue"] = float(np.asarray(top_eigenpairs(densify(op), 1, vectors=False))[0])
     bounds["diagonal"] = float(np.sort(diagonal)[::-1][:k].sum())
     if op.explicit() is not None or p <= GERSHGORIN_LIMIT:
-        bounds["gershgorin"] = _gershgorin(op, k)
+        bounds["gershgorin"] = gershgorin_bound(op, k)
     which = min(bounds, key=lambda name: (bounds[name], BOUNDS.index(name)))
     # the bounds hold in exact arithmetic; the computed eigenvalue may sit below the true one by rounding
     # (a relative ~p * eps), so the reported value is raised by that much: a bound is never below the optimum
-    value = bounds[which] * (1 + 4 * p * np.finfo(float).eps) + 4 * p * np.finfo(float).eps * float(np.abs(diagonal).max(initial=0.0))
+    value = raised_for_rounding(bounds[which], p, float(np.abs(diagonal).max(initial=0.0)), factor=4)
     return SparseBound(value=float(value), which=which, k=k, bounds=bounds)
 
 
@@ -185,10 +167,11 @@ class ComponentBounds:
     which: tuple[str, ...]
 
 
-def _inflated(value: float, p: int, scale: float) -> float:
-    """``value`` raised by the rounding its computation may have cost: the bound stays above the optimum."""
+def raised_for_rounding(value: float, p: int, scale: float, factor: int = 8) -> float:
+    """A bound ``value`` raised by the rounding its computation may have cost (``factor`` :math:`p\\,\\epsilon`,
+    relative and times ``scale``, the largest :math:`|C_{ii}|`): the reported bound stays above the optimum."""
     eps = np.finfo(float).eps
-    return float(value * (1 + 8 * p * eps) + 8 * p * eps * scale)
+    return float(value * (1 + factor * p * eps) + factor * p * eps * scale)
 
 
 def component_bounds(
@@ -265,9 +248,9 @@ def component_bounds(
             bounds["eigenvalue"] = float(top_eigenvalue)
         if gershgorin or (gershgorin is None and explicit is not None and (t == 0 or p * p * r <= GERSHGORIN_EVERY_LIMIT)):
             j = int(before[t])  # the basis columns that span the loadings before t
-            bounds["gershgorin"] = _projected_gershgorin(op, explicit, basis[:, :j], c_basis[:, :j], m[:j, :j], k)
+            bounds["gershgorin"] = gershgorin_bound(op, k, basis[:, :j], c_basis[:, :j], m[:j, :j])
         which = min(bounds, key=lambda name: (bounds[name], BOUNDS.index(name)))
-        bound = _inflated(bounds[which], p, scale)
+        bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
         out["achieved"].append(float(achieved[t]))
         out["gap"].append(0.0 if bound <= 0 else max(0.0, (bound - float(achieved[t])) / bound))
@@ -318,22 +301,27 @@ def _projected_diagonals(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.nd
     return diagonal[:, None] + np.hstack([np.zeros((p, 1)), np.cumsum(steps, axis=1)])
 
 
-def _projected_gershgorin(
-    op: CovarianceOperator, explicit: np.ndarray | None, basis: np.ndarray, c_basis: np.ndarray, m: np.ndarray, k: int
+def gershgorin_bound(
+    op: CovarianceOperator, k: int, basis: np.ndarray | None = None, c_basis: np.ndarray | None = None,
+    m: np.ndarray | None = None,
 ) -> float:
-    r"""Gershgorin's bound (:func:`_gershgorin`) on :math:`C_t = C - QG^\top - GQ^\top + QMQ^\top` (:math:`G = CQ`,
-    :math:`M = Q^\top CQ`), a block of its columns at a time."""
+    r"""Gershgorin's bound :math:`\max_i (D_{ii} + \text{the } k - 1 \text{ largest } |D_{ij}|, j \ne i)` on
+    :math:`D = C`, or with ``basis`` :math:`Q` (``c_basis`` :math:`G = CQ`, ``m`` :math:`M = Q^\top CQ`) on
+    :math:`D = C - QG^\top - GQ^\top + QMQ^\top`, the covariance the span of :math:`Q` leaves; a block of
+    columns at a time (fetched from the operator when it holds no explicit matrix)."""
     p = op.p
+    explicit = op.explicit()
     best = -np.inf
-    qm = basis @ m
+    projected = basis is not None and basis.shape[1] > 0
+    qm = basis @ m if projected else None
     for start in range(0, p, COLUMN_BLOCK):
         index = np.arange(start, min(p, start + COLUMN_BLOCK))
         block = explicit[:, index] if explicit is not None else op.columns(index)
-        if basis.shape[1]:
+        if projected:
             block = block - basis @ c_basis[index].T - c_basis @ basis[index].T + qm @ basis[index].T
         block = np.abs(block)
         diagonal = block[index, np.arange(index.size)].copy()
-        block[index, np.arange(index.size)] = -np.inf
+        block[index, np.arange(index.size)] = -np.inf  # j != i
         rows = diagonal + (np.partition(block, p - (k - 1), axis=0)[p - (k - 1):].sum(axis=0) if k > 1 else 0.0)
         best = max(best, float(rows.max()))
     return best

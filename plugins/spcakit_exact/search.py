@@ -48,6 +48,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
+from spcakit.bounds import raised_for_rounding
 from spcakit.linalg import generalized_top
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
@@ -310,7 +311,6 @@ def branch_and_bound(
     optimal = not stopped
     # finished: every pruned node's bound was at most the incumbent times 1 + PRUNE_RTOL
     bound = max(value, open_bound) if stopped else value * (1 + PRUNE_RTOL)
-    eps = np.finfo(float).eps
-    bound = float(bound * (1 + 8 * p * eps) + 8 * p * eps * float(np.abs(problem.diagonal).max(initial=0.0)))
+    bound = raised_for_rounding(bound, p, float(np.abs(problem.diagonal).max(initial=0.0)))
     return Search(support=tuple(int(i) for i in support), value=float(value), vector=vector, bound=bound,
                   optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped)  # fmt: skip

@@ -42,6 +42,7 @@ from spcakit.problem import Problem
 from spcakit.inputs.dense import covariance_problem, data_problem
 
 __all__ = [
+    "covariance_families",
     "covariance_problems",
     "data_matrices",
     "data_problems",
@@ -52,8 +53,11 @@ __all__ = [
     "problems",
     "psd_matrices",
     "seeds",
+    "spiked_covariances",
+    "tied_correlations",
     "tied_covariances",
     "unit_vectors",
+    "wishart_covariances",
 ]
 
 #: Values that create ties and exact zeros when mixed into drawn vectors.
@@ -401,6 +405,151 @@ def tied_covariances(
     else:
         raise ValueError(f"tied_covariances draws kinds from {TIE_KINDS}; got {kind!r}")
     return kind, (c + c.T) / 2
+
+
+@st.composite
+def wishart_covariances(
+    draw: Any, p: int | Sequence[int] = (2, 16), *, n: int | Sequence[int] | None = None
+) -> np.ndarray:
+    r"""Wishart matrices :math:`X^\top X / n` from ``n`` Gaussian rows (not centred), often with ``n < p``.
+
+    Half of the draws scale the columns over two orders of magnitude. With ``n < p`` the rank is ``n``,
+    as in gene expression and other wide data.
+
+    Parameters
+    ----------
+    p
+        Dimension: an integer or an inclusive range.
+    n
+        Number of rows: an integer or an inclusive range (default ``1 .. 2p + 2``).
+
+    Returns
+    -------
+    SearchStrategy[numpy.ndarray]
+        Exactly symmetric PSD matrices of rank ``min(n, p)``.
+    """
+    dim = draw(dimensions(p))
+    n_lo, n_hi = (1, 2 * dim + 2) if n is None else _range(n, "n")
+    rows = draw(st.integers(min_value=max(1, n_lo), max_value=max(1, n_hi)))
+    rng = np.random.default_rng(draw(seeds()))
+    x = rng.standard_normal((rows, dim))
+    if draw(st.booleans()):
+        x = x * 10.0 ** rng.uniform(-1.0, 1.0, size=dim)
+    c = x.T @ x / rows
+    return (c + c.T) / 2
+
+
+@st.composite
+def spiked_covariances(draw: Any, p: int | Sequence[int] = (2, 16)) -> np.ndarray:
+    r"""Spiked covariances: :math:`\sigma^2 I + \sum_j \theta_j v_jv_j^\top` with 1 to 3 sparse unit spikes.
+
+    Each spike has a drawn number of nonzeros and a strength :math:`\theta_j` from 0.5 to 50. Half of the
+    draws are the model itself, half the sample covariance (centred) of ``n`` Gaussian draws from it, ``n``
+    from 2 to ``3p`` (rank at most ``n - 1``). ``p``: an integer or an inclusive range.
+    """
+    dim = draw(dimensions(p))
+    spikes = draw(st.integers(min_value=1, max_value=min(3, dim)))
+    sizes = [draw(st.integers(min_value=1, max_value=dim)) for _ in range(spikes)]
+    sample = draw(st.booleans())
+    rows = draw(st.integers(min_value=2, max_value=3 * dim)) if sample else 0
+    rng = np.random.default_rng(draw(seeds()))
+    noise = 10.0 ** rng.uniform(-1.0, 0.5)
+    v = np.zeros((dim, spikes))
+    for j, size in enumerate(sizes):
+        v[rng.choice(dim, size=size, replace=False), j] = rng.standard_normal(size)
+    v = v / np.linalg.norm(v, axis=0)
+    theta = 10.0 ** rng.uniform(np.log10(0.5), np.log10(50.0), size=spikes)
+    if sample:
+        x = np.sqrt(noise) * rng.standard_normal((rows, dim)) + (rng.standard_normal((rows, spikes)) * np.sqrt(theta)) @ v.T
+        c = np.cov(x, rowvar=False)
+    else:
+        c = noise * np.eye(dim) + (v * theta) @ v.T
+    return (c + c.T) / 2
+
+
+#: The kinds of tied correlation matrices :func:`tied_correlations` draws.
+CORRELATION_KINDS: tuple[str, ...] = ("standardised", "equicorrelation", "blocks", "repeated")
+
+
+@st.composite
+def tied_correlations(
+    draw: Any, p: int | Sequence[int] = (2, 16), *, kinds: Sequence[str] = CORRELATION_KINDS
+) -> tuple[str, np.ndarray]:
+    r"""Correlation matrices (unit diagonal: every variable tied on variance), with more ties: ``(kind, C)``.
+
+    * ``"standardised"`` - the correlation matrix of ``n`` Gaussian rows with a scale per column, ``n``
+      from 2 to ``p + 10`` (rank ``n - 1`` when ``n <= p``).
+    * ``"equicorrelation"`` - one block, :math:`C_{ij} = \rho` for :math:`i \ne j`, with :math:`\rho` from
+      :math:`-1/(p-1)` (singular) to 1 (all ones, rank 1): every support of a size ties with every other.
+    * ``"blocks"`` - equicorrelated blocks from a factor model: within block ``b`` :math:`\rho_b`, between
+      blocks ``b, c`` :math:`g\sqrt{\rho_b\rho_c}` (positive semi-definite by construction).
+    * ``"repeated"`` - standardised data some of whose columns are exact copies of others, some negated:
+      entries exactly :math:`\pm 1` off the diagonal, equal rows up to sign.
+
+    Parameters
+    ----------
+    p
+        Dimension: an integer or an inclusive range (at least 2).
+    kinds
+        The kinds to draw from.
+
+    Returns
+    -------
+    SearchStrategy[tuple[str, numpy.ndarray]]
+        The kind and an exactly symmetric PSD (to rounding) matrix with diagonal exactly 1.
+    """
+    kind = draw(st.sampled_from(tuple(kinds)))
+    dim = max(2, draw(dimensions(p)))
+    rng = np.random.default_rng(draw(seeds()))
+
+    def standardised(columns: int, rows: int) -> np.ndarray:
+        a = rng.standard_normal((rows, columns)) * 10.0 ** rng.uniform(-1.0, 1.0, size=columns)
+        return np.atleast_2d(np.corrcoef(a, rowvar=False))
+
+    if kind == "standardised":
+        c = standardised(dim, draw(st.integers(min_value=2, max_value=dim + 10)))
+    elif kind == "equicorrelation":
+        lowest = -1.0 / (dim - 1)
+        rho = draw(st.one_of(st.sampled_from((lowest, 0.0, 0.5, 1.0)), st.floats(min_value=lowest, max_value=1.0)))
+        c = np.full((dim, dim), rho)
+    elif kind == "blocks":
+        labels = np.sort(rng.integers(0, draw(st.integers(min_value=1, max_value=dim)), size=dim))
+        within = draw(st.sampled_from((0.0, 0.3, 0.9))) + rng.uniform(0.0, 0.1, size=dim)
+        between = draw(st.floats(min_value=0.0, max_value=1.0))
+        rho = within[labels]  # each variable's block's within-block correlation
+        c = np.where(labels[:, None] == labels[None, :], rho[:, None], between * np.sqrt(np.outer(rho, rho)))
+    elif kind == "repeated":
+        distinct = draw(st.integers(min_value=1, max_value=dim - 1))
+        base = standardised(distinct, draw(st.integers(min_value=2, max_value=distinct + 10)))
+        source = np.concatenate([np.arange(distinct), rng.integers(0, distinct, size=dim - distinct)])
+        signs = np.where(rng.random(dim) < 0.3, -1.0, 1.0)
+        signs[:distinct] = 1.0
+        c = base[np.ix_(source, source)] * np.outer(signs, signs)
+    else:
+        raise ValueError(f"tied_correlations draws kinds from {CORRELATION_KINDS}; got {kind!r}")
+    c = (c + c.T) / 2
+    np.fill_diagonal(c, 1.0)
+    return kind, c
+
+
+def covariance_families(p: int | Sequence[int] = (2, 16)) -> dict[str, st.SearchStrategy[tuple[str, np.ndarray]]]:
+    """The families of covariances the bounds and the exact search are checked on, by name: ``(kind, C)`` each.
+
+    ``"random"`` (:func:`psd_matrices`), ``"wishart"`` (:func:`wishart_covariances`, often ``n < p``),
+    ``"spiked"`` (:func:`spiked_covariances`), ``"tied covariances"`` (:func:`tied_covariances`, ``p >= 3``)
+    and ``"tied correlations"`` (:func:`tied_correlations`); the kind is the family's name or, for the
+    tied ones, the kind of ties drawn.
+
+    ``p``: an integer or an inclusive range (the tied covariances start at 3).
+    """
+    lo, hi = _range(p, "p")
+    return {
+        "random": psd_matrices(p).map(lambda c: ("random", c)),
+        "wishart": wishart_covariances(p).map(lambda c: ("wishart", c)),
+        "spiked": spiked_covariances(p).map(lambda c: ("spiked", c)),
+        "tied covariances": tied_covariances((max(3, lo), max(3, hi))),
+        "tied correlations": tied_correlations((max(2, lo), max(2, hi))),
+    }
 
 
 def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None = None) -> st.SearchStrategy[Problem]:

@@ -1,8 +1,9 @@
 """Upper bounds on the sparse eigenvalue (spcakit.bounds): never below the optimum, checked against brute force.
 
 A bound below an achievable value would be a silent wrong answer, so every test here compares with the
-optimum itself: the largest eigenvalue of every k x k principal submatrix (small p), or the published
-Pitprops optima (Li & Xie 2024, reproduced by ``exhaustive``).
+optimum itself: the largest eigenvalue of every k x k principal submatrix (p up to 16, every k, on random,
+Wishart with n < p, spiked and tied covariances and correlations: spcakit.testing.brute_force_optimum), or the
+published Pitprops optima (Li & Xie 2024, reproduced by ``exhaustive``).
 """
 
 from __future__ import annotations
@@ -12,64 +13,79 @@ import itertools
 import attrs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import spcakit
 from spcakit.bounds import BOUNDS, component_bounds, relative_gap, sparse_variance_bound
-from spcakit.errors import InvalidParameterError
-from spcakit.testing import EXAMPLE_LAMBDAS
+from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.testing import EXAMPLE_LAMBDAS, brute_force_optimum
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Per family of covariances: every k of a matrix at p = 16 is 65 535 submatrices (0.3 s); one k, 12 870 at most.
+EVERY_K_SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAMILY_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Each family, half of the draws at p = 16 (the largest the reference enumerates quickly), half at p = 2..16.
+FAMILIES = {name: st.one_of(any_p, sps.covariance_families(16)[name])
+            for name, any_p in sps.covariance_families((2, 16)).items()}  # fmt: skip
 #: Pitprops: max x'Cx over unit x with at most k nonzeros (k = 4..10), as published and reproduced by exhaustive.
 PITPROPS_OPTIMA = {4: 2.937479, 5: 3.406155, 6: 3.770960, 7: 3.996190, 8: 4.068607, 9: 4.138647, 10: 4.172638}
 
 
 def brute_force(c: np.ndarray, k: int) -> float:
-    """max over supports S of size k of lambda_max(C_SS)."""
-    return max(float(np.linalg.eigvalsh(c[np.ix_(s, s)])[-1]) for s in itertools.combinations(range(c.shape[0]), k))
+    """max over supports S of size k of lambda_max(C_SS) (every unit x with at most k nonzeros lies on one)."""
+    return brute_force_optimum(c, k)[0]
+
+
+def reference_rounding(c: np.ndarray) -> float:
+    """How far the reference itself may sit above the true optimum by rounding: eigvalsh is backward stable,
+    so the computed top eigenvalue of a k x k submatrix is within a small multiple of k eps ||C_SS|| of the
+    true one; p eps lambda_max(C) covers every k <= p. Far tighter than the 1e-9 of a real error, and below
+    what raised_for_rounding adds to every bound (4 to 8 p eps, relative and of the largest variance)."""
+    return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
 
 
 def _check(c: np.ndarray, k: int) -> None:
     bound = sparse_variance_bound(c, k)
     optimum = brute_force(c, k)
-    assert bound.value >= optimum, (bound, optimum)
+    assert bound.value >= optimum - reference_rounding(c), (k, bound, optimum)
     assert bound.which in BOUNDS and bound.k == k
     assert bound.value == pytest.approx(min(bound.bounds.values()), rel=1e-10, abs=1e-300)
 
 
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@EVERY_K_SETTINGS
+@given(data=st.data())
+def test_the_bound_is_never_below_the_optimum_at_any_cardinality(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    for k in range(1, c.shape[0] + 1):
+        _check(c, k)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 @SETTINGS
-@given(sps.psd_matrices((2, 9)), st.data())
-def test_the_bound_is_never_below_the_optimum_on_random_covariances(c, data):
-    _check(c, data.draw(st.integers(1, c.shape[0])))
-
-
-@SETTINGS
-@given(sps.tied_covariances((3, 9)), st.data())
-def test_the_bound_is_never_below_the_optimum_on_tied_covariances(case, data):
-    _, c = case
-    _check(c, data.draw(st.integers(1, c.shape[0])))
-
-
-@SETTINGS
-@given(sps.seeds(), st.integers(4, 10), st.data())
-def test_the_bound_is_never_below_the_optimum_on_spiked_covariances(seed, p, data):
-    rng = np.random.default_rng(seed)
-    spike = np.zeros(p)
-    spike[rng.choice(p, size=min(3, p), replace=False)] = rng.standard_normal(min(3, p))
-    spike /= np.linalg.norm(spike)
-    x = rng.standard_normal((2 * p, p)) + 3.0 * rng.standard_normal((2 * p, 1)) * spike
-    _check(np.cov(x, rowvar=False), data.draw(st.integers(1, p)))
-
-
-@SETTINGS
-@given(sps.psd_matrices((2, 9)))
-def test_the_bound_is_exact_at_k_1_and_k_p(c):
+@given(data=st.data())
+def test_the_bound_is_exact_at_k_1_and_k_p(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
     p = c.shape[0]
     scale = float(np.abs(np.diag(c)).max())
     assert sparse_variance_bound(c, 1).value == pytest.approx(float(np.diag(c).max()), rel=1e-9, abs=1e-12 * scale)
     assert sparse_variance_bound(c, p).value == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-9, abs=1e-12 * scale)
+
+
+def test_the_reference_takes_the_best_of_every_support_of_at_most_k():
+    """The reference enumerates supports of exactly k: by interlacing none of fewer variables does better."""
+    rng = np.random.default_rng(2)
+    for n in (2, 5, 12):  # rank-deficient and full-rank Wishart
+        x = rng.standard_normal((n, 7))
+        c = x.T @ x / n
+        for k in range(1, 8):
+            at_most_k = max(float(np.linalg.eigvalsh(c[np.ix_(s, s)])[-1])
+                            for size in range(1, k + 1) for s in itertools.combinations(range(7), size))  # fmt: skip
+            value, support = brute_force_optimum(c, k)
+            assert value == pytest.approx(at_most_k, rel=1e-12) and len(support) == k
+            assert float(np.linalg.eigvalsh(c[np.ix_(support, support)])[-1]) == value
 
 
 def test_pitprops_optima_lie_below_the_bound_and_every_method_below_both():
@@ -141,30 +157,72 @@ def _sparse_loadings(data, p: int) -> np.ndarray:
     return x
 
 
-def _check_components(c: np.ndarray, x: np.ndarray, top_eigenvalue: float | None) -> None:
-    found = component_bounds(c, x, top_eigenvalue=top_eigenvalue, gershgorin=True)
+def _check_components(c: np.ndarray, x: np.ndarray, top_eigenvalue: float | None, gershgorin: bool | None = True) -> None:
+    found = component_bounds(c, x, top_eigenvalue=top_eigenvalue, gershgorin=gershgorin)
+    rounding = reference_rounding(c)  # lambda_max(C_t) <= lambda_max(C): the deflated references' rounding too
     for t in range(x.shape[1]):
         ct = _left_by(c, x[:, :t])
         k = int(np.count_nonzero(x[:, t]))
+        if k == 0:
+            assert found.bound[t] == 0.0 and found.which[t] == "zero"
+            continue
         unit = x[:, t] / np.linalg.norm(x[:, t])
         optimum = brute_force((ct + ct.T) / 2, k)
-        assert found.bound[t] >= optimum, (t, found, optimum)
+        assert found.bound[t] >= optimum - rounding, (t, found, optimum)
         assert found.achieved[t] == pytest.approx(float(unit @ ct @ unit), rel=1e-9, abs=1e-12 * np.abs(c).max())
         assert found.achieved[t] <= optimum * (1 + 1e-9) + 1e-12 * np.abs(c).max()
-        assert 0.0 <= found.gap[t] <= 1.0
+        # a gap above 1 comes only from a variance below 0 by rounding, where nothing is left (xfail test below)
+        assert 0.0 <= found.gap[t] and (found.gap[t] <= 1.0 or -rounding <= found.achieved[t] < 0.0), (t, found)
 
 
-@SETTINGS
-@given(sps.psd_matrices((2, 8)), st.data())
-def test_each_components_bound_is_never_below_the_optimum_left_by_the_previous_loadings(c, data):
-    _check_components(c, _sparse_loadings(data, c.shape[0]), float(np.linalg.eigvalsh(c)[-1]))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@FAMILY_SETTINGS
+@given(data=st.data())
+def test_each_components_bound_is_never_below_the_optimum_left_by_the_previous_loadings(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    top = data.draw(st.sampled_from([float(np.linalg.eigvalsh(c)[-1]), None]), label="top_eigenvalue")
+    gershgorin = data.draw(st.sampled_from([True, None, False]), label="gershgorin")
+    _check_components(c, _sparse_loadings(data, c.shape[0]), top, gershgorin)
 
 
-@SETTINGS
-@given(sps.tied_covariances((3, 8)), st.data())
-def test_component_bounds_hold_on_tied_covariances(case, data):
-    _, c = case
-    _check_components(c, _sparse_loadings(data, c.shape[0]), None)
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@EVERY_K_SETTINGS
+@given(data=st.data())
+def test_component_bounds_of_a_methods_loadings_hold_against_brute_force(family, data):
+    """r = 2..3 loadings of a real method: each bound is above the best k_t-sparse variance of C_t (projection)."""
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    method = data.draw(st.sampled_from(["greedy", "tpower", "spcart"]), label="method")
+    r, k = data.draw(st.integers(2, min(3, p)), label="r"), data.draw(st.integers(1, p), label="k")
+    try:
+        result = spcakit.fit(spcakit.Covariance(c), method, r=r, k=k, metrics=[])
+    except (InvalidParameterError, ZeroLoadingError) as exc:  # r above the rank: refused, with that reason
+        if "rank" not in str(exc):
+            raise
+        reject()
+    top = data.draw(st.sampled_from([float(np.linalg.eigvalsh(c)[-1]), None]), label="top_eigenvalue")
+    gershgorin = data.draw(st.sampled_from([True, None, False]), label="gershgorin")
+    _check_components(c, result.loadings, top, gershgorin)
+
+
+#: Found by the families above: tpower's loadings (r = 2, k = 2) on a rank-one 2 x 2 covariance; the second
+#: loading's variance on what the first leaves (nothing) comes out -5.3e-19, its bound 4.9e-16, its gap 1.0011.
+RANK_ONE = (np.array([[0.02319674040936281, 0.05514969500354358], [0.05514969500354358, 0.13111707961159297]]),
+            np.array([[0.3877136311009515, 0.7882054380161091], [0.9217798762494848, 0.6154122094026356]]))  # fmt: skip
+
+
+def test_the_bounds_hold_when_the_previous_loadings_leave_nothing():
+    c, x = RANK_ONE
+    found = component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
+    assert found.bound[1] >= brute_force(_left_by(c, x[:, :1]), 2) and found.bound[1] < 1e-15
+    assert -1e-17 < found.achieved[1] < 0.0  # below 0 by rounding: the cause of the gap above 1 below
+
+
+@pytest.mark.xfail(strict=True, reason="component_bounds: a variance below 0 by rounding (nothing left after the "
+                   "first loading) gives a gap above 1 (1.0011); bounds.py is not this test's to change (issue 26)")
+def test_the_gap_stays_at_most_1_when_the_previous_loadings_leave_nothing():
+    c, x = RANK_ONE
+    assert 0.0 <= component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1])).gap[1] <= 1.0
 
 
 def test_component_bounds_of_a_methods_loadings_on_pitprops():

@@ -1,13 +1,12 @@
 """The exact method (issue 26): branch and bound on the support, certified against brute force.
 
 A wrong certificate is worse than none: every search here is compared with the optimum itself, the best
-of all supports of the cardinality (small p), on random (Wishart), spiked and tied covariances, with and
-without a generalized deflation's constraint; and with the published Pitprops optima.
+of all supports of the cardinality (spcakit.testing.brute_force_optimum, p up to 16), on random, Wishart
+(n < p too), spiked and tied covariances and correlations, with and without a generalized deflation's
+constraint; and with the published Pitprops optima.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pytest
@@ -15,62 +14,106 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.linalg import generalized_top
+from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Under a constraint the search has the eigenvalue bound alone: at p = 16, k = 8 up to 3 500 nodes (1.7 s).
+CONSTRAINED_SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: Each family, half of the draws at p = 16, half at p = 2..16.
+FAMILIES = {name: st.one_of(any_p, sps.covariance_families(16)[name])
+            for name, any_p in sps.covariance_families((2, 16)).items()}  # fmt: skip
+#: Generous: the searches here take 0.1 s at most (p = 16; 1.7 s under a constraint); a limit that stopped one
+#: would fail the test.
+TIME_LIMIT = 60.0
 PITPROPS_OPTIMA = {4: 2.937479, 5: 3.406155, 6: 3.770960, 7: 3.996190, 8: 4.068607, 9: 4.138647, 10: 4.172638}
 
 
 def brute_force(a: np.ndarray, k: int, q: np.ndarray | None = None) -> float:
-    def value(s):
-        index = np.array(s)
-        b = np.eye(k) if q is None else np.eye(k) - q[index] @ q[index].T
-        return generalized_top(a[np.ix_(index, index)], b)[0]
-
-    return max(value(s) for s in itertools.combinations(range(a.shape[0]), k))
+    return brute_force_optimum(a, k, constraint=q)[0]
 
 
 def _check(a: np.ndarray, k: int, q: np.ndarray | None = None) -> None:
-    found = branch_and_bound(a, k, constraint=q)
-    optimum = brute_force(a, k, q)
-    scale = max(abs(optimum), 1e-300)
-    assert found.optimal and found.value == pytest.approx(optimum, rel=1e-9, abs=1e-12 * scale)
+    found = branch_and_bound(a, k, constraint=q, time_limit=TIME_LIMIT)
+    optimum, best = brute_force_optimum(a, k, constraint=q)
+    # rounding: far above the eigenvalues' (a few p eps of the largest entry), far below PRUNE_RTOL's
+    rounding = 1e-12 * max(float(np.abs(a).max()), abs(optimum))
+    assert found.optimal and not found.stopped, (k, found, optimum, best)
+    # finished: nothing was left above the incumbent times 1 + PRUNE_RTOL, so the value is the optimum to that
+    assert optimum * (1 - PRUNE_RTOL) - rounding <= found.value <= optimum + rounding, (k, found, optimum, best)
+    # the support has k variables and attains the value; the vector is its unit maximiser
+    assert len(found.support) == k and list(found.support) == sorted(set(found.support))
+    assert support_values(a, np.array([found.support]), q)[0] == pytest.approx(found.value, rel=1e-12, abs=rounding)
+    assert np.count_nonzero(found.vector) <= k and set(np.flatnonzero(found.vector)) <= set(found.support)
+    if q is None:
+        assert float(found.vector @ a @ found.vector) == pytest.approx(found.value, rel=1e-9, abs=rounding)
     # certified: the bound is the value up to the pruning tolerance and the rounding allowance
     assert found.bound >= optimum and found.bound - found.value <= 2 * PRUNE_RTOL * abs(found.value) + 1e-12 * np.abs(a).max()
-    assert len(found.support) == k and np.count_nonzero(found.vector) <= k
 
 
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 @SETTINGS
-@given(sps.psd_matrices((2, 10)), st.data())
-def test_the_search_finds_the_optimum_of_random_covariances(a, data):
-    _check(a, data.draw(st.integers(1, a.shape[0])))
+@given(data=st.data())
+def test_the_search_finds_the_optimum(family, data):
+    _, a = data.draw(FAMILIES[family], label="(kind, A)")
+    _check(a, data.draw(st.integers(1, a.shape[0]), label="k"))
 
 
-@SETTINGS
-@given(sps.tied_covariances((3, 10)), st.data())
-def test_the_search_finds_the_optimum_of_tied_covariances(case, data):
-    _, a = case
-    _check(a, data.draw(st.integers(1, a.shape[0])))
+def _constraint(data, p: int) -> np.ndarray:
+    """Q of B = I - QQ^T as a generalized deflation builds it: the previous loadings (sparse or dense), made
+    orthonormal one after the other (q_t = B_{t-1} x_t / ||B_{t-1} x_t||)."""
+    rng = np.random.default_rng(data.draw(sps.seeds(), label="seed of Q"))
+    t = data.draw(st.integers(1, min(2, p - 1)), label="t")
+    x = rng.standard_normal((p, t))
+    for j in range(t):
+        x[rng.permutation(p)[data.draw(st.integers(1, p), label="nonzeros"):], j] = 0.0
+    return np.linalg.qr(x)[0]
 
 
-@SETTINGS
-@given(sps.seeds(), st.integers(4, 11), st.data())
-def test_the_search_finds_the_optimum_of_spiked_covariances(seed, p, data):
-    rng = np.random.default_rng(seed)
-    spike = np.zeros(p)
-    spike[rng.choice(p, size=3, replace=False)] = rng.standard_normal(3)
-    a = np.eye(p) + 5 * np.outer(spike, spike) / (spike @ spike)
-    _check(a, data.draw(st.integers(1, p)))
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@CONSTRAINED_SETTINGS
+@given(data=st.data())
+def test_the_search_finds_the_optimum_under_a_generalized_deflations_constraint(family, data):
+    """A = (I - QQ^T) C (I - QQ^T), the matrix the generalized deflation leaves with its constraint Q."""
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    q = _constraint(data, p)
+    b = np.eye(p) - q @ q.T
+    a = b @ c @ b
+    _check((a + a.T) / 2, data.draw(st.integers(1, p), label="k"), q)
 
 
-@SETTINGS
-@given(sps.psd_matrices((3, 9)), sps.seeds(), st.data())
-def test_the_search_finds_the_optimum_under_a_generalized_constraint(a, seed, data):
-    p = a.shape[0]
-    q = np.linalg.qr(np.random.default_rng(seed).standard_normal((p, 1)))[0]
-    _check(a, data.draw(st.integers(1, p)), q)
+#: A Wishart matrix (X'X of 2 rows, rounded to 0.1) and a constraint Q that A does not vanish on: branch and
+#: bound certifies (1, 2) at 17.08 while (0, 3) reaches 304.72 (its B_SS has eigenvalue 0.004: a finite value).
+#: The root's bound is the pencil's top on the range of the singular B (U = all p variables), below the value
+#: of a support whose B_SS is regular: no bound. psd_matrices() rarely shows it (the earlier test's 60 draws
+#: passed, and 500 more); a Wishart matrix with n < 2p and a random Q (p = 3..10) in about 1 of 10 (A, k) pairs.
+NOT_ANNIHILATED = (
+    np.array([[1.3, -2.2099999999999995, -1.57, -0.18000000000000002],
+              [-2.2099999999999995, 14.69, 5.83, -0.1],
+              [-1.57, 5.83, 2.8100000000000005, 0.1],
+              [-0.18000000000000002, -0.1, 0.1, 0.04000000000000001]]),
+    np.array([[-0.839664201465694], [-0.0], [0.05997601439040672], [0.5397841295136605]]),
+    2,
+)  # fmt: skip
+
+
+def test_the_example_of_a_constraint_a_does_not_vanish_on():
+    a, q, k = NOT_ANNIHILATED
+    assert np.linalg.norm(a @ q) > 1.0  # A is not a deflation's: it does not vanish on span(Q)
+    assert brute_force_optimum(a, k, constraint=q) == (pytest.approx(304.72211879064844, rel=1e-12), (0, 3))
+    found = branch_and_bound(a, k, constraint=q, time_limit=TIME_LIMIT)
+    assert found.support == (1, 2) and found.value == pytest.approx(17.081834572716232, rel=1e-9)  # what it finds
+
+
+@pytest.mark.xfail(strict=True, reason="branch_and_bound certifies a suboptimal support under a constraint Q when A "
+                   "does not vanish on span(Q): the root's eigenvalue bound (whitened on the range of a singular "
+                   "B_UU) is below a regular support's value. The generalized deflation's own A does vanish there "
+                   "(test above passes); search.py is not this test's to change (issue 26)")
+def test_the_search_finds_the_optimum_under_any_constraint():
+    """Any PSD A with any orthonormal Q, as the search's docstring states the problem (the earlier test's setup)."""
+    _check(*NOT_ANNIHILATED)  # found (1, 2) at 17.08, "optimal" with bound 17.08; (0, 3) reaches 304.72
 
 
 def test_a_limit_returns_the_best_support_with_a_bound_above_the_optimum():

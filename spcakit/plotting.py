@@ -15,7 +15,7 @@ carry the non-interactive Agg canvas; :func:`save` writes PNG, SVG or PDF by the
 * :func:`plot_loadings` - heat-map of the ``p x r`` loadings by variable name;
 * :func:`plot_variance` - the additional variance of each component, with the cumulative line;
 * :func:`plot_tradeoff` - CPEV (or another criterion) against the sparsity level, one line
-  per method, with the dense PCA ceiling;
+  per method, with the dense PCA ceiling and, for one line, a dashed upper bound;
 * :func:`plot_cv` - a cross-validation curve with error bars and the chosen level;
 * :func:`new_figure` - an empty figure with a grid of axes, to combine panels;
 * :func:`save` - write a figure atomically, byte for byte the same for the same figure;
@@ -58,6 +58,8 @@ DPI = 100
 MAX_NAMED_ROWS = 60
 #: A heat-map prints the value in each nonzero cell when it has at most this many cells (``annotate=None``).
 MAX_ANNOTATED_CELLS = 160
+#: :func:`plot_tradeoff` refuses a bound below the value it bounds by more than this (relative): rounding only.
+BOUND_RTOL = 1e-9
 #: Integer sparsity levels are all ticked when there are at most this many.
 MAX_LEVEL_TICKS = 16
 #: Default x-axis label of :func:`plot_tradeoff` and :func:`plot_cv`.
@@ -433,6 +435,10 @@ def plot_tradeoff(
     xlabel: str = K_LABEL,
     ylabel: str = "CPEV",
     ceiling_label: str = "PCA",
+    bound: Any = None,
+    bound_label: str | None = None,
+    bounded: Any = None,
+    bounded_label: str | None = None,
     legend: bool | None = None,
     xscale: str = "linear",
     title: str | None = None,
@@ -443,6 +449,14 @@ def plot_tradeoff(
     CPEV is :math:`\operatorname{tr}(U^\top C U) / \operatorname{tr} C` for an orthonormal basis
     :math:`U` of the loadings' span; dense PCA's CPEV for the same ``r`` (the sum of the ``r``
     largest eigenvalues over the trace) bounds it, and is drawn as a dashed horizontal line.
+
+    With one curve, ``bound`` adds a dashed curve in its colour: at each level an upper bound on the
+    curve's value, or on ``bounded`` (drawn dotted in the same colour) when the bound covers another
+    quantity. :meth:`spcakit.SparsityPath.plot` draws the bound on the first loading's share of the
+    variance (:meth:`~spcakit.SparsityPath.first_loading`): for ``r = 1`` it bounds the CPEV itself, for
+    ``r > 1`` the first loading's share, drawn beside the CPEV (no per-loading bound covers the CPEV
+    of several loadings). A bound below what it bounds is refused: the dashed curve is never drawn
+    under the values it claims to bound.
 
     Parameters
     ----------
@@ -462,6 +476,17 @@ def plot_tradeoff(
         Axis labels (default ``k`` and ``CPEV``).
     ceiling_label
         Name of the ceiling in the legend.
+    bound
+        One curve only: an upper bound at each level (NaN: none there) on ``cpev``, or on ``bounded``
+        when given; drawn dashed in the curve's colour. Each finite bound must be at least the value it
+        bounds (up to a relative :math:`10^{-9}`, rounding).
+    bound_label
+        Legend entry of the bound (default ``"LABEL: bound"``, or ``"bound"`` without a ``label``).
+    bounded
+        With ``bound``: the quantity it bounds at each level, when not ``cpev`` (e.g. the first loading's
+        share of the variance), drawn dotted in the curve's colour.
+    bounded_label
+        Legend entry of ``bounded``.
     legend
         Draw a legend; default when there is anything named.
     xscale
@@ -493,6 +518,7 @@ def plot_tradeoff(
         if cpev is None:
             raise InvalidParameterError("plot_tradeoff: give the values (cpev) for the levels, or a mapping {method: (levels, cpev)}")
         series = [(label, *_curve(label or "plot_tradeoff", levels, cpev, ylabel))]
+    extra = _bound_curves(series, bound, bounded)
     if xscale not in ("linear", "log"):
         raise InvalidParameterError(f"xscale must be 'linear' or 'log', not {xscale!r}")
     if xscale == "log" and any(np.any(x <= 0) for _, x, _ in series):
@@ -504,7 +530,16 @@ def plot_tradeoff(
     with _rc(mpl):
         for index, (name, x, y) in enumerate(series):
             order = np.argsort(x, kind="stable")
-            ax.plot(x[order], y[order], marker=MARKERS[index % len(MARKERS)], markersize=5, label=name)
+            (line,) = ax.plot(x[order], y[order], marker=MARKERS[index % len(MARKERS)], markersize=5, label=name)
+        if extra is not None:
+            x, upper, under = extra
+            order = np.argsort(x, kind="stable")
+            colour = line.get_color()
+            if under is not None:
+                ax.plot(x[order], under[order], color=colour, linestyle=":", marker=MARKERS[0], markersize=3,
+                        label=bounded_label)  # fmt: skip
+            ax.plot(x[order], upper[order], color=colour, linestyle="--", linewidth=1.2,
+                    label=bound_label or (f"{label}: bound" if label else "bound"))  # fmt: skip
         if ceiling is not None:
             ax.axhline(float(ceiling), color="0.3", linestyle="--", linewidth=1.2,
                        label=f"{ceiling_label} ({float(ceiling):.4g})")
@@ -513,12 +548,43 @@ def plot_tradeoff(
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, alpha=0.3)
-        named = ceiling is not None or any(name for name, _, _ in series)
+        named = ceiling is not None or extra is not None or any(name for name, _, _ in series)
         if legend if legend is not None else named:
             ax.legend(loc="best")
         if title:
             ax.set_title(title)
     return figure
+
+
+def _bound_curves(
+    series: list[tuple[str | None, np.ndarray, np.ndarray]], bound: Any, bounded: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """``(levels, bound, bounded or None)`` of :func:`plot_tradeoff`'s one curve, checked: the bound is never below
+    what it bounds (where both are finite, up to :data:`BOUND_RTOL`)."""
+    if bound is None:
+        if bounded is not None:
+            raise InvalidParameterError("plot_tradeoff: bounded= is what bound= bounds; give bound= too")
+        return None
+    if len(series) != 1:
+        raise InvalidParameterError(
+            "plot_tradeoff: bound= goes with one curve (levels and cpev); to draw several methods' bounds, call "
+            "plot_tradeoff once per method on the same ax"
+        )
+    name, x, y = series[0]
+    _, upper = _curve(name or "plot_tradeoff", x, bound, "bound")
+    under = None if bounded is None else _curve(name or "plot_tradeoff", x, bounded, "bounded")[1]
+    covered = y if under is None else under
+    both = np.isfinite(upper) & np.isfinite(covered)
+    tolerance = BOUND_RTOL * np.maximum(np.abs(upper), np.abs(covered))
+    below = np.flatnonzero(both & (upper < covered - tolerance))
+    if below.size:
+        i = int(below[0])
+        what = "the curve" if under is None else "bounded"
+        raise InvalidDataError(
+            f"{name or 'plot_tradeoff'}: the bound {upper[i]:.6g} at level {x[i]:g} is below {what} ({covered[i]:.6g}); "
+            "a bound must be at least the value it bounds at every level"
+        )
+    return x, upper, under
 
 
 def plot_cv(

@@ -36,6 +36,14 @@ selection followed by single swaps (the incumbent), and each node proposes one m
 branches on the free variable of largest weight there. A node whose bound is not above the
 incumbent by more than :data:`PRUNE_RTOL` (relative) is dropped: the reported optimum is then
 exact to that tolerance.
+
+While it runs, the search reports its progress through :func:`spcakit.progress.report` once before the warm
+start, after every node and once at the end (task ``"branch and bound"``: the nodes explored, the best
+value found and the bound, so the gap), which
+does nothing unless a front end listens (the command line's progress line on a terminal): the search
+needs no import of the command line, and ``spcakit.fit`` stays silent. The reported bound is the
+smallest upper bound seen so far, so it never increases (the largest open bound alone may: a child's
+spectral bound, from its own eigenvectors, can exceed its parent's), and the best value never decreases.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
+from spcakit import progress
 from spcakit.bounds import raised_for_rounding
 from spcakit.linalg import generalized_top
 
@@ -58,6 +67,8 @@ WARM_START_SHARE = 0.25
 #: Nodes whose allowed set has at most this many variables get the eigenvalue bound (an eigenproblem
 #: of that size); larger ones the Gershgorin and diagonal bounds alone.
 EIGEN_NODE_LIMIT = 400
+#: What the search calls itself in its progress reports (:func:`spcakit.progress.report`).
+TASK = "branch and bound"
 
 
 @attrs.frozen(kw_only=True)
@@ -73,7 +84,8 @@ class Search:
     vector
         The maximising ``p``-vector (unit length; :math:`x^\top B x = 1` direction), zero off the support.
     bound
-        An upper bound on the optimum (``value`` times ``1 +`` :data:`PRUNE_RTOL` when ``optimal``).
+        An upper bound on the optimum (``value`` times ``1 +`` :data:`PRUNE_RTOL` when ``optimal``; when a
+        limit stopped the search, the smallest of the bounds it had along the way, never below ``value``).
     optimal
         Whether the search finished: no open node could beat the incumbent.
     nodes
@@ -238,11 +250,14 @@ def branch_and_bound(
     constraint
         The orthonormal ``p x t`` :math:`Q` of a generalized problem (``None``: :math:`B = I`).
     time_limit, node_limit
-        Stop after this many seconds or nodes with the best support found and the largest open bound.
+        Stop after this many seconds or nodes with the best support found and a bound (:attr:`Search.bound`).
     on_node
-        Called as ``on_node(nodes, best_value, bound)`` every 256 nodes (progress).
+        Called as ``on_node(nodes, best_value, bound)`` every 256 nodes, with the same numbers as the
+        progress reports (:func:`spcakit.progress.report`, after every node and at the end, to whoever
+        listens): the node count and the best value never decrease, the bound never increases.
     """
     start = time.perf_counter()
+    progress.report(f"{TASK} (warm start)", 0, unit="nodes")
     problem = _Problem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
@@ -260,6 +275,8 @@ def branch_and_bound(
     included0, allowed0 = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
     root_bound, root_weights = bound_of(included0, allowed0)
     heap = [(-root_bound, next(counter), included0, allowed0, root_weights)]
+    # the smallest upper bound on the optimum seen so far: each popped node's bound is the largest open one
+    best_bound = max(incumbent, root_bound)
     stopped = ""
     while heap:
         negative, _, included, allowed, weights = heapq.heappop(heap)
@@ -276,8 +293,7 @@ def branch_and_bound(
             stopped = "node limit"
             break
         nodes += 1
-        if on_node is not None and nodes % 256 == 0:
-            on_node(nodes, incumbent, max(incumbent, bound))
+        best_bound = min(best_bound, max(incumbent, bound))
         if weights is None:
             weights = problem.diagonal * allowed
         free = allowed & ~included
@@ -289,6 +305,9 @@ def branch_and_bound(
         value = problem.value(proposal)[0]
         if value > incumbent:
             incumbent, support = value, proposal
+        progress.report(TASK, nodes, unit="nodes", best=incumbent, bound=best_bound)
+        if on_node is not None and nodes % 256 == 0:
+            on_node(nodes, incumbent, best_bound)
         if allowed.sum() == problem.k or need == 0:
             continue  # its only support is evaluated
         branch = int(order[0])
@@ -310,7 +329,8 @@ def branch_and_bound(
     vector = vector / norm if norm > 0 else vector
     optimal = not stopped
     # finished: every pruned node's bound was at most the incumbent times 1 + PRUNE_RTOL
-    bound = max(value, open_bound) if stopped else value * (1 + PRUNE_RTOL)
+    bound = max(value, min(open_bound, best_bound)) if stopped else value * (1 + PRUNE_RTOL)
+    progress.report(TASK, nodes, unit="nodes", best=value, bound=min(best_bound, bound))  # the outcome (gap ~0 if finished)
     bound = raised_for_rounding(bound, p, float(np.abs(problem.diagonal).max(initial=0.0)))
     return Search(support=tuple(int(i) for i in support), value=float(value), vector=vector, bound=bound,
                   optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped)  # fmt: skip

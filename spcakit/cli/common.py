@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from spcakit.output import check_output, write_output
 from spcakit.paths import Target, target_k
 from spcakit.plugins import get_registry, get_session
 from spcakit.problem import default_feature_names
+from spcakit.progress import Report, listen
 from spcakit.state import Result
 from spcakit.version import __version__
 
@@ -129,8 +132,14 @@ class Progress:
     now, with a spinner and the time so far; it disappears when the run ends.
 
     Called as the fit's step callback (component, iteration); :meth:`show` sets any other text (the
-    levels of a path or a cross-validation). ``console`` is where it draws (stderr by default).
+    levels of a path or a cross-validation). Within :meth:`listening`, the reports of long-running parts
+    (:mod:`spcakit.progress`: the ``exact`` method's nodes, best value, bound and gap) are drawn too, at
+    most every :attr:`REPORT_INTERVAL` seconds, after the last level done when there is one.
+    ``console`` is where it draws (stderr by default).
     """
+
+    #: A part's reports redraw the line at most this often, in seconds (a search reports after every node).
+    REPORT_INTERVAL = 0.25
 
     def __init__(self, enabled: bool, console: Any = None) -> None:
         self.enabled = enabled
@@ -138,6 +147,8 @@ class Progress:
         self.count = 0  # levels done, for the commands that report levels
         self._display: Any = None
         self._task: Any = None
+        self._level = ""  # the last level done, shown before a part's report
+        self._reported_at = -math.inf
 
     def show(self, text: str) -> None:
         if not self.enabled:
@@ -159,7 +170,25 @@ class Progress:
     def level_done(self, what: str) -> None:
         """One more level of a path or a cross-validation done; ``what`` describes the last one."""
         self.count += 1
-        self.show(f"{self.count} level(s) done, the last at {what}")
+        self._level = f"{self.count} level(s) done, the last at {what}"
+        self.show(self._level)
+
+    def report(self, report: Report) -> None:
+        """A long-running part's progress (:func:`spcakit.progress.report`), drawn unless the last one was drawn
+        less than :attr:`REPORT_INTERVAL` seconds ago."""
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._reported_at < self.REPORT_INTERVAL:
+            return
+        self._reported_at = now
+        text = report.describe()
+        self.show(f"{self._level}; {text}" if self._level else text)
+
+    def listening(self) -> contextlib.AbstractContextManager[None]:
+        """The block within which the parts' reports reach this line (:func:`spcakit.progress.listen`); when
+        the line is off (stderr is no terminal, or ``--json``), nothing is installed and reports cost nothing."""
+        return listen(self.report) if self.enabled else contextlib.nullcontext()
 
     def close(self) -> None:
         if self._display is not None:
@@ -302,7 +331,7 @@ def run_and_report(
             )
         progress = Progress(sys.stderr.isatty() and not as_json)
         try:
-            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr():
+            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr(), progress.listening():
                 result, chosen = fit_or_target(
                     matrix,
                     method,

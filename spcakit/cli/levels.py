@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from spcakit import plotting
 from spcakit.cli.common import (
     Progress,
     app,
@@ -82,6 +85,7 @@ def path_command(
     warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
     target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
     target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", metavar="FIG", help="also draw the path to this figure (.png, .svg or .pdf; needs matplotlib, the plot extra): CPEV against the level, PCA's CPEV dashed, and the dashed bound on the first loading's share of the variance (with -r 1, on the CPEV itself)")] = None,
     *,
     options: FitOptions,
 ) -> None:
@@ -90,11 +94,14 @@ def path_command(
     The sparsity-variance trade-off, to choose k by eye or by a target. PCA's CPEV for the same r is the
     ceiling; with k = p (no truncation) the truncating methods reach it.
     """
+
     check_method(method)
     try:
         if as_json and as_csv:
             raise BadInput("--json and --csv both choose the output format; give one of them")
         check_out(out, options.data)
+        if plot is not None:
+            check_plot(plot, out, options.data)
         param_values = parse_params(options.param)
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
@@ -102,7 +109,7 @@ def path_command(
         dataset, matrix, is_cov, kept, dropped = read_input(options)
         progress = Progress(sys.stderr.isatty())
         try:
-            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr():
+            with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr(), progress.listening():
                 found = fit_path(
                     matrix, method, options.r, k=k, lam=lam, warm_start=warm_start, seed=options.seed,
                     center=not options.no_center, standardize=options.standardize,
@@ -139,6 +146,28 @@ def path_command(
         typer.echo(text, nl=False)
     if as_csv and target_line:  # the CSV holds the levels only
         typer.echo(target_line, err=True)
+    if plot is not None:
+        try:
+            title = f"{found.method} on {dataset.source or 'the data'}, r = {found.r}"
+            plotting.save(found.plot(bound=True, title=title), plot)
+        except SpcakitError as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"cannot write --plot {plot}: {exc.strerror or exc}; nothing was written there (the previous "
+                 "content of the file, if any, is untouched)")  # fmt: skip
+        typer.echo(f"wrote the path plot to {plot}", err=True)
+
+
+def check_plot(plot: Path, out: Path | None, data: str) -> None:
+    """Refuse ``--plot`` before any work: a suffix :func:`spcakit.plotting.save` cannot write, a folder, the input
+    data or the ``--out`` file, or no matplotlib."""
+    plotting.check_plot_path(plot)
+    for other, what in ((data, "--data"), (out, "--out")):
+        if other is not None and os.path.realpath(other) == os.path.realpath(plot):
+            raise BadInput(f"--plot and {what} name the same file {str(plot)!r}; give the figure its own path")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise BadInput(f"--plot draws with matplotlib, which is not installed: pip install '{plotting.PLOT_EXTRA}' "
+                       "(or pip install matplotlib)")  # fmt: skip
 
 
 def render_cv(found: CrossValidation, source: str) -> str:
@@ -213,7 +242,7 @@ def cv_command(
             refuse_covariance(dataset.source)
         progress = Progress(sys.stderr.isatty())
         try:
-            with warnings_on_stderr():
+            with warnings_on_stderr(), progress.listening():
                 found = cross_validate(
                     matrix, method, options.r, k=k, lam=lam, folds=folds, rule=rule, seed=options.seed,
                     center=not options.no_center, standardize=options.standardize,

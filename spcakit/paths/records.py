@@ -22,7 +22,8 @@ from spcakit.state import Result, import_pandas
 CPEV_RTOL = 1e-9
 
 
-#: The metrics a path reports (the encoders' losses are added when that plugin registers them).
+#: The metrics a path's fits compute (the encoders' losses are added when that plugin registers them; the path adds
+#: ``bound`` itself, from :math:`\lambda_{\max}(C)` found once for all levels).
 PATH_METRICS = ("nz", "pattern", "cpev", "nor", "additional_variance")
 
 
@@ -45,6 +46,10 @@ class PathLevel:
         ``cpev`` over dense PCA's CPEV for the same ``r`` (the path's ceiling): at most 1.
     additional_variance
         The variance each loading adds to the previous ones (Mackey, §2.3.3).
+    bound
+        Per loading, the metric ``bound`` (:func:`spcakit.bounds.component_bounds`): never below the variance
+        any unit loading with as many nonzeros explains of what the loadings before it leave; for the first
+        loading, of the covariance itself (empty when not computed).
     nor
         Nonorthogonality: mean absolute cosine between distinct loadings.
     loss, normalized_loss
@@ -64,6 +69,7 @@ class PathLevel:
     cpev_ratio: float
     additional_variance: tuple[float, ...]
     nor: float
+    bound: tuple[float, ...] = ()
     loss: float | None = None
     normalized_loss: float | None = None
     seconds: float = 0.0
@@ -78,6 +84,7 @@ class PathLevel:
             level=level, nz=int(m["nz"]), pattern=tuple(int(v) for v in m["pattern"]), cpev=float(m["cpev"]),
             cpev_ratio=float(m["cpev"]) / ceiling,
             additional_variance=tuple(float(v) for v in m["additional_variance"]), nor=float(m["nor"]),
+            bound=tuple(float(v) for v in m.get("bound", ())),
             loss=optional_float(m.get("loss")), normalized_loss=optional_float(m.get("normalized_loss")),
             seconds=float(result.seconds), iterations=int(result.iterations), warm=warm, result=result,
         )  # fmt: skip
@@ -123,6 +130,9 @@ class SparsityPath:
         encoder's ``k`` is at most the rank of its residual).
     seed
         The seed of every fit.
+    total_variance
+        :math:`\\operatorname{tr} C`, what CPEV is a share of (``None`` when not recorded): with it,
+        :meth:`first_loading` reads the first loading's variance and bound as shares.
 
     Notes
     -----
@@ -142,6 +152,7 @@ class SparsityPath:
     auto: bool = False
     stop_note: str = ""
     seed: int | None = 0
+    total_variance: float | None = None
 
     @property
     def stopped_early(self) -> bool:
@@ -184,8 +195,10 @@ class SparsityPath:
     def to_rows(self) -> list[dict[str, Any]]:
         """One flat dictionary per level (the CSV's rows and the DataFrame's): the level, ``nz``,
         ``cpev``, ``cpev_ratio``, ``nor``, ``loss`` and ``normalized_loss`` (when computed),
-        ``seconds``, ``iterations``, ``warm``, and ``additional_variance_1`` .. ``_r``."""
+        ``seconds``, ``iterations``, ``warm``, ``additional_variance_1`` .. ``_r``, and ``bound_1`` .. ``_r``
+        (when computed)."""
         losses = any(level.loss is not None for level in self.levels)
+        bounds = all(len(level.bound) == self.r for level in self.levels)
         rows = []
         for level in self.levels:
             row: dict[str, Any] = {
@@ -196,6 +209,8 @@ class SparsityPath:
                 row["loss"], row["normalized_loss"] = level.loss, level.normalized_loss
             row.update(seconds=level.seconds, iterations=level.iterations, warm=level.warm)
             row.update({f"additional_variance_{j + 1}": v for j, v in enumerate(level.additional_variance)})
+            if bounds:
+                row.update({f"bound_{j + 1}": v for j, v in enumerate(level.bound)})
             rows.append(row)
         return rows
 
@@ -223,6 +238,7 @@ class SparsityPath:
             "p": self.p,
             "knob": self.knob,
             "ceiling": self.ceiling,
+            "total_variance": self.total_variance,
             "warm_start": self.warm_start,
             "warm_start_note": self.warm_start_note,
             "auto": self.auto,
@@ -231,7 +247,7 @@ class SparsityPath:
             "warnings": list(dict.fromkeys(w for level in self.levels for w in level.result.warnings)),
             "levels": [
                 {self.knob: lv.level, "nz": lv.nz, "pattern": list(lv.pattern), "cpev": lv.cpev, "cpev_ratio": lv.cpev_ratio,
-                 "nor": lv.nor, "additional_variance": list(lv.additional_variance), "loss": lv.loss,
+                 "nor": lv.nor, "additional_variance": list(lv.additional_variance), "bound": list(lv.bound), "loss": lv.loss,
                  "normalized_loss": lv.normalized_loss, "seconds": lv.seconds, "iterations": lv.iterations, "warm": lv.warm}
                 for lv in self.levels
             ],  # fmt: skip
@@ -276,14 +292,55 @@ class SparsityPath:
             return min(reaching, key=lambda lv: lv.level)
         return min(reaching, key=lambda lv: lv.nz)  # min keeps the first of equals
 
-    def plot(self, **kwargs: Any) -> Any:
-        """CPEV against the level with the PCA ceiling: :func:`spcakit.plotting.plot_tradeoff` (needs
-        ``spcakit[plot]``); keyword arguments go to it (``ax``, ``title``, ``xscale``, ...). Returns the figure."""
+    def first_loading(self) -> tuple[np.ndarray, np.ndarray]:
+        r"""Per level, ``(share, bound)``: the first loading's share of the total variance, and an upper bound on it.
+
+        ``share`` is :math:`x_1^\top C x_1 / \operatorname{tr} C` for the unit first loading (its additional
+        variance; with ``r = 1`` the CPEV), ``bound`` the first entry of :attr:`PathLevel.bound` over
+        :math:`\operatorname{tr} C`: no unit loading with as many nonzeros as :math:`x_1` (``k``, unless the
+        loading came out sparser) explains a larger share of :math:`C`, so ``bound >= share`` at every
+        level, and ``bound - share`` is at least how far the first loading is from the best of its
+        cardinality. NaN where a level has no bound.
+
+        Only the first loading's bound is a bound on what any loadings can reach: the later ones bound what
+        the earlier loadings leave, and the variance a loading *adds* (its share of CPEV) is its deflated
+        variance over :math:`\|(I - P)x_t\|^2`, which no bound at its cardinality covers when the
+        loadings are not orthogonal; so CPEV with ``r > 1`` has no such curve but PCA's ceiling.
+
+        Raises
+        ------
+        InvalidParameterError
+            The path does not record the total variance (made by hand, without ``total_variance``).
+        """
+        if not self.total_variance or not self.total_variance > 0:
+            raise InvalidParameterError("this path records no total variance (total_variance), which the shares are of")
+        share = np.array([lv.additional_variance[0] for lv in self.levels], dtype=float) / self.total_variance
+        bound = np.array([lv.bound[0] if lv.bound else math.nan for lv in self.levels], dtype=float) / self.total_variance
+        return share, bound
+
+    def plot(self, *, bound: bool | None = None, **kwargs: Any) -> Any:
+        """CPEV against the level with the PCA ceiling, and a dashed bound: :func:`spcakit.plotting.plot_tradeoff`
+        (needs ``spcakit[plot]``); other keyword arguments go to it (``ax``, ``title``, ``xscale``, ...).
+
+        The bound (when the levels have theirs) is drawn dashed in the path's colour, over the first
+        loading's share of the variance (:meth:`first_loading`). With ``r = 1`` that share is the CPEV
+        drawn, so the bound lies on or above the curve at every level (label ``METHOD: bound``); it is
+        drawn unless ``bound=False``. With ``r > 1`` no per-loading bound covers the CPEV of several
+        loadings: with ``bound=True`` the first loading's share is drawn dotted beside the CPEV
+        (``METHOD: 1st loading``) with the bound over it (``METHOD: bound on 1st loading``); by default
+        (``None``) the plot is then the CPEV and the ceiling alone. Returns the figure."""
         from spcakit import plotting
 
         options: dict[str, Any] = {"ceiling": self.ceiling, "label": self.method}
         if self.knob == "lam":
             options["xlabel"] = "λ"
+        if (bound or (bound is None and self.r == 1)) and self.total_variance and all(lv.bound for lv in self.levels):
+            share, upper = self.first_loading()
+            if self.r == 1:
+                options.update(bound=upper, bound_label=f"{self.method}: bound")
+            else:
+                options.update(bound=upper, bound_label=f"{self.method}: bound on 1st loading", bounded=share,
+                               bounded_label=f"{self.method}: 1st loading")  # fmt: skip
         options.update(kwargs)
         return plotting.plot_tradeoff(self.column("level"), self.column("cpev"), **options)
 

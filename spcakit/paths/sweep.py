@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+import attrs
 import numpy as np
 
 from spcakit.operators import top_eigenpairs
 from spcakit.api import check_r, fit
+from spcakit.bounds import component_bounds
 from spcakit.composition import configure, set_k, takes_k
 from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError, ZeroLoadingError
 from spcakit.inputs import as_problem
@@ -18,6 +20,7 @@ from spcakit.plugins import get_registry
 from spcakit.problem import Problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
+from spcakit.state import Result
 
 #: The initializer parameter through which a level is started from the previous level's loadings.
 WARM_START_PARAMETER = "w0"
@@ -27,10 +30,26 @@ T = TypeVar("T")
 
 def pca_ceiling(problem: Problem, r: int) -> float:
     r"""Dense PCA's CPEV for ``r`` loadings: :math:`\sum_{i=1}^r \lambda_i(C) / \operatorname{tr} C`."""
+    return _spectrum(problem, r)[0]
+
+
+def _spectrum(problem: Problem, r: int) -> tuple[float, float, float | None]:
+    r"""``(ceiling, trace, top)``: :func:`pca_ceiling`, :math:`\operatorname{tr} C`, and :math:`\lambda_{\max}(C)` when
+    a direct solver gave it (an upper bound for :func:`~spcakit.bounds.component_bounds`), else ``None``."""
     trace = problem.covariance.trace()
     if not trace > 0:
         raise InvalidDataError("the covariance has zero trace (every variable is constant): there is no variance to explain")
-    return float(np.sum(top_eigenpairs(problem.covariance, r, vectors=False)) / trace)
+    values = top_eigenpairs(problem.covariance, r, vectors=False)
+    direct = getattr(problem.covariance, "direct_spectrum", None)
+    top = float(values[0]) if direct is not None and values.size and direct(int(values.shape[0])) else None
+    return float(np.sum(values) / trace), float(trace), top
+
+
+def _with_bounds(result: Result, problem: Problem, top: float | None) -> Result:
+    """``result`` with the metric ``bound`` (:func:`spcakit.bounds.component_bounds`, as ``spcakit.fit`` computes it),
+    from :math:`\lambda_{\max}(C)` found once for the whole path instead of once per level."""
+    bounds = component_bounds(problem.covariance, result.loadings, top_eigenvalue=top)
+    return attrs.evolve(result, metrics={**result.metrics, "bound": list(bounds.bound)})
 
 
 def method_spec(method: str | MethodSpec | None, registry: Registry) -> MethodSpec:
@@ -141,7 +160,8 @@ def path(
     Returns
     -------
     SparsityPath
-        The levels with their criteria and results, and the PCA ceiling.
+        The levels with their criteria (each loading's upper bound ``bound`` among them, for the dashed
+        curve of :meth:`SparsityPath.plot`) and results, the PCA ceiling and the total variance.
 
     Raises
     ------
@@ -159,8 +179,8 @@ def path(
     registry = registry or get_registry()
     if "metrics" in fit_kwargs:
         raise InvalidParameterError(
-            "path computes the metrics it reports (nz, pattern, cpev, nor, additional_variance and the encoders' "
-            "losses); drop metrics=, and fit a chosen level with spcakit.fit for others"
+            "path computes the metrics it reports (nz, pattern, cpev, nor, additional_variance, bound and the "
+            "encoders' losses); drop metrics=, and fit a chosen level with spcakit.fit for others"
         )
     if k is not None and lam is not None:
         raise InvalidParameterError("give the grid as k (nonzeros per loading) or as lam (the method's λ), not both")
@@ -170,7 +190,7 @@ def path(
     problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
                          feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
     r = check_r(r, problem)
-    ceiling = pca_ceiling(problem, r)
+    ceiling, trace, top = _spectrum(problem, r)
     knob = "k" if lam is None else "lam"
     if knob == "k":
         check_takes_k(spec, fit_kwargs.get("truncator"), registry)
@@ -189,14 +209,14 @@ def path(
             try:
                 result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **start,
                              **fit_kwargs)  # fmt: skip
-                return PathLevel.from_result(level, result, ceiling, warm=True)
+                return PathLevel.from_result(level, _with_bounds(result, problem, top), ceiling, warm=True)
             except InvalidParameterError:
                 pass  # the start is unusable (e.g. its columns are dependent): this level starts afresh
         try:
             result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **fit_kwargs)
         except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
             raise _with_level(exc, knob, level) from None
-        return PathLevel.from_result(level, result, ceiling, warm=False)
+        return PathLevel.from_result(level, _with_bounds(result, problem, top), ceiling, warm=False)
 
     levels: list[PathLevel] = []
     stop_note = ""
@@ -225,6 +245,7 @@ def path(
     return SparsityPath(
         method=spec.name, source=problem.source, r=r, p=problem.p, knob=knob, levels=tuple(levels), ceiling=ceiling,
         warm_start=parameter, warm_start_note=note, auto=auto, stop_note=stop_note, seed=levels[0].result.seed,
+        total_variance=trace,
     )  # fmt: skip
 
 

@@ -174,6 +174,14 @@ def raised_for_rounding(value: float, p: int, scale: float, factor: int = 8) -> 
     return float(value * (1 + factor * p * eps) + factor * p * eps * scale)
 
 
+def _gap(bound: float, achieved: float, nothing_left: bool) -> float:
+    """``(bound - achieved) / bound`` in [0, 1]: 0 when the bound, before its rounding allowance, is within that
+    allowance of 0 (``nothing_left``: every loading is optimal), and a variance below 0 by rounding counted as 0."""
+    if nothing_left or bound <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (bound - max(achieved, 0.0)) / bound))
+
+
 def component_bounds(
     covariance: object,
     loadings: np.ndarray,
@@ -196,7 +204,8 @@ def component_bounds(
     ``achieved[t]`` is :math:`x_t^\top C_t x_t` for the unit :math:`x_t` (its additional variance times
     :math:`\|(I - P_{t-1})x_t\|^2`), and ``gap[t]`` is :math:`(\mathrm{bound} - \mathrm{achieved}) /
     \mathrm{bound}`: at least how far :math:`x_t` is from the best :math:`k_t`-sparse direction in what the
-    previous loadings leave (0 proves it optimal there). For the first loading this is the plain sparse
+    previous loadings leave (0 proves it optimal there), in [0, 1]: 0 when the bound is within rounding of 0
+    (the previous loadings leave nothing), a variance below 0 by rounding counted as 0. For the first loading this is the plain sparse
     eigenvalue problem of :func:`sparse_variance_bound`.
 
     Each bound is the smallest of: :math:`\lambda_{\max}(C) \ge \lambda_{\max}(C_t)` (``top_eigenvalue``,
@@ -253,7 +262,7 @@ def component_bounds(
         bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
         out["achieved"].append(float(achieved[t]))
-        out["gap"].append(0.0 if bound <= 0 else max(0.0, (bound - float(achieved[t])) / bound))
+        out["gap"].append(_gap(bound, float(achieved[t]), bounds[which] <= raised_for_rounding(0.0, p, scale)))
         out["which"].append(which)
     return ComponentBounds(bound=tuple(out["bound"]), achieved=tuple(out["achieved"]), gap=tuple(out["gap"]),
                            which=tuple(out["which"]))  # fmt: skip

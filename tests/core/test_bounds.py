@@ -171,8 +171,7 @@ def _check_components(c: np.ndarray, x: np.ndarray, top_eigenvalue: float | None
         assert found.bound[t] >= optimum - rounding, (t, found, optimum)
         assert found.achieved[t] == pytest.approx(float(unit @ ct @ unit), rel=1e-9, abs=1e-12 * np.abs(c).max())
         assert found.achieved[t] <= optimum * (1 + 1e-9) + 1e-12 * np.abs(c).max()
-        # a gap above 1 comes only from a variance below 0 by rounding, where nothing is left (xfail test below)
-        assert 0.0 <= found.gap[t] and (found.gap[t] <= 1.0 or -rounding <= found.achieved[t] < 0.0), (t, found)
+        assert 0.0 <= found.gap[t] <= 1.0, (t, found)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -206,7 +205,7 @@ def test_component_bounds_of_a_methods_loadings_hold_against_brute_force(family,
 
 
 #: Found by the families above: tpower's loadings (r = 2, k = 2) on a rank-one 2 x 2 covariance; the second
-#: loading's variance on what the first leaves (nothing) comes out -5.3e-19, its bound 4.9e-16, its gap 1.0011.
+#: loading's variance on what the first leaves (nothing) comes out -5.3e-19, its bound 4.9e-16, and its gap was once 1.0011.
 RANK_ONE = (np.array([[0.02319674040936281, 0.05514969500354358], [0.05514969500354358, 0.13111707961159297]]),
             np.array([[0.3877136311009515, 0.7882054380161091], [0.9217798762494848, 0.6154122094026356]]))  # fmt: skip
 
@@ -215,14 +214,12 @@ def test_the_bounds_hold_when_the_previous_loadings_leave_nothing():
     c, x = RANK_ONE
     found = component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
     assert found.bound[1] >= brute_force(_left_by(c, x[:, :1]), 2) and found.bound[1] < 1e-15
-    assert -1e-17 < found.achieved[1] < 0.0  # below 0 by rounding: the cause of the gap above 1 below
+    assert -1e-17 < found.achieved[1] < 0.0  # below 0 by rounding
 
 
-@pytest.mark.xfail(strict=True, reason="component_bounds: a variance below 0 by rounding (nothing left after the "
-                   "first loading) gives a gap above 1 (1.0011); bounds.py is not this test's to change (issue 26)")
-def test_the_gap_stays_at_most_1_when_the_previous_loadings_leave_nothing():
-    c, x = RANK_ONE
-    assert 0.0 <= component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1])).gap[1] <= 1.0
+def test_nothing_left_gives_a_gap_of_0_not_above_1():
+    c, x = RANK_ONE  # the bound is within rounding of 0: every second loading is optimal
+    assert component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1])).gap[1] == 0.0
 
 
 def test_component_bounds_of_a_methods_loadings_on_pitprops():

@@ -9,7 +9,11 @@ For a covariance :math:`A` (``p x p``, positive semi-definite), optionally a con
     = \max_{\|x\|_0 \le k,\ x^\top B x = 1} x^\top A x
 
 (with :math:`B = I`: the best unit loading with ``k`` nonzeros), or, when a time or node limit stops
-it, the best support found and an upper bound on the optimum.
+it, the best support found and an upper bound on the optimum. With a constraint, :math:`A` must vanish
+on the span of :math:`Q` (:math:`AQ = 0`), as the generalized deflation leaves it
+(:math:`A = (I - QQ^\top) C (I - QQ^\top)`): only then is :math:`\lambda_{\max}(A_{UU}, B_{UU})` (on the
+range of a singular :math:`B_{UU}`) a bound for every support within :math:`U`; any other :math:`A` is
+refused.
 
 A **node** fixes some variables in (:math:`I`) and some out; the others are free. Every support of
 the node lies in the allowed set :math:`U` (all but the excluded) and contains :math:`I`. Its bound
@@ -27,13 +31,27 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   :math:`A`'s eigenvectors restricted to :math:`U`, for nodes of any size), :math:`x^\top Ax = \sum_i
   \lambda_i (u_i^\top x)^2` with the squares summing to at most 1, each at most :math:`u_i`'s weight on
   :math:`I` plus its :math:`k - |I|` largest squared entries on the free variables: the fractional
-  knapsack that fills the largest :math:`\lambda_i` first.
+  knapsack that fills the largest :math:`\lambda_i` first;
+* with :math:`B = I`, ``threshold`` (the dual of d'Aspremont et al.'s DSPCA relaxation, *A direct
+  formulation for sparse PCA using semidefinite programming*, SIAM Review 2007, at one feasible dual
+  point): for any :math:`\rho \ge 0`, write :math:`A = M_\rho + R_\rho` with :math:`M_\rho` the
+  matrix whose off-diagonal entries are soft-thresholded by :math:`\rho` (its diagonal that of
+  :math:`A`) and :math:`|R_{ij}| \le \rho`, zero on the diagonal. A unit :math:`x` with ``k`` nonzeros
+  has :math:`x^\top R_\rho x \le \rho (\|x\|_1^2 - 1) \le \rho (k - 1)`, so :math:`x^\top A x \le
+  x^\top M_\rho x + \rho (k - 1)`, and :math:`x^\top M_\rho x` is bounded by the spectral knapsack of
+  :math:`(M_\rho)_{UU}`. :math:`M_\rho` falls apart into the connected components of the entries above
+  :math:`\rho`, each decomposed on its own; :math:`\rho` is chosen on a grid at the root and moved by
+  a factor :data:`RHO_STEP` up or down at each node. On low-rank covariances of many variables
+  (gene expression) this is by far the tightest of the bounds.
 
 The search is best-first (the open node of largest bound next), so the largest bound among the open
 nodes is always an upper bound on the optimum; it starts from the best of a greedy forward
 selection followed by single swaps (the incumbent), and each node proposes one more support, the
 ``k`` variables of largest weight in the leading eigenvector of :math:`U` that contain :math:`I`. It
-branches on the free variable of largest weight there. A node whose bound is not above the
+branches on the free variable of largest weight there. A child node first gets the cheap bounds
+(Gershgorin, diagonal, spectral on the whole matrix's eigenvectors, its parent's bound); the
+eigen-decomposition bounds (eigenvalue, spectral on :math:`A_{UU}`, threshold) are computed only when
+it comes first in the queue, and it goes back into the queue with the tighter bound. A node whose bound is not above the
 incumbent by more than :data:`PRUNE_RTOL` (relative) is dropped: the reported optimum is then
 exact to that tolerance.
 
@@ -51,13 +69,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 import numpy as np
 
 from spcakit import progress
-from spcakit.bounds import raised_for_rounding
+from spcakit.bounds import RHO_GRID, raised_for_rounding, spectral_knapsack, thresholded_spectrum
+from spcakit.errors import InvalidParameterError
 from spcakit.linalg import generalized_top
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
@@ -67,8 +86,16 @@ WARM_START_SHARE = 0.25
 #: Nodes whose allowed set has at most this many variables get the eigenvalue bound (an eigenproblem
 #: of that size); larger ones the Gershgorin and diagonal bounds alone.
 EIGEN_NODE_LIMIT = 400
+#: With a constraint :math:`Q`, the largest entry of :math:`|AQ|` may be at most this times the largest of
+#: :math:`|A|` (rounding of the deflation); a larger one is refused.
+ANNIHILATION_RTOL = 1e-8
 #: What the search calls itself in its progress reports (:func:`spcakit.progress.report`).
 TASK = "branch and bound"
+#: Each node tries its parent's :math:`\rho` and that divided and multiplied by this.
+RHO_STEP = 1.25
+#: A node's descendants compute the threshold bound only when it was at least this much (relative) below
+#: the node's other bounds.
+THRESHOLD_GAIN = 1e-3
 
 
 @attrs.frozen(kw_only=True)
@@ -89,7 +116,7 @@ class Search:
     optimal
         Whether the search finished: no open node could beat the incumbent.
     nodes
-        Nodes whose bound was computed.
+        Nodes explored (bounded in full, a support proposed, branched).
     seconds
         Wall-clock time of the search.
     stopped
@@ -122,6 +149,13 @@ class _Problem:
         self.p = a.shape[0]
         self.k = k
         self.q = constraint if constraint is not None and constraint.shape[1] else None
+        if self.q is not None:
+            leak = float(np.abs(self.a @ self.q).max(initial=0.0))
+            if leak > ANNIHILATION_RTOL * max(float(np.abs(self.a).max(initial=0.0)), np.finfo(float).tiny):
+                raise InvalidParameterError(
+                    f"the matrix does not vanish on the constraint's span (largest |AQ| entry {leak:.3g}): the search "
+                    "needs A = (I - QQ^T) C (I - QQ^T), as the generalized deflation leaves it; project A first"
+                )
         self.abs = np.abs(self.a)
         np.fill_diagonal(self.abs, 0.0)
         self.diagonal = np.diag(self.a).copy()
@@ -138,8 +172,7 @@ class _Problem:
         if need > 0 and free.shape[0]:
             take = min(need, free.shape[0])
             capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take:].sum(axis=0)
-        filled = np.minimum(np.cumsum(capacity), 1.0)
-        return float(values @ np.diff(filled, prepend=0.0))
+        return spectral_knapsack(values, capacity)
 
     def _b(self, index: np.ndarray) -> np.ndarray:
         eye = np.eye(index.size)
@@ -174,6 +207,23 @@ class _Problem:
         weights[index] = np.abs(vectors[:, 0])
         spectral = self.knapsack(values, vectors**2, included[index])
         return min(float(values[0]), spectral), weights
+
+    def threshold(self, allowed: np.ndarray, included: np.ndarray, rhos: Iterable[float]) -> tuple[float, float, np.ndarray]:
+        r"""The threshold bound of the node, the least over ``rhos``: the spectral knapsack of
+        :math:`(M_\rho)_{UU}` plus :math:`\rho (k - 1)`; with the :math:`\rho` that gave it and the
+        weights of the variables in the top eigenvector of :math:`(M_\rho)_{UU}` (for branching)."""
+        index = np.flatnonzero(allowed)
+        sub = self.a[np.ix_(index, index)]
+        fixed = included[index]
+        best, best_rho, best_weights = np.inf, 0.0, np.zeros(index.size)
+        for rho in rhos:
+            spectrum = thresholded_spectrum(sub, float(rho), self.k, fixed)
+            bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (self.k - 1)
+            if bound < best:
+                best, best_rho, best_weights = bound, float(rho), spectrum.top
+        full = np.zeros(self.p)
+        full[index] = best_weights
+        return best, best_rho, full
 
     def cheap_bounds(self, included: np.ndarray, allowed: np.ndarray) -> float:
         """The Gershgorin and diagonal bounds (``B = I`` only; ``inf`` otherwise)."""
@@ -264,43 +314,63 @@ def branch_and_bound(
     incumbent, support = _greedy(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
     nodes = 0
     counter = itertools.count()
+    root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]
 
-    def bound_of(included: np.ndarray, allowed: np.ndarray) -> tuple[float, np.ndarray | None]:
-        cheap = problem.cheap_bounds(included, allowed)
+    def refined(included: np.ndarray, allowed: np.ndarray, rho: float | None) -> tuple[float, np.ndarray | None, float | None]:
+        """The eigen-decomposition bounds of a node, the weights to branch on and the threshold's rho."""
+        bound, weights = np.inf, None
         if allowed.sum() <= EIGEN_NODE_LIMIT or problem.q is not None:
-            value, weights = problem.top(allowed, included)
-            return min(value, cheap), weights
-        return cheap, None
+            bound, weights = problem.top(allowed, included)
+        if problem.q is None:
+            if rho is None or rho > 0:
+                rhos = root_rhos if rho is None else (rho / RHO_STEP, rho, rho * RHO_STEP)
+                threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos)
+                if weights is None:
+                    weights = threshold_weights
+                if threshold >= bound * (1 - THRESHOLD_GAIN):
+                    rho = 0.0  # of little use here: its descendants do without
+                bound = min(bound, threshold)
+        return bound, weights, rho
 
+    def push(bound: float, included: np.ndarray, allowed: np.ndarray, weights: np.ndarray | None, rho: float | None,
+             done: bool) -> None:  # fmt: skip
+        heapq.heappush(heap, (-bound, next(counter), included, allowed, weights, rho, done))
+
+    heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray | None, float | None, bool]] = []
     included0, allowed0 = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
-    root_bound, root_weights = bound_of(included0, allowed0)
-    heap = [(-root_bound, next(counter), included0, allowed0, root_weights)]
+    root_bound = problem.cheap_bounds(included0, allowed0)
+    push(root_bound, included0, allowed0, None, None, False)
     # the smallest upper bound on the optimum seen so far: each popped node's bound is the largest open one
     best_bound = max(incumbent, root_bound)
     stopped = ""
     while heap:
-        negative, _, included, allowed, weights = heapq.heappop(heap)
+        negative, _, included, allowed, weights, rho, done = heapq.heappop(heap)
         bound = -negative
         if bound <= incumbent * (1 + PRUNE_RTOL) + 1e-300:
             heap.clear()
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
-            heapq.heappush(heap, (negative, next(counter), included, allowed, weights))
+            push(bound, included, allowed, weights, rho, done)
             stopped = "time limit"
             break
         if node_limit is not None and nodes >= node_limit:
-            heapq.heappush(heap, (negative, next(counter), included, allowed, weights))
+            push(bound, included, allowed, weights, rho, done)
             stopped = "node limit"
             break
+        if not done:  # first in the queue with its cheap bounds: compute the others and queue it again
+            tighter, weights, rho = refined(included, allowed, rho)
+            bound = min(bound, tighter)
+            if bound > incumbent * (1 + PRUNE_RTOL):
+                push(bound, included, allowed, weights, rho, True)
+            continue
         nodes += 1
         best_bound = min(best_bound, max(incumbent, bound))
-        if weights is None:
-            weights = problem.diagonal * allowed
         free = allowed & ~included
-        # a support this node proposes: I and the free variables of largest weight
+        # a support this node proposes: I and the free variables of largest weight (then of largest variance)
         need = problem.k - int(included.sum())
         candidates = np.flatnonzero(free)
-        order = candidates[np.argsort(-weights[candidates], kind="stable")]
+        weights = np.zeros(p) if weights is None else weights
+        order = candidates[np.lexsort((-problem.diagonal[candidates], -weights[candidates]))]
         proposal = np.sort(np.concatenate([np.flatnonzero(included), order[:need]]))
         value = problem.value(proposal)[0]
         if value > incumbent:
@@ -318,9 +388,9 @@ def branch_and_bound(
                 child_allowed[branch] = False
             if child_included.sum() > problem.k or child_allowed.sum() < problem.k:
                 continue
-            child_bound, child_weights = bound_of(child_included, child_allowed)
+            child_bound = min(bound, problem.cheap_bounds(child_included, child_allowed))
             if child_bound > incumbent * (1 + PRUNE_RTOL):
-                heapq.heappush(heap, (-child_bound, next(counter), child_included, child_allowed, child_weights))
+                push(child_bound, child_included, child_allowed, None, rho, False)
     open_bound = max((-entry[0] for entry in heap), default=-np.inf)
     value, y = problem.value(support)
     vector = np.zeros(p)

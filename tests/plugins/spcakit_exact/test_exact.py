@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
+from spcakit.errors import InvalidParameterError
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
@@ -99,21 +100,16 @@ NOT_ANNIHILATED = (
 )  # fmt: skip
 
 
-def test_the_example_of_a_constraint_a_does_not_vanish_on():
+def test_a_matrix_that_does_not_vanish_on_the_constraint_is_refused():
+    """Any A with AQ != 0 was once certified wrongly (found (1, 2) at 17.08, "optimal"; (0, 3) reaches 304.72):
+    the eigenvalue bound on the range of a singular B_UU bounds only an A that vanishes on span(Q)."""
     a, q, k = NOT_ANNIHILATED
     assert np.linalg.norm(a @ q) > 1.0  # A is not a deflation's: it does not vanish on span(Q)
     assert brute_force_optimum(a, k, constraint=q) == (pytest.approx(304.72211879064844, rel=1e-12), (0, 3))
-    found = branch_and_bound(a, k, constraint=q, time_limit=TIME_LIMIT)
-    assert found.support == (1, 2) and found.value == pytest.approx(17.081834572716232, rel=1e-9)  # what it finds
-
-
-@pytest.mark.xfail(strict=True, reason="branch_and_bound certifies a suboptimal support under a constraint Q when A "
-                   "does not vanish on span(Q): the root's eigenvalue bound (whitened on the range of a singular "
-                   "B_UU) is below a regular support's value. The generalized deflation's own A does vanish there "
-                   "(test above passes); search.py is not this test's to change (issue 26)")
-def test_the_search_finds_the_optimum_under_any_constraint():
-    """Any PSD A with any orthonormal Q, as the search's docstring states the problem (the earlier test's setup)."""
-    _check(*NOT_ANNIHILATED)  # found (1, 2) at 17.08, "optimal" with bound 17.08; (0, 3) reaches 304.72
+    with pytest.raises(InvalidParameterError, match="does not vanish on the constraint's span"):
+        branch_and_bound(a, k, constraint=q, time_limit=TIME_LIMIT)
+    projector = np.eye(a.shape[0]) - q @ q.T
+    _check(projector @ a @ projector, k, q)  # the deflation's A: accepted and solved
 
 
 def test_a_limit_returns_the_best_support_with_a_bound_above_the_optimum():

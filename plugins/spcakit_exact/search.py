@@ -93,6 +93,9 @@ ANNIHILATION_RTOL = 1e-8
 TASK = "branch and bound"
 #: Each node tries its parent's :math:`\rho` and that divided and multiplied by this.
 RHO_STEP = 1.25
+#: The root's grid stops after this many values of :math:`\rho` in a row (largest first) that do not improve
+#: on the best: every :math:`\rho` gives a valid bound, so stopping early only saves the largest blocks.
+RHO_PATIENCE = 4
 #: A node's descendants compute the threshold bound only when it was at least this much (relative) below
 #: the node's other bounds.
 THRESHOLD_GAIN = 1e-3
@@ -209,18 +212,24 @@ class _Problem:
         return min(float(values[0]), spectral), weights
 
     def threshold(self, allowed: np.ndarray, included: np.ndarray, rhos: Iterable[float]) -> tuple[float, float, np.ndarray]:
-        r"""The threshold bound of the node, the least over ``rhos``: the spectral knapsack of
+        r"""The threshold bound of the node, the least over ``rhos`` (largest first, until :data:`RHO_PATIENCE` in a
+        row do not improve): the spectral knapsack of
         :math:`(M_\rho)_{UU}` plus :math:`\rho (k - 1)`; with the :math:`\rho` that gave it and the
         weights of the variables in the top eigenvector of :math:`(M_\rho)_{UU}` (for branching)."""
         index = np.flatnonzero(allowed)
         sub = self.a[np.ix_(index, index)]
         fixed = included[index]
         best, best_rho, best_weights = np.inf, 0.0, np.zeros(index.size)
-        for rho in rhos:
+        rising = 0
+        for rho in sorted(rhos, reverse=True):  # large rho first: small blocks, cheap
             spectrum = thresholded_spectrum(sub, float(rho), self.k, fixed)
             bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (self.k - 1)
             if bound < best:
-                best, best_rho, best_weights = bound, float(rho), spectrum.top
+                best, best_rho, best_weights, rising = bound, float(rho), spectrum.top, 0
+            else:
+                rising += 1
+                if rising == RHO_PATIENCE:  # past the best: smaller rho only builds larger blocks
+                    break
         full = np.zeros(self.p)
         full[index] = best_weights
         return best, best_rho, full

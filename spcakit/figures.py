@@ -187,6 +187,19 @@ def _path_series(where: str, document: Mapping[str, Any]) -> tuple[str, list[flo
     return knob, _numbers(where, f"levels[].{knob}", xs), _numbers(where, "levels[].cpev", ys), float(ceiling)
 
 
+def _path_bound(where: str, document: Mapping[str, Any]) -> list[float] | None:
+    """The bound curve of a one-loading path (``r = 1``), as :meth:`spcakit.SparsityPath.plot` draws it: each
+    level's ``bound`` over ``total_variance``, an upper bound on its CPEV; ``None`` for ``r > 1`` or a document
+    without them (written before paths recorded bounds)."""
+    total = document.get("total_variance")
+    levels = document["levels"]
+    if document.get("r") != 1 or isinstance(total, bool) or not isinstance(total, numbers.Real) or not total > 0:
+        return None
+    if not all(isinstance(level.get("bound"), list) and len(level["bound"]) == 1 for level in levels):
+        return None
+    return [b / float(total) for b in _numbers(where, "levels[].bound", [level["bound"][0] for level in levels])]
+
+
 def _path_figure(documents: Sequence[tuple[str, Mapping[str, Any]]], title: str | None, figsize: Any) -> Figure:
     series = [(where, document, *_path_series(where, document)) for where, document in documents]
     knobs = {knob for _, _, knob, _, _, _ in series}
@@ -217,7 +230,10 @@ def _path_figure(documents: Sequence[tuple[str, Mapping[str, Any]]], title: str 
     if figsize is not None:
         options["figsize"] = figsize
     if len(series) == 1:
-        _, _, _, xs, ys, _ = series[0]
+        where, document, _, xs, ys, _ = series[0]
+        bound = _path_bound(where, document)
+        if bound is not None:
+            options.update(bound=bound, bound_label=f"{labels[0]}: bound")
         return plotting.plot_tradeoff(xs, ys, label=labels[0], **options)
     curves = {label: (xs, ys) for label, (_, _, _, xs, ys, _) in zip(labels, series)}
     return plotting.plot_tradeoff(curves, **options)

@@ -126,3 +126,20 @@ def test_path_plot_writes_the_figure(tmp_path: Path):
     assert refused.exit_code == 2 and "must end in .png, .svg or .pdf" in refused.output
     same = runner.invoke(app, ["path", "exact", "-d", PITPROPS, "-k", "1:3", "--plot", str(figure), "--out", str(figure)])
     assert same.exit_code == 2 and "--plot and --out name the same file" in same.output
+
+
+def test_a_saved_one_loading_path_is_redrawn_with_its_bound(tmp_path: Path):
+    from spcakit import figures
+
+    saved = tmp_path / "path.json"
+    outcome = CliRunner().invoke(app, ["path", "spcart", "-d", PITPROPS, "-r", "1", "-k", "1:6", "--json"])
+    assert outcome.exit_code == 0, outcome.output
+    saved.write_text(outcome.stdout, encoding="utf-8")
+    document = json.loads(outcome.stdout)
+    lines = _lines(figures.figure_from_json("path", [saved]))
+    achieved, bound = np.asarray(lines["spcart"].get_ydata()), np.asarray(lines["spcart: bound"].get_ydata())
+    assert np.all(bound >= achieved)
+    np.testing.assert_allclose(bound, [lv["bound"][0] / document["total_variance"] for lv in document["levels"]])
+    del document["total_variance"]  # a path saved before paths recorded bounds: drawn without one
+    saved.write_text(json.dumps(document), encoding="utf-8")
+    assert "spcart: bound" not in _lines(figures.figure_from_json("path", [saved]))

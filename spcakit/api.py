@@ -16,6 +16,7 @@ from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import (
     BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError,
 )  # fmt: skip
+from spcakit.bounds import check_relaxation
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, constant_columns_note, zero_variance_text
@@ -183,6 +184,7 @@ def fit(
     drop: Sequence[str] | str | None = None,
     on_step: StepCallback | None = None,
     metrics: Sequence[str] | None = None,
+    bound: str = "fast",
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -276,6 +278,14 @@ def fit(
         lists them; default: all). Some metrics cost more than the fit on
         large data (the encoders' losses need passes over the data); name
         only those you read, as :class:`spcakit.SparsePCA` does.
+    bound
+        The relaxation of the metrics ``bound`` and ``gap`` (per loading, an upper bound on the variance any
+        loading as sparse can explain on what the earlier ones leave; :func:`spcakit.bounds.component_bounds`):
+        ``"fast"`` (the default: eigenvalue, diagonal and Gershgorin bounds, milliseconds at :math:`p = 1000`)
+        or ``"threshold"`` (those and the threshold bound of each deflated covariance, the least kept: much
+        tighter on covariances of many weakly correlated variables, such as gene expression, at a fraction of a
+        second to seconds per loading at :math:`p = 1000`; up to :data:`spcakit.bounds.THRESHOLD_LIMIT`
+        variables). Recorded as ``Result.spec["bound"]``.
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
@@ -312,6 +322,7 @@ def fit(
     spec = configure(requested, registry=registry, k=k, **choices)
     check_driver(spec, registry)
     chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in _metric_names(metrics)]
+    bound = check_relaxation(bound)
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
@@ -323,6 +334,7 @@ def fit(
                          feature_names=feature_names, columns=columns, drop=drop)
     r = check_r(r, problem)
     check_k(k, r)
+    check_relaxation(bound, problem.p)
     fitted = problem.varying  # the columns that vary: the method runs on them alone (constant ones get zero loadings)
     notes: list[str] = []
     if fitted is not problem:
@@ -363,10 +375,11 @@ def fit(
     )
     return Result(
         method=spec.name,
-        spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default})},
+        spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default}),
+              "bound": bound},
         loadings=loadings,
         feature_names=problem.feature_names,
-        metrics=_with_report(compute_metrics(problem, loadings, chosen_metrics), report, parts, registry),
+        metrics=_with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound), report, parts, registry),
         iterations=iterations,
         stopping_reason=reason,
         objective_history=tuple(v for v in history if math.isfinite(v)),

@@ -26,7 +26,9 @@ it, the smallest of three cheap bounds, each valid for every support :math:`S` o
 So for a unit loading :math:`x` with ``k`` nonzeros, :math:`(\mathrm{bound} - x^\top C x)/\mathrm{bound}`
 (:func:`relative_gap`) is at least how far it is from the best loading of its cardinality; 0 proves it
 optimal. The bounds are loose on matrices whose variance is spread over many variables (their gap then
-says little); tighter bounds (semidefinite relaxations, branch and bound) are issue 26's next steps.
+says little); the threshold bound (:func:`threshold_bound`, :func:`refined_threshold_bound`) is far tighter
+there, at the cost of eigen-decompositions of ``p x p`` matrices, and the bound metrics of a run take it too
+with ``spcakit.fit(bound="threshold")`` (:data:`RELAXATIONS`).
 
 References: d'Aspremont, Bach & El Ghaoui, *Optimal solutions for sparse principal component analysis*
 (JMLR 2008) for the sparse eigenvalue problem and its bounds; Berk & Bertsimas, *Certifiably optimal
@@ -47,7 +49,8 @@ from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_
 __all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound", "spectral_knapsack", "threshold_bound", "thresholded_spectrum", "ThresholdedSpectrum",
-           "COMPONENT_SIZE", "RHO_GRID"]
+           "COMPONENT_SIZE", "RHO_GRID", "COARSE_RHO_GRID", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
+           "refined_threshold_bound"]
 
 #: The bounds :func:`sparse_variance_bound` takes the smallest of, in the order that decides ties.
 BOUNDS = ("eigenvalue", "diagonal", "gershgorin")
@@ -61,6 +64,12 @@ EIGEN_LIMIT = 2000
 GERSHGORIN_EVERY_LIMIT = 200_000
 #: Columns fetched at once for the Gershgorin bound.
 COLUMN_BLOCK = 256
+#: The relaxations of the bound metrics (:func:`component_bounds`' ``relaxation``, ``spcakit.fit(bound=...)``):
+#: ``"fast"``, the bounds above (milliseconds at ``p = 1000``), and ``"threshold"``, those and the threshold bound
+#: of each :math:`C_t` (:func:`refined_threshold_bound`: a fraction of a second to seconds per loading at ``p = 1000``).
+RELAXATIONS = ("fast", "threshold")
+#: The ``"threshold"`` relaxation forms ``p x p`` matrices (and decomposes them): refused above this many variables.
+THRESHOLD_LIMIT = 5000
 
 
 @attrs.frozen(kw_only=True)
@@ -194,6 +203,7 @@ def component_bounds(
     top_eigenvalue: float | None = None,
     gershgorin: bool | None = None,
     span: LoadingSpan | None = None,
+    relaxation: str = "fast",
 ) -> ComponentBounds:
     r"""For each loading, how far it is at most from the best loading of its cardinality, given the ones before.
 
@@ -222,6 +232,17 @@ def component_bounds(
     basis of the loadings (``span``, :func:`~spcakit.metrics.loading_span`, shared with the additional
     variances) and :math:`O(p\,r^2)`.
 
+    With ``relaxation="threshold"`` each bound is also taken, and the least kept, from the threshold bound of
+    the explicit :math:`C_t` (:func:`refined_threshold_bound`: for every :math:`\rho \ge 0`,
+    :math:`x^\top C_t x \le \operatorname{knapsack}(M_\rho, k_t) + \rho (k_t - 1)`, :math:`M_\rho` the
+    off-diagonal soft-threshold of :math:`C_t`, at the best :math:`\rho` found), and ``which`` says
+    ``"threshold"`` where it is the least: :math:`C` is formed (``p x p``, up to :data:`THRESHOLD_LIMIT`
+    variables), then each :math:`C_t = C - QG^\top - GQ^\top + QMQ^\top` from the same basis :math:`Q`,
+    :math:`G = CQ` and :math:`M = Q^\top CQ` as the other bounds, and a handful of eigen-decompositions of
+    thresholded ``p x p`` matrices per loading (those of many weakly linked variables split into small blocks).
+    Far tighter on covariances of many weakly correlated variables (gene expression), where the others sit
+    near :math:`\lambda_{\max}(C)`.
+
     Parameters
     ----------
     covariance
@@ -235,13 +256,17 @@ def component_bounds(
         (``None``: see above), or never (``False``).
     span
         The loadings' :class:`~spcakit.metrics.LoadingSpan`, when already taken.
+    relaxation
+        ``"fast"`` (the bounds above) or ``"threshold"`` (those and the threshold bound), see :data:`RELAXATIONS`.
     """
     op = _operator(covariance)
     x = np.asarray(loadings, dtype=float)
     if x.ndim != 2 or x.shape[0] != op.p:
         raise InvalidParameterError(f"loadings must be a p x r array with p = {op.p}; got shape {x.shape}")
     p, r = x.shape
+    check_relaxation(relaxation, p)
     explicit = op.explicit()
+    dense = None if relaxation == "fast" else (explicit if explicit is not None else densify(op))
     diagonal = np.asarray(op.diagonal(), dtype=float)
     scale = float(np.abs(diagonal).max(initial=0.0))
     span = loading_span(x, op) if span is None else span
@@ -263,7 +288,11 @@ def component_bounds(
         if gershgorin or (gershgorin is None and explicit is not None and (t == 0 or p * p * r <= GERSHGORIN_EVERY_LIMIT)):
             j = int(before[t])  # the basis columns that span the loadings before t
             bounds["gershgorin"] = gershgorin_bound(op, k, basis[:, :j], c_basis[:, :j], m[:j, :j])
-        which = min(bounds, key=lambda name: (bounds[name], BOUNDS.index(name)))
+        if dense is not None:
+            j = int(before[t])
+            left = _left_matrix(dense, basis[:, :j], c_basis[:, :j], m[:j, :j])
+            bounds["threshold"] = _threshold_search(left, k)[0]
+        which = min(bounds, key=lambda name: (bounds[name], _COMPONENT_ORDER.index(name)))
         bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
         out["achieved"].append(float(achieved[t]))
@@ -459,14 +488,109 @@ def threshold_bound(covariance: object, k: int, rhos: Any = None) -> tuple[float
     return raised_for_rounding(best, p, scale), best_rho
 
 
+#: The refined search's first grid: every fourth share of :data:`RHO_GRID` (8, a factor :math:`10^{4/7} \approx 3.7`
+#: apart), scanned from the largest down.
+COARSE_RHO_GRID = RHO_GRID[::4]
+#: How many times the refined search halves its step (in :math:`\log\rho`) around the best :math:`\rho`.
+RHO_REFINEMENTS = 3
+
+
+def refined_threshold_bound(covariance: object, k: int) -> tuple[float, float]:
+    r"""The threshold bound of :func:`threshold_bound` at a :math:`\rho` found by a short search instead of the
+    29 points of :data:`RHO_GRID`, and that :math:`\rho`.
+
+    Every :math:`\rho \ge 0` gives a bound, so the search decides how tight the bound is, never whether it
+    holds. It scans :data:`COARSE_RHO_GRID` (times the largest diagonal entry) from the largest :math:`\rho`
+    down, where the thresholded matrix falls apart into small blocks and costs little, and stops after two
+    values in a row above the least so far (the value is near unimodal in :math:`\log\rho`: it rises to the
+    spectral bound as :math:`\rho \to 0` and as :math:`\rho (k - 1)` for large :math:`\rho`), so the dense
+    decompositions of the smallest :math:`\rho` are mostly skipped; a :math:`\rho` with :math:`\rho (k - 1)`
+    above the least value found cannot do better and is skipped too. Then :data:`RHO_REFINEMENTS` times it
+    tries the two neighbours of the best :math:`\rho` at half the previous step (in :math:`\log\rho`). At
+    most 14 evaluations (each one eigen-decomposition of :math:`M_\rho`'s blocks), usually 8 to 11; the bound
+    is within a few percent of the grid's and often below it (a finer :math:`\rho` near the best).
+    """
+    c = densify(_operator(covariance))
+    p = c.shape[0]
+    k = _checked_k(k, p)
+    best, rho = _threshold_search(c, k)
+    return raised_for_rounding(best, p, float(np.abs(np.diag(c)).max(initial=0.0))), rho
+
+
+def _threshold_value(c: np.ndarray, rho: float, k: int) -> float:
+    r""":math:`\operatorname{knapsack}(M_\rho, k) + \rho (k - 1)`, before any allowance for rounding."""
+    spectrum = thresholded_spectrum(c, rho, k)
+    return spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
+
+
+def _threshold_search(c: np.ndarray, k: int) -> tuple[float, float]:
+    r"""The search of :func:`refined_threshold_bound` on the symmetric ``c``: the least value found (before any
+    allowance for rounding) and its :math:`\rho`."""
+    scale = float(np.abs(np.diag(c)).max(initial=0.0))
+    if not scale > 0:  # C = 0 (a PSD matrix with a zero diagonal): nothing to threshold
+        return _threshold_value(c, 0.0, k), 0.0
+    best, best_rho, rises = np.inf, 0.0, 0
+    for share in sorted(COARSE_RHO_GRID, reverse=True):
+        rho = share * scale
+        if rho * (k - 1) >= best:  # the value is at least rho (k - 1): this rho cannot do better
+            continue
+        value = _threshold_value(c, rho, k)
+        if value < best:
+            best, best_rho, rises = value, rho, 0
+        else:
+            rises += 1
+            if rises == 2:
+                break
+    step = np.log(COARSE_RHO_GRID[1] / COARSE_RHO_GRID[0]) / 2
+    for _ in range(RHO_REFINEMENTS):
+        center = best_rho
+        for rho in (center * np.exp(-step), center * np.exp(step)):
+            if rho * (k - 1) < best:
+                value = _threshold_value(c, float(rho), k)
+                if value < best:
+                    best, best_rho = value, float(rho)
+        step /= 2
+    return float(best), float(best_rho)
+
+
+def _left_matrix(c: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> np.ndarray:
+    r""":math:`C_t = (I - QQ^\top)C(I - QQ^\top) = C - QG^\top - GQ^\top + QMQ^\top` (``basis`` :math:`Q`, ``c_basis``
+    :math:`G = CQ`, ``m`` :math:`M = Q^\top CQ`), explicit and symmetric; ``c`` itself when :math:`Q` is empty."""
+    if basis.shape[1] == 0:
+        return (c + c.T) / 2
+    cross = basis @ c_basis.T
+    left = c - cross - cross.T + basis @ m @ basis.T
+    return (left + left.T) / 2
+
+
+def check_relaxation(relaxation: object, p: int | None = None) -> str:
+    """``relaxation`` if it names one of :data:`RELAXATIONS` (and ``"threshold"`` has at most :data:`THRESHOLD_LIMIT`
+    variables ``p``), else :class:`~spcakit.errors.InvalidParameterError` saying what would be valid."""
+    if not isinstance(relaxation, str) or relaxation not in RELAXATIONS:
+        raise InvalidParameterError(
+            f"unknown bound relaxation {relaxation!r}; choose one of: {', '.join(RELAXATIONS)} (fast: the eigenvalue, "
+            "diagonal and Gershgorin bounds; threshold: those and the threshold bound, tighter and slower)"
+        )
+    if relaxation == "threshold" and p is not None and p > THRESHOLD_LIMIT:
+        raise InvalidParameterError(
+            f"bound='threshold' forms and decomposes p x p matrices, up to p = {THRESHOLD_LIMIT} variables; these data "
+            f"have p = {p}: use bound='fast' (the default)"
+        )
+    return relaxation
+
+
+#: The order that decides ties between the bounds of :func:`component_bounds`.
+_COMPONENT_ORDER = (*BOUNDS, "threshold")
+
+
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
 def _run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> ComponentBounds:
-    """:func:`component_bounds` of the run, once for both metrics; :math:`\\lambda_{\\max}(C)` from the run's
-    spectrum when a direct solver gave it."""
+    """:func:`component_bounds` of the run, once for both metrics, with the run's relaxation (``context.bound``);
+    :math:`\\lambda_{\\max}(C)` from the run's spectrum when a direct solver gave it."""
     return context.shared(  # type: ignore[no-any-return]
         "component_bounds",
         lambda: component_bounds(problem.covariance, loadings, top_eigenvalue=context.exact_top_eigenvalue(),
-                                 span=shared_span(problem, loadings, context)),
+                                 span=shared_span(problem, loadings, context), relaxation=context.bound),
     )
 
 

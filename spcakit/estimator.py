@@ -97,7 +97,7 @@ _ESTIMATOR_ARGUMENTS = {
     "feature_names": "the DataFrame's columns", "standardize": "SparsePCA(standardize=...)",
     "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
     "registry": "spcakit.fit (not the estimator)", "metrics": "the estimator (see ESTIMATOR_METRICS)",
-    "refiner": "SparsePCA(refiner=...)", "target_cpev": "SparsePCA(target_cpev=...)",
+    "refiner": "SparsePCA(refiner=...)", "target_cpev": "SparsePCA(target_cpev=...)", "bound": "SparsePCA(bound=...)",
 }  # fmt: skip
 
 
@@ -272,6 +272,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         cold fit; see there for the search and its tolerance). The chosen
         level is ``k_``. Only for the methods that take ``k``; not with ``k``
         or ``lam``.
+    bound : {"fast", "threshold"}, default="fast"
+        The relaxation of ``bound_`` and ``gap_`` (:func:`spcakit.fit`'s ``bound``): ``"fast"``, the
+        eigenvalue, diagonal and Gershgorin bounds (milliseconds), or ``"threshold"``, those and the
+        threshold bound of each deflated covariance, the least kept: far tighter on many weakly correlated
+        variables (gene expression), a fraction of a second to seconds per component at 1000 features, and
+        refused above :data:`spcakit.bounds.THRESHOLD_LIMIT` features.
     standardize : bool, default=False
         Work on the correlation scale: divide each column by its standard
         deviation (``ddof=1``, as spcakit's covariance :math:`A^\top A/(n-1)`),
@@ -332,7 +338,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         the first: of :math:`C` itself), on the scale the method ran on.
     gap_ : ndarray of shape (n_components,)
         ``(bound_ - achieved) / bound_`` per component: at least how far each loading is from the best of
-        its cardinality (0: optimal). Cheap bounds: a large gap may be the bound's looseness.
+        its cardinality (0: optimal). With ``bound="fast"``, cheap bounds: a large gap may be the bound's
+        looseness (``bound="threshold"`` tightens it).
     n_iter_ : int
         Update + truncation steps over all components (``result_.iterations``).
     seed_ : int
@@ -429,6 +436,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         params: Mapping[str, Any] | None = None,
         refiner: str | None = None,
         target_cpev: float | None = None,
+        bound: str = "fast",
     ) -> None:
         self.n_components = n_components
         self.method = method
@@ -442,6 +450,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.params = params
         self.refiner = refiner
         self.target_cpev = target_cpev
+        self.bound = bound
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> SparsePCA:
@@ -474,6 +483,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         target = _check_target_cpev(self.target_cpev, k, self.lam)
         if self.refiner is not None:
             kwargs["refiner"] = self.refiner
+        kwargs["bound"] = self.bound
         seed = _seed(self.random_state)
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 

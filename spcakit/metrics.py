@@ -254,10 +254,14 @@ class MetricContext:
         The problem the method ran on (before any deflation).
     loadings
         The result's ``p x r`` loadings.
+    bound
+        The relaxation of the bound metrics ``bound`` and ``gap``: ``"fast"`` (the default) or ``"threshold"``
+        (:data:`spcakit.bounds.RELAXATIONS`; ``spcakit.fit(bound=...)`` checks it).
     """
 
     problem: Problem
     loadings: np.ndarray
+    bound: str = "fast"
     _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
     _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
 
@@ -334,9 +338,12 @@ class Metric:
     format: Callable[[Any], str] = attrs.field(default=_format_default, eq=False)
 
 
-def compute_metrics(problem: Problem, loadings: np.ndarray, metrics: Sequence[Metric]) -> dict[str, Any]:
-    """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`."""
-    context = MetricContext(problem, loadings)
+def compute_metrics(
+    problem: Problem, loadings: np.ndarray, metrics: Sequence[Metric], *, bound: str = "fast"
+) -> dict[str, Any]:
+    """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
+    (whose ``bound`` is the relaxation of the bound metrics)."""
+    context = MetricContext(problem, loadings, bound)
     return {m.name: m.compute(problem, loadings, context) for m in metrics}
 
 

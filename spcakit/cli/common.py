@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from spcakit.api import fit
+from spcakit.bounds import check_relaxation
 from spcakit.cli.options import BadInput, FitOptions, csv_header, index_column, parse_k, parse_lam, parse_names, parse_params
 from spcakit.errors import ConstantColumnWarning, SpcakitError
 from spcakit.inputs.columns import unread_columns
@@ -256,8 +257,10 @@ def read_input(options: FitOptions) -> tuple[Any, Any, bool, list[str] | None, l
 
     ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
-    are dropped are never read as numbers: they may hold text (labels, IDs).
+    are dropped are never read as numbers: they may hold text (labels, IDs). An unknown ``--bound`` is refused
+    first, before the data are read.
     """
+    check_relaxation(options.bound)
     data, covariance, index_col = options.data, options.covariance, options.index_col
     dropped, kept = parse_names(options.drop), parse_names(options.columns)
     layout = csv_header(data)
@@ -349,6 +352,7 @@ def run_and_report(
                     columns=kept,
                     drop=dropped,
                     on_step=progress,
+                    bound=options.bound,
                     **param_values,
                 )
         finally:

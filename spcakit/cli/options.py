@@ -109,7 +109,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "registry")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -187,13 +187,17 @@ ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[
 SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); default: the local threaded scheduler")]
 
 
+BoundOpt = Annotated[str, typer.Option("--bound", metavar="fast|threshold", help="the relaxation of the metrics bound and gap: fast (eigenvalue, diagonal and Gershgorin bounds, milliseconds) or threshold (also the threshold bound of each deflated covariance, the least kept: much tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000)")]
+
+
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
 # -- the options of the fit commands, as one record ----------------------------------------------
 @attrs.frozen
 class FitOptions:
-    """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, and the method's parts.
+    """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, the method's parts, and
+    the relaxation of the bound metrics (``--bound``).
 
     A command decorated with :func:`fit_options` receives these as one ``options`` argument instead of
     fourteen parameters; each command keeps its own options (``-k``, ``--lam``, ``--json``, ``--out``, ...)
@@ -214,6 +218,7 @@ class FitOptions:
     drop: list[str] | None = None
     columns: list[str] | None = None
     scheduler: str | None = None
+    bound: str = "fast"
 
 
 #: ``name: (typer annotation, default)`` of every :class:`FitOptions` field, in the order ``--help`` lists them.
@@ -232,6 +237,7 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "drop": (DropOpt, None),
     "columns": (ColumnsOpt, None),
     "scheduler": (SchedulerOpt, None),
+    "bound": (BoundOpt, "fast"),
 }
 
 

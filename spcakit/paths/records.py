@@ -244,6 +244,7 @@ class SparsityPath:
             "auto": self.auto,
             "stopped_early": self.stopped_early,
             "stop_note": self.stop_note,
+            "bound": first.spec.get("bound", "fast"),  # the relaxation of the levels' bounds (spcakit.fit's bound=)
             "warnings": list(dict.fromkeys(w for level in self.levels for w in level.result.warnings)),
             "levels": [
                 {self.knob: lv.level, "nz": lv.nz, "pattern": list(lv.pattern), "cpev": lv.cpev, "cpev_ratio": lv.cpev_ratio,

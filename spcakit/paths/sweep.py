@@ -10,7 +10,7 @@ import numpy as np
 
 from spcakit.operators import top_eigenpairs
 from spcakit.api import check_r, fit
-from spcakit.bounds import component_bounds
+from spcakit.bounds import check_relaxation, component_bounds
 from spcakit.composition import configure, set_k, takes_k
 from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError, ZeroLoadingError
 from spcakit.inputs import as_problem
@@ -45,10 +45,11 @@ def _spectrum(problem: Problem, r: int) -> tuple[float, float, float | None]:
     return float(np.sum(values) / trace), float(trace), top
 
 
-def _with_bounds(result: Result, problem: Problem, top: float | None) -> Result:
-    """``result`` with the metric ``bound`` (:func:`spcakit.bounds.component_bounds`, as ``spcakit.fit`` computes it),
-    from :math:`\lambda_{\max}(C)` found once for the whole path instead of once per level."""
-    bounds = component_bounds(problem.covariance, result.loadings, top_eigenvalue=top)
+def _with_bounds(result: Result, problem: Problem, top: float | None, relaxation: str = "fast") -> Result:
+    r"""``result`` with the metric ``bound`` (:func:`spcakit.bounds.component_bounds`, as ``spcakit.fit`` computes it,
+    with the ``relaxation`` given as ``bound=``), from :math:`\lambda_{\max}(C)` found once for the whole path
+    instead of once per level."""
+    bounds = component_bounds(problem.covariance, result.loadings, top_eigenvalue=top, relaxation=relaxation)
     return attrs.evolve(result, metrics={**result.metrics, "bound": list(bounds.bound)})
 
 
@@ -154,8 +155,8 @@ def path(
         The registry to look names up in.
     **fit_kwargs
         The rest of :func:`spcakit.fit`'s arguments (``truncator``, ``deflator``, ``stopper``,
-        ``refiner``, ``on_step``, part parameters); not ``metrics``: the path computes the ones
-        it reports, and only those.
+        ``refiner``, ``on_step``, ``bound``, part parameters); not ``metrics``: the path computes the ones
+        it reports, and only those (each level's ``bound`` with the relaxation ``bound=`` names).
 
     Returns
     -------
@@ -201,6 +202,7 @@ def path(
     else:
         parameter, note = None, "off (each level starts as spcakit.fit does)"
     metrics = _path_metrics(registry)
+    relaxation = check_relaxation(fit_kwargs.get("bound", "fast"), problem.p)  # each level's bound, as fit's
 
     def fit_level(level: Any, previous: PathLevel | None) -> PathLevel:
         knob_value = {knob: level}
@@ -209,14 +211,14 @@ def path(
             try:
                 result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **start,
                              **fit_kwargs)  # fmt: skip
-                return PathLevel.from_result(level, _with_bounds(result, problem, top), ceiling, warm=True)
+                return PathLevel.from_result(level, _with_bounds(result, problem, top, relaxation), ceiling, warm=True)
             except InvalidParameterError:
                 pass  # the start is unusable (e.g. its columns are dependent): this level starts afresh
         try:
             result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **fit_kwargs)
         except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
             raise _with_level(exc, knob, level) from None
-        return PathLevel.from_result(level, _with_bounds(result, problem, top), ceiling, warm=False)
+        return PathLevel.from_result(level, _with_bounds(result, problem, top, relaxation), ceiling, warm=False)
 
     levels: list[PathLevel] = []
     stop_note = ""

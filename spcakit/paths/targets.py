@@ -168,7 +168,8 @@ def target_k(
 
     def done(level: int, search: str) -> Target:
         found = cache[level]
-        result = attrs.evolve(found, metrics=compute_metrics(problem, found.loadings, chosen_metrics))
+        result = attrs.evolve(found, metrics=compute_metrics(problem, found.loadings, chosen_metrics,
+                                                             bound=fit_kwargs.get("bound", "fast")))
         kind, value = ("cpev", fraction) if cpev is not None else ("sparsity", float(sparsity))  # type: ignore[arg-type]
         return Target(k=level, result=result, kind=kind, value=value, cpev=result_cpev(found), ceiling=ceiling, search=search,
                       fitted=tuple((lv, result_cpev(cache[lv])) for lv in sorted(cache)))  # fmt: skip

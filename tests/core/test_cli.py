@@ -464,6 +464,34 @@ def test_param_form_absolute_with_lam() -> None:
     check_schema(doc, r=3, p=13)
 
 
+# -- --bound: the relaxation of the metrics bound and gap ---------------------------------------------
+def test_bound_threshold_is_recorded_and_never_above_the_fast_bound() -> None:
+    fast = run_json("run", "tpower", "-k", "4", "-r", "2")
+    tight = run_json("run", "tpower", "-k", "4", "-r", "2", "--bound", "threshold")
+    assert fast["spec"]["bound"] == "fast" and tight["spec"]["bound"] == "threshold"
+    assert tight["loadings"] == fast["loadings"]
+    assert all(t <= f for t, f in zip(tight["metrics"]["bound"], fast["metrics"]["bound"]))
+    check_schema(tight, r=2, p=13)
+    fast_path = json.loads(ok("path", "tpower", "-k", "3:4", "--json").stdout)
+    tight_path = json.loads(ok("path", "tpower", "-k", "3:4", "--bound", "threshold", "--json").stdout)
+    assert fast_path["bound"] == "fast" and tight_path["bound"] == "threshold"
+    for fast_level, tight_level in zip(fast_path["levels"], tight_path["levels"]):
+        assert all(t <= f for t, f in zip(tight_level["bound"], fast_level["bound"]))
+
+
+@pytest.mark.parametrize("command", ["run", "path"])
+def test_an_unknown_bound_exits_2_naming_the_valid_ones(command: str) -> None:
+    result = invoke(command, "tpower", "-k", "4", "--bound", "exact")
+    assert result.exit_code == 2, result.output
+    assert "Error: unknown bound relaxation 'exact'; choose one of: fast, threshold" in result.stderr
+    assert result.stdout == "" and "Traceback" not in result.output
+
+
+def test_bound_is_not_a_part_parameter() -> None:
+    result = invoke("run", "tpower", "-k", "4", "--param", "bound=threshold")
+    assert result.exit_code == 2 and "not a part parameter" in result.stderr
+
+
 # -- deflators and seeds --------------------------------------------------------------------------
 def test_deflator_hotelling_changes_rsvd_gp() -> None:
     projection = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27")

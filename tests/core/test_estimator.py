@@ -219,6 +219,23 @@ def test_clone_gives_an_unfitted_copy_that_refits_identically(cancer):
     np.testing.assert_array_equal(copy.fit(cancer).components_, model.components_)
 
 
+def test_the_bound_relaxation_is_a_parameter_that_round_trips(cancer):
+    model = SparsePCA(n_components=2, method="tpower", k=4, standardize=True, bound="threshold")
+    assert model.get_params()["bound"] == "threshold" and SparsePCA().get_params()["bound"] == "fast"
+    assert clone(model).get_params() == model.get_params()
+    assert model.set_params(bound="fast").bound == "fast"
+    fast = model.fit(cancer)
+    fast_bound, fast_gap = fast.bound_.copy(), fast.gap_.copy()
+    tight = clone(model).set_params(bound="threshold").fit(cancer)
+    assert tight.result_.spec["bound"] == "threshold" and fast.result_.spec["bound"] == "fast"
+    np.testing.assert_array_equal(tight.components_, fast.components_)
+    assert np.all(tight.bound_ <= fast_bound) and np.all(tight.gap_ <= fast_gap + 1e-12)
+    with pytest.raises(InvalidParameterError, match="choose one of: fast, threshold"):
+        SparsePCA(bound="sdp").fit(cancer)
+    with pytest.raises(InvalidParameterError, match="SparsePCA\\(bound=...\\)"):
+        SparsePCA(params={"bound": "threshold"}).fit(cancer)
+
+
 def test_pipeline_and_grid_search_over_k_method_and_n_components(cancer):
     target = load_breast_cancer().target
     pipeline = Pipeline([

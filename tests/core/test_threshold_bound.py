@@ -4,6 +4,11 @@ Any rho >= 0 gives a valid bound, so the tests draw rho freely as well as take t
 with brute force (every support of the cardinality: spcakit.testing.brute_force_optimum, support_values) on
 random, Wishart (n < p), spiked and tied covariances and correlations up to p = 16; at a node of the exact
 search, with some variables fixed in, against the best support that contains them.
+
+The bound metrics' ``"threshold"`` relaxation (``spcakit.fit(bound="threshold")``, component_bounds'
+``relaxation``): each loading's bound on the covariance the previous ones leave is never below that matrix's
+brute-force optimum and never above the ``"fast"`` bound; strictly tighter on a low-rank covariance of weakly
+correlated variables; ``"fast"`` is what every run computed before the option existed.
 """
 
 from __future__ import annotations
@@ -18,11 +23,16 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.bounds import (
     COMPONENT_SIZE,
+    RELAXATIONS,
+    THRESHOLD_LIMIT,
+    component_bounds,
+    refined_threshold_bound,
     spectral_knapsack,
     sparse_variance_bound,
     threshold_bound,
     thresholded_spectrum,
 )
+from spcakit.errors import InvalidParameterError
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 
@@ -94,3 +104,138 @@ def test_on_pitprops_it_lies_above_the_optima_and_below_the_plain_eigenvalue():
 def test_the_knapsack_fills_the_largest_values_first():
     assert spectral_knapsack(np.array([1.0, 5.0, 3.0]), np.array([1.0, 0.25, 0.5])) == pytest.approx(0.25 * 5 + 0.5 * 3 + 0.25)
     assert spectral_knapsack(np.array([-2.0, -1.0]), np.array([1.0, 1.0])) == 0.0  # negative values count as 0
+
+
+# -- the refined search over rho, and the "threshold" relaxation of the bound metrics ------------------------
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_the_refined_search_is_never_below_the_optimum(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    for k in range(1, c.shape[0] + 1):
+        bound, rho = refined_threshold_bound(c, k)
+        assert bound >= brute_force_optimum(c, k)[0] - _rounding(c) and rho >= 0, (k, bound)
+
+
+def _left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """C_t = (I - P) C (I - P), P the projection onto the span of ``previous`` (as in test_bounds)."""
+    if previous.shape[1] == 0:
+        return c
+    u, sing, _ = np.linalg.svd(previous, full_matrices=False)
+    q = u[:, sing > sing[0] * 1e-10]
+    residual = np.eye(c.shape[0]) - q @ q.T
+    return residual @ c @ residual
+
+
+def _check_relaxations(c: np.ndarray, x: np.ndarray) -> None:
+    fast = component_bounds(c, x)
+    tight = component_bounds(c, x, relaxation="threshold")
+    assert tight.achieved == fast.achieved
+    for t in range(x.shape[1]):
+        k = int(np.count_nonzero(x[:, t]))
+        if k == 0:
+            assert tight.bound[t] == 0.0 and tight.which[t] == "zero"
+            continue
+        ct = _left_by(c, x[:, :t])
+        optimum = brute_force_optimum((ct + ct.T) / 2, k)[0]
+        assert tight.bound[t] >= optimum - _rounding(c), (t, tight, optimum)
+        assert tight.bound[t] <= fast.bound[t], (t, tight, fast)  # the least of more bounds
+        assert (tight.which[t] == "threshold") == (tight.bound[t] < fast.bound[t]), (t, tight, fast)
+        assert 0.0 <= tight.gap[t] <= fast.gap[t] + 1e-12 and tight.gap[t] <= 1.0
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_with_the_threshold_relaxation_each_components_bound_holds_against_brute_force(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    rng = np.random.default_rng(data.draw(sps.seeds(), label="seed"))
+    x = rng.standard_normal((p, data.draw(st.integers(1, min(3, p)), label="r")))
+    for j in range(x.shape[1]):
+        x[rng.permutation(p)[data.draw(st.integers(1, p), label=f"k_{j}"):], j] = 0.0
+    _check_relaxations(c, x)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_fits_threshold_bounds_hold_and_never_exceed_the_fast_ones(family, data):
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    r, k = data.draw(st.integers(1, min(2, p)), label="r"), data.draw(st.integers(1, p), label="k")
+    try:
+        fast = spcakit.fit(spcakit.Covariance(c), "tpower", r=r, k=k, metrics=["bound", "gap"])
+    except InvalidParameterError as exc:  # r above the rank: refused, with that reason
+        if "rank" not in str(exc):
+            raise
+        return
+    tight = spcakit.fit(spcakit.Covariance(c), "tpower", r=r, k=k, metrics=["bound", "gap"], bound="threshold")
+    np.testing.assert_array_equal(tight.loadings, fast.loadings)  # the relaxation changes the metrics alone
+    assert tight.spec["bound"] == "threshold" and fast.spec["bound"] == "fast"
+    for t in range(r):
+        ct = _left_by(c, fast.loadings[:, :t])
+        optimum = brute_force_optimum((ct + ct.T) / 2, int(np.count_nonzero(fast.loadings[:, t])))[0]
+        assert optimum - _rounding(c) <= tight.metrics["bound"][t] <= fast.metrics["bound"][t], t
+        assert 0.0 <= tight.metrics["gap"][t] <= 1.0
+
+
+def _weakly_correlated(n: int = 12, p: int = 150, seed: int = 3) -> np.ndarray:
+    """A Wishart covariance with n << p (rank n - 1) and unequal variances: many weakly linked variables, as in
+    gene expression, where the fast bounds sit near lambda_max."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, p)) * rng.uniform(0.5, 2.0, p)
+    return np.cov(a, rowvar=False)
+
+
+def test_the_threshold_relaxation_is_strictly_tighter_on_a_low_rank_covariance():
+    c = _weakly_correlated()
+    result = spcakit.fit(spcakit.Covariance(c), "tpower", r=2, k=8)
+    tight = spcakit.fit(spcakit.Covariance(c), "tpower", r=2, k=8, bound="threshold")
+    for t in range(2):
+        assert tight.metrics["bound"][t] < 0.9 * result.metrics["bound"][t], (tight.metrics, result.metrics)
+        assert tight.metrics["gap"][t] < result.metrics["gap"][t]
+
+
+def test_on_colon_genes_the_threshold_bound_is_far_tighter(load_shared):
+    x = load_shared("colon_alon_62x2000.npz")["X"][:, :300]
+    fast = spcakit.fit(x, "tpower", r=1, k=10)
+    tight = spcakit.fit(x, "tpower", r=1, k=10, bound="threshold")
+    achieved = fast.metrics["bound"][0] * (1 - fast.metrics["gap"][0])
+    assert achieved <= tight.metrics["bound"][0] < 0.9 * fast.metrics["bound"][0]
+
+
+def test_the_fast_relaxation_is_the_default_and_unchanged():
+    c = spcakit.datasets.pitprops().matrix
+    default = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4)
+    fast = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4, bound="fast")
+    assert default.metrics == fast.metrics and default.spec["bound"] == "fast"
+    by_hand = component_bounds(c, default.loadings, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
+    assert default.metrics["bound"] == list(by_hand.bound) and default.metrics["gap"] == list(by_hand.gap)
+    assert "threshold" not in by_hand.which
+
+
+@pytest.mark.parametrize("bound", ["exact", "Threshold", "", None, 1])
+def test_unknown_relaxations_are_refused_naming_the_valid_ones(bound):
+    with pytest.raises(InvalidParameterError, match="choose one of: " + ", ".join(RELAXATIONS)):
+        spcakit.fit(spcakit.datasets.pitprops().matrix, "tpower", r=1, k=4, covariance=True, bound=bound)
+
+
+def test_the_threshold_relaxation_is_refused_above_its_limit():
+    wide = np.random.default_rng(0).standard_normal((3, THRESHOLD_LIMIT + 1))
+    with pytest.raises(InvalidParameterError, match=f"up to p = {THRESHOLD_LIMIT}.*p = {THRESHOLD_LIMIT + 1}"):
+        spcakit.fit(wide, "tpower", r=1, k=4, bound="threshold")
+    with pytest.raises(InvalidParameterError, match="bound='fast'"):
+        component_bounds(np.eye(THRESHOLD_LIMIT + 1), np.eye(THRESHOLD_LIMIT + 1)[:, :1], relaxation="threshold")
+
+
+def test_paths_and_targets_pass_the_relaxation_through():
+    c = _weakly_correlated(p=60)
+    fast = spcakit.path(spcakit.Covariance(c), "tpower", r=1, k="4:6")
+    tight = spcakit.path(spcakit.Covariance(c), "tpower", r=1, k="4:6", bound="threshold")
+    for a, b in zip(fast.levels, tight.levels):
+        assert b.result.metrics["bound"][0] <= a.result.metrics["bound"][0] and b.result.spec["bound"] == "threshold"
+    assert any(b.result.metrics["bound"][0] < a.result.metrics["bound"][0] for a, b in zip(fast.levels, tight.levels))
+    target = spcakit.target_k(spcakit.Covariance(c), "tpower", r=1, sparsity=0.9, bound="threshold")
+    direct = spcakit.fit(spcakit.Covariance(c), "tpower", r=1, k=target.k, bound="threshold")
+    assert target.result.metrics["bound"] == direct.metrics["bound"]

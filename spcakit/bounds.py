@@ -49,8 +49,8 @@ from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_
 __all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound", "spectral_knapsack", "threshold_bound", "thresholded_spectrum", "ThresholdedSpectrum",
-           "COMPONENT_SIZE", "RHO_GRID", "COARSE_RHO_GRID", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
-           "refined_threshold_bound"]
+           "thresholded_blocks", "ThresholdedBlocks", "COMPONENT_SIZE", "RHO_GRID", "COARSE_RHO_GRID", "RELAXATIONS",
+           "THRESHOLD_LIMIT", "check_relaxation", "refined_threshold_bound"]
 
 #: The bounds :func:`sparse_variance_bound` takes the smallest of, in the order that decides ties.
 BOUNDS = ("eigenvalue", "diagonal", "gershgorin")
@@ -400,18 +400,32 @@ class ThresholdedSpectrum:
 COMPONENT_SIZE = 128
 
 
-def thresholded_spectrum(c: np.ndarray, rho: float, k: int, fixed: np.ndarray | None = None) -> ThresholdedSpectrum:
+@attrs.frozen(kw_only=True)
+class ThresholdedBlocks:
+    r""":math:`M_\rho` decomposed block by block (see :func:`thresholded_blocks`): the variables ``alone`` (their
+    diagonal entries are eigenvalues), and per block its ``members``, eigenvalues (ascending) and eigenvectors;
+    what :func:`thresholded_spectrum` needs besides the support's constraints, so it may be kept and reused."""
+
+    rho: float
+    diagonal: np.ndarray = attrs.field(eq=False)
+    alone: np.ndarray = attrs.field(eq=False)
+    blocks: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = attrs.field(eq=False)
+
+    @property
+    def nbytes(self) -> int:
+        """The memory it holds (for caches)."""
+        return int(self.diagonal.nbytes + self.alone.nbytes + sum(m.nbytes + v.nbytes + u.nbytes for m, v, u in self.blocks))
+
+
+def thresholded_blocks(c: np.ndarray, rho: float) -> ThresholdedBlocks:
     r""":math:`M_\rho`, ``c`` with its off-diagonal entries soft-thresholded by ``rho``
-    (:math:`\operatorname{sign}(c_{ij}) (|c_{ij}| - \rho)_+`, the diagonal kept), decomposed: its eigenvalues,
-    each eigenvector's capacity (its squared weight on the ``fixed`` variables plus its ``k - |fixed|``
-    largest squared entries on the others, at most 1), and the top eigenvector's absolute entries.
+    (:math:`\operatorname{sign}(c_{ij}) (|c_{ij}| - \rho)_+`, the diagonal kept), eigen-decomposed.
 
     :math:`M_\rho` is block diagonal on the connected components of the entries above ``rho``: above
     :data:`COMPONENT_SIZE` variables each block is decomposed on its own, and a variable alone is an
-    eigenvalue (its diagonal entry) of capacity 1.
+    eigenvalue (its diagonal entry).
     """
     m = c.shape[0]
-    fixed = np.zeros(m, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
         count, labels = 1, np.zeros(m, dtype=int)
     else:
@@ -422,19 +436,40 @@ def thresholded_spectrum(c: np.ndarray, rho: float, k: int, fixed: np.ndarray | 
         np.fill_diagonal(linked, False)
         count, labels = connected_components(csr_matrix(linked), directed=False)
     sizes = np.bincount(labels, minlength=count)
-    alone = sizes[labels] == 1
-    values, capacities = [np.diag(c)[alone]], [np.ones(int(alone.sum()))]
-    top, best = np.zeros(m), -np.inf
-    if alone.any():
-        lone = int(np.flatnonzero(alone)[np.argmax(values[0])])
-        best, top[lone] = float(c[lone, lone]), 1.0
-    need = max(k - int(fixed.sum()), 0)
+    blocks = []
     for component in np.flatnonzero(sizes > 1):
         members = np.flatnonzero(labels == component)
         block = c[np.ix_(members, members)]
         thresholded = np.sign(block) * np.maximum(np.abs(block) - rho, 0.0)
         thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
-        block_values, vectors = np.linalg.eigh(thresholded)
+        values, vectors = np.linalg.eigh(thresholded)
+        blocks.append((members, values, vectors))
+    return ThresholdedBlocks(rho=float(rho), diagonal=np.diag(c).copy(), alone=np.flatnonzero(sizes[labels] == 1),
+                             blocks=tuple(blocks))  # fmt: skip
+
+
+def thresholded_spectrum(
+    c: np.ndarray | None, rho: float, k: int, fixed: np.ndarray | None = None, *, blocks: ThresholdedBlocks | None = None
+) -> ThresholdedSpectrum:
+    r"""The spectrum of :math:`M_\rho` (:func:`thresholded_blocks`, or the ``blocks`` given, for ``c`` and ``rho``):
+    its eigenvalues, each eigenvector's capacity (its squared weight on the ``fixed`` variables plus its
+    ``k - |fixed|`` largest squared entries on the others, at most 1; a variable alone has capacity 1), and
+    the top eigenvector's absolute entries.
+    """
+    if blocks is None:
+        if c is None:
+            raise InvalidParameterError("thresholded_spectrum needs the matrix c or its blocks")
+        blocks = thresholded_blocks(c, rho)
+    diagonal = blocks.diagonal
+    m = diagonal.shape[0]
+    fixed = np.zeros(m, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
+    values, capacities = [diagonal[blocks.alone]], [np.ones(blocks.alone.size)]
+    top, best = np.zeros(m), -np.inf
+    if blocks.alone.size:
+        lone = int(blocks.alone[np.argmax(values[0])])
+        best, top[lone] = float(diagonal[lone]), 1.0
+    need = max(k - int(fixed.sum()), 0)
+    for members, block_values, vectors in blocks.blocks:
         squares = vectors**2
         capacity = squares[fixed[members]].sum(axis=0)
         free = squares[~fixed[members]]

@@ -41,7 +41,8 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   x^\top M_\rho x + \rho (k - 1)`, and :math:`x^\top M_\rho x` is bounded by the spectral knapsack of
   :math:`(M_\rho)_{UU}`. :math:`M_\rho` falls apart into the connected components of the entries above
   :math:`\rho`, each decomposed on its own; :math:`\rho` is chosen on a grid at the root and moved by
-  a factor :data:`RHO_STEP` up or down at each node. On low-rank covariances of many variables
+  a factor :data:`RHO_STEP` up or down at each node (the decompositions of recent allowed sets are
+  kept: a child that fixes a variable in has its parent's). On low-rank covariances of many variables
   (gene expression) this is by far the tightest of the bounds.
 
 The search is best-first (the open node of largest bound next), so the largest bound among the open
@@ -66,16 +67,18 @@ spectral bound, from its own eigenvectors, can exceed its parent's), and the bes
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 import time
 from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 import numpy as np
 
 from spcakit import progress
-from spcakit.bounds import RHO_GRID, raised_for_rounding, spectral_knapsack, thresholded_spectrum
+from spcakit.bounds import RHO_GRID, raised_for_rounding, spectral_knapsack, thresholded_blocks, thresholded_spectrum
 from spcakit.errors import InvalidParameterError
 from spcakit.linalg import generalized_top
 
@@ -91,11 +94,14 @@ EIGEN_NODE_LIMIT = 400
 ANNIHILATION_RTOL = 1e-8
 #: What the search calls itself in its progress reports (:func:`spcakit.progress.report`).
 TASK = "branch and bound"
-#: Each node tries its parent's :math:`\rho` and that divided and multiplied by this.
+#: Each node tries its parent's :math:`\rho` and that multiplied (odd depths) or divided (even depths) by this.
 RHO_STEP = 1.25
 #: The root's grid stops after this many values of :math:`\rho` in a row (largest first) that do not improve
 #: on the best: every :math:`\rho` gives a valid bound, so stopping early only saves the largest blocks.
 RHO_PATIENCE = 4
+#: The eigen-decompositions of recent allowed sets are kept up to this many bytes (a child that fixes a
+#: variable in has its parent's allowed set).
+DECOMPOSITION_BYTES = 64 * 2**20
 #: A node's descendants compute the threshold bound only when it was at least this much (relative) below
 #: the node's other bounds.
 THRESHOLD_GAIN = 1e-3
@@ -165,6 +171,24 @@ class _Problem:
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
             values, vectors = np.linalg.eigh(self.a)
             self.values, self.squares = np.clip(values[::-1], 0.0, None), vectors[:, ::-1] ** 2
+        self._kept: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
+        self._kept_bytes = 0
+
+    def _remembered(self, key: tuple[Any, ...], compute: Callable[[], Any], nbytes: Callable[[Any], int]) -> Any:
+        """``compute()``, kept under ``key`` while the most recent ones fit in :data:`DECOMPOSITION_BYTES`: a node's
+        child that fixes a variable in has the node's allowed set, so the same decompositions."""
+        if key in self._kept:
+            self._kept.move_to_end(key)
+            return self._kept[key][0]
+        value = compute()
+        size = nbytes(value)
+        if size <= DECOMPOSITION_BYTES:
+            self._kept[key] = (value, size)
+            self._kept_bytes += size
+            while self._kept_bytes > DECOMPOSITION_BYTES:
+                _, (_, dropped) = self._kept.popitem(last=False)
+                self._kept_bytes -= dropped
+        return value
 
     def knapsack(self, values: np.ndarray, squares: np.ndarray, fixed: np.ndarray) -> float:
         """The spectral bound: fill the largest eigenvalues first, each up to its vector's weight on a support
@@ -205,8 +229,11 @@ class _Problem:
             value, y = self.value(index)
             weights[index] = np.abs(y)
             return value, weights
-        values, vectors = np.linalg.eigh(self.a[np.ix_(index, index)])
-        values, vectors = np.clip(values[::-1], 0.0, None), vectors[:, ::-1]
+        def decompose() -> tuple[np.ndarray, np.ndarray]:
+            values, vectors = np.linalg.eigh(self.a[np.ix_(index, index)])
+            return np.clip(values[::-1], 0.0, None), vectors[:, ::-1]
+
+        values, vectors = self._remembered(("eigen", allowed.tobytes()), decompose, lambda d: d[0].nbytes + d[1].nbytes)
         weights[index] = np.abs(vectors[:, 0])
         spectral = self.knapsack(values, vectors**2, included[index])
         return min(float(values[0]), spectral), weights
@@ -217,12 +244,15 @@ class _Problem:
         :math:`(M_\rho)_{UU}` plus :math:`\rho (k - 1)`; with the :math:`\rho` that gave it and the
         weights of the variables in the top eigenvector of :math:`(M_\rho)_{UU}` (for branching)."""
         index = np.flatnonzero(allowed)
-        sub = self.a[np.ix_(index, index)]
         fixed = included[index]
+        key = allowed.tobytes()
         best, best_rho, best_weights = np.inf, 0.0, np.zeros(index.size)
         rising = 0
         for rho in sorted(rhos, reverse=True):  # large rho first: small blocks, cheap
-            spectrum = thresholded_spectrum(sub, float(rho), self.k, fixed)
+            blocks = self._remembered(("threshold", key, float(rho)),
+                                      lambda rho=rho: thresholded_blocks(self.a[np.ix_(index, index)], float(rho)),
+                                      lambda b: b.nbytes)  # fmt: skip
+            spectrum = thresholded_spectrum(None, float(rho), self.k, fixed, blocks=blocks)
             bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (self.k - 1)
             if bound < best:
                 best, best_rho, best_weights, rising = bound, float(rho), spectrum.top, 0
@@ -332,7 +362,11 @@ def branch_and_bound(
             bound, weights = problem.top(allowed, included)
         if problem.q is None:
             if rho is None or rho > 0:
-                rhos = root_rhos if rho is None else (rho / RHO_STEP, rho, rho * RHO_STEP)
+                if rho is None:
+                    rhos = root_rhos
+                else:  # the parent's rho and one step from it, up at odd depths and down at even ones
+                    depth = int(included.sum()) + int(p - allowed.sum())
+                    rhos = (rho, rho * RHO_STEP if depth % 2 else rho / RHO_STEP)
                 threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos)
                 if weights is None:
                     weights = threshold_weights

@@ -239,3 +239,20 @@ def test_paths_and_targets_pass_the_relaxation_through():
     target = spcakit.target_k(spcakit.Covariance(c), "tpower", r=1, sparsity=0.9, bound="threshold")
     direct = spcakit.fit(spcakit.Covariance(c), "tpower", r=1, k=target.k, bound="threshold")
     assert target.result.metrics["bound"] == direct.metrics["bound"]
+
+
+def test_kept_blocks_give_the_same_spectrum_for_any_fixed_set():
+    from spcakit.bounds import thresholded_blocks
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((30, COMPONENT_SIZE + 40))
+    c = x.T @ x / 30
+    rho = float(np.quantile(np.abs(c[np.triu_indices_from(c, 1)]), 0.98))
+    blocks = thresholded_blocks(c, rho)
+    for fixed_at in ([], [3], [0, 7, 100]):
+        fixed = np.zeros(c.shape[0], dtype=bool)
+        fixed[fixed_at] = True
+        direct, kept = thresholded_spectrum(c, rho, 6, fixed), thresholded_spectrum(None, rho, 6, fixed, blocks=blocks)
+        np.testing.assert_array_equal(direct.values, kept.values)
+        np.testing.assert_array_equal(direct.capacities, kept.capacities)
+    assert blocks.nbytes > 0

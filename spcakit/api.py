@@ -268,11 +268,12 @@ def fit(
         e.g. an ID or label column; a DataFrame's non-numeric columns must
         be removed so. Misspelt names are refused with the closest ones.
     on_step
-        Called after every update step as ``on_step(state)`` with the
-        driver's :class:`~spcakit.state.IterState` (iteration, loadings,
-        objective, component being found): for progress bars, logging or
-        early inspection. It must not change the state. When some columns are
-        constant, the state's loadings are those of the columns that vary.
+        Called after every update step as ``on_step(component, n_components,
+        iteration)``: the component being found and how many there are (0 and
+        1 for a block method, which finds all at once), and the step just done - for
+        progress bars and logging (:data:`spcakit.protocols.StepCallback`).
+        Work inside one step (the ``exact`` method's search) reports through
+        :mod:`spcakit.progress` instead.
     metrics
         The names of the metrics to compute (``spcakit.get_registry().metrics()``
         lists them; default: all). Some metrics cost more than the fit on

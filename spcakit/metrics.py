@@ -21,7 +21,10 @@ Every run reports every registered :class:`Metric`: the generic ones below
 (registered by spcakit's core plugin) and those plugins add through the
 ``spcakit_register_metrics`` hook. A metric is a function of the problem,
 the loadings and a :class:`MetricContext`, which computes what several
-metrics share (the leading eigenvalues of :math:`C`) once per run.
+metrics share (the leading eigenvalues of :math:`C`) once per run. Every
+registered metric works from the loadings and products with :math:`C` alone,
+never from ``problem.data`` (whose first use makes the centred ``n x p`` copy
+of dense data).
 """
 
 from __future__ import annotations

@@ -18,6 +18,33 @@ as any other. Nothing :math:`p\times p` is formed: the data path works with
 :math:`XH` (``n x k``), the covariance path with :math:`CH` (``p x k``) and
 ``k x k`` matrices.
 
+The registered metrics never read the data (:func:`run_criteria`): for data
+:math:`X^\top X = sC` (:func:`data_divisor`: :math:`s = n - 1`, or :math:`n`
+uncentred), so :math:`\|X\|_F^2 = s\operatorname{tr}C` and
+:math:`\|XH(XH)^+X\|_F^2 = s\operatorname{tr}\big((U^\top CU)^+(CU)^\top CU\big)`:
+the covariance path times :math:`s`, one product :math:`CU` and no centred
+``n x p`` copy of the data. Both paths are exact formulas; they differ by
+rounding, and in one respect: the covariance path works with
+:math:`U^\top CU = (XU)^\top XU/s`, whose condition number is the square of
+that of :math:`XU`. A direction of :math:`\operatorname{span}(XU)` counts
+when its eigenvalue of :math:`U^\top CU` exceeds
+:math:`\max(p, k)\,\epsilon` times the largest, i.e. when its singular value
+of :math:`XU` exceeds :math:`\sqrt{\max(p, k)\,\epsilon}` (about
+:math:`3\cdot 10^{-7}` for ``p = 500``) of the largest, where the data path
+(:func:`~spcakit.metrics.orthonormal_basis` of :math:`XU`) keeps it down to
+:math:`\max(n, k)\,\epsilon`. Loadings that lose rank in :math:`X` (more
+loadings than the rank of the data, a loading in the null space of
+:math:`X`, loadings that repeat a direction) give the same values on both
+paths: rounding leaves such a direction of :math:`XU` near
+:math:`\epsilon\|X\|_2`, below both thresholds. The paths tell loadings apart
+only when :math:`\kappa(XU)` lies between about
+:math:`1/\sqrt{\max(p, k)\,\epsilon}` and :math:`1/(\max(n, k)\,\epsilon)`
+(a loading whose image :math:`Xh` is :math:`10^{-8}` of the others', say),
+where the loss itself is barely determined: it jumps where :math:`XH` drops
+rank, and a perturbation of :math:`H` of relative size :math:`1/\kappa(XU)`
+moves it across. Otherwise the two agree to about
+:math:`\epsilon\,\kappa(XU)^2\,\|X\|_F^2`.
+
 :data:`METRICS` are registered by the plugin (``loss``, ``normalized_loss``,
 ``symmetric_explained_variance``); the three come from one
 :func:`encoder_metrics` per run, which takes :math:`\|X_k\|_F^2` from the
@@ -75,7 +102,10 @@ def encoder_metrics(
     on it, through :math:`XU` (``n x k``); without, :math:`X = C^{1/2}` and
     :math:`\|XH(XH)^+X\|_F^2 = \operatorname{tr}\big((U^\top CU)^+ (CU)^\top CU\big)`.
     ``loss`` is on the scale of that :math:`X` (the centred data; for a
-    covariance, :math:`\operatorname{tr} C` is the total).
+    covariance, :math:`\operatorname{tr} C` is the total). The registered
+    metrics take the covariance path and scale the loss to the data
+    (:func:`run_criteria`); the data path is kept for checks, and is the more
+    accurate where :math:`XU` is ill-conditioned (see the module's description).
 
     Parameters
     ----------
@@ -134,27 +164,40 @@ def encoder_metrics(
     }
 
 
-def _operator_data_divisor(problem: Problem) -> float:
-    r""":math:`s` with :math:`X^\top X = sC` when the data are held only inside the covariance operator
-    (``scipy.sparse`` input: ``problem.data`` is ``None`` but the record says data), else 1."""
+def data_divisor(problem: Problem) -> float:
+    r""":math:`s` with :math:`X^\top X = sC` for the problem's data :math:`X` (1 without data: :math:`X = C^{1/2}`).
+
+    From the input record when the problem was built from data (:math:`s = n - 1` centred, :math:`n`
+    uncentred, as :mod:`spcakit.inputs` divides), so that the data are never read; for a problem built by
+    hand with a data array, :math:`\|X\|_F^2/\operatorname{tr}C` (the array is read where it is: no copy),
+    or :math:`n - 1` when its data would be made on first use (as :attr:`~spcakit.problem.Problem.max_rank`
+    assumes).
+    """
     record = problem.input
-    if record is None or record.kind != "data" or problem.data is not None:
-        return 1.0
-    n = record.shape[0]
-    return float(n - 1 if record.center else n)
+    if record is not None and record.kind == "data":
+        n = record.shape[0]
+        return float(n - 1 if record.center else n)
+    if problem.data_in_memory:
+        data = problem.data
+        trace = problem.covariance.trace()
+        return float(np.vdot(data, data)) / trace if trace > 0 else 1.0
+    if problem.n_samples is not None:
+        return float(problem.n_samples - 1)
+    return 1.0
 
 
 def run_criteria(problem: Problem, loadings: np.ndarray, context: MetricContext) -> dict[str, float]:
-    """The three criteria of a run, on its data when it has some: computed once per run and shared.
+    r"""The three criteria of a run, on the scale of its data when it has some: computed once per run and shared.
 
-    Data held only in the operator (sparse input) are :math:`X = \\sqrt{s}\\,C^{1/2}` as far as the
-    criteria go (they depend on :math:`X^\\top X = sC` alone): the loss is that of :math:`C^{1/2}` times
-    :math:`s`, equal to the loss on the same data given dense.
+    Computed from the covariance operator alone, never from ``problem.data`` (which would make the centred
+    ``n x p`` copy of dense data): the criteria depend on :math:`X` only through :math:`X^\top X = sC`
+    (:func:`data_divisor`), so the data are :math:`\sqrt{s}\,C^{1/2}` as far as they go; the loss is that of
+    :math:`C^{1/2}` times :math:`s`, the ratios are those of :math:`C^{1/2}`. :func:`encoder_metrics` with the
+    data computes the same on the data themselves (see the module's description for how the two differ).
     """
     def compute() -> dict[str, float]:
-        criteria = encoder_metrics(loadings, problem.covariance, problem.data,
-                                   spectrum=context.top_eigenvalues(loadings.shape[1]))  # fmt: skip
-        criteria["loss"] *= _operator_data_divisor(problem)
+        criteria = encoder_metrics(loadings, problem.covariance, spectrum=context.top_eigenvalues(loadings.shape[1]))
+        criteria["loss"] *= data_divisor(problem)
         return criteria
 
     return context.shared(SHARED_KEY, compute)

@@ -39,7 +39,7 @@ from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_deflator_contract, check_initializer_contract
 from spcakit_encoders.carry import FEATURES_FOUND, features_found
 from spcakit_encoders.encoder import cssp_encoder
-from spcakit_encoders.metrics import ENCODER_METRICS, METRICS, encoder_metrics
+from spcakit_encoders.metrics import ENCODER_METRICS, METRICS, data_divisor, encoder_metrics
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 SELECTORS = ("dual-set-columns", "leverage-columns", "leverage-sampling")
@@ -269,8 +269,9 @@ def test_pca_is_the_optimal_encoder(problem, k):
 @SETTINGS
 @given(sps.data_matrices((3, 30), (2, 15)), sps.seeds())
 def test_registered_metrics_are_the_criteria_and_agree_between_operators(a, seed):
-    """The three registered metrics are :func:`encoder_metrics` of the run's problem (on its data when it
-    has some) and agree between an explicit covariance and the matrix-free one of the same data."""
+    """The three registered metrics are :func:`encoder_metrics` of the run's covariance (the loss scaled to
+    the data when the problem has some, which are never read for it), agree with :func:`encoder_metrics` on
+    the data, and agree between an explicit covariance and the matrix-free one of the same data."""
     a = a - a.mean(axis=0)
     x = np.random.default_rng(seed).standard_normal((a.shape[1], 2 if a.shape[1] > 1 else 1))
     assert tuple(m.name for m in METRICS) == ENCODER_METRICS
@@ -282,8 +283,11 @@ def test_registered_metrics_are_the_criteria_and_agree_between_operators(a, seed
     left, right, on_data = (compute_metrics(problem, x, METRICS) for problem in (gram, dense, with_data))
     for key in ENCODER_METRICS:
         assert left[key] == pytest.approx(right[key], rel=1e-9, abs=1e-12)
-    assert on_data == encoder_metrics(x, dense.covariance, a)
     assert right == encoder_metrics(x, dense.covariance)
-    # on the data the loss is on the data's scale, n - 1 times that of X = C^(1/2); the ratios agree
-    assert on_data["loss"] == pytest.approx((a.shape[0] - 1) * right["loss"], rel=1e-6, abs=1e-9 * float(np.sum(a**2)))
-    assert on_data["symmetric_explained_variance"] == pytest.approx(right["symmetric_explained_variance"], rel=1e-6, abs=1e-9)
+    # with data the loss is on the data's scale, ||A||_F^2 / tr C = n - 1 times that of X = C^(1/2); the ratios agree
+    assert data_divisor(with_data) == pytest.approx(a.shape[0] - 1, rel=1e-9)  # columns never constant: tr C > 0
+    assert on_data == {**right, "loss": right["loss"] * data_divisor(with_data)}
+    # the data path: exact formulas both, they differ by rounding (squared by the covariance path, see the module)
+    reference = encoder_metrics(x, dense.covariance, a)
+    assert on_data["loss"] == pytest.approx(reference["loss"], rel=1e-6, abs=1e-9 * float(np.sum(a**2)))
+    assert on_data["symmetric_explained_variance"] == pytest.approx(reference["symmetric_explained_variance"], rel=1e-6, abs=1e-9)

@@ -45,12 +45,12 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import LoadingSpan, Metric, MetricContext, format_number, loading_span, shared_span
 from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
+from spcakit.thresholding import RHO_GRID, spectral_knapsack, threshold_search, thresholded_spectrum
 
 __all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
-           "sparse_variance_bound", "spectral_knapsack", "threshold_bound", "thresholded_spectrum", "ThresholdedSpectrum",
-           "thresholded_blocks", "ThresholdedBlocks", "COMPONENT_SIZE", "RHO_GRID", "COARSE_RHO_GRID", "RELAXATIONS",
-           "THRESHOLD_LIMIT", "check_relaxation", "refined_threshold_bound"]
+           "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
+           "refined_threshold_bound"]
 
 #: The bounds :func:`sparse_variance_bound` takes the smallest of, in the order that decides ties.
 BOUNDS = ("eigenvalue", "diagonal", "gershgorin")
@@ -291,7 +291,7 @@ def component_bounds(
         if dense is not None:
             j = int(before[t])
             left = _left_matrix(dense, basis[:, :j], c_basis[:, :j], m[:j, :j])
-            bounds["threshold"] = _threshold_search(left, k)[0]
+            bounds["threshold"] = threshold_search(left, k)[0]
         which = min(bounds, key=lambda name: (bounds[name], _COMPONENT_ORDER.index(name)))
         bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
@@ -371,142 +371,25 @@ def gershgorin_bound(
 
 
 # -- the threshold bound (a feasible point of the DSPCA relaxation's dual) ---------------------------------------
-def spectral_knapsack(values: np.ndarray, capacities: np.ndarray) -> float:
-    r"""The fractional knapsack :math:`\max \sum_i \lambda_i w_i` over :math:`\sum_i w_i \le 1`,
-    :math:`0 \le w_i \le c_i`: the largest values first, each up to its capacity (negative values count as 0,
-    which only raises it).
-
-    With :math:`M = \sum_i \lambda_i u_iu_i^\top` and :math:`w_i = (u_i^\top x)^2` for a unit :math:`x`, this
-    bounds :math:`x^\top M x` whenever each :math:`(u_i^\top x)^2 \le c_i`; for ``x`` on a support of ``k``
-    variables, :math:`c_i` = the sum of :math:`u_i`'s ``k`` largest squared entries will do.
-    """
-    values = np.asarray(values, dtype=float)
-    order = np.argsort(-values, kind="stable")
-    filled = np.minimum(np.cumsum(np.asarray(capacities, dtype=float)[order]), 1.0)
-    return float(np.clip(values[order], 0.0, None) @ np.diff(filled, prepend=0.0))
-
-
-@attrs.frozen(kw_only=True)
-class ThresholdedSpectrum:
-    r"""The spectrum of :math:`M_\rho` (see :func:`thresholded_spectrum`): ``values`` with their eigenvectors'
-    ``capacities``, and ``top``, the absolute entries of the eigenvector of the largest value."""
-
-    values: np.ndarray = attrs.field(eq=False)
-    capacities: np.ndarray = attrs.field(eq=False)
-    top: np.ndarray = attrs.field(eq=False)
-
-
-#: Matrices of at most this many variables are thresholded as one block, larger ones by connected components.
-COMPONENT_SIZE = 128
-
-
-@attrs.frozen(kw_only=True)
-class ThresholdedBlocks:
-    r""":math:`M_\rho` decomposed block by block (see :func:`thresholded_blocks`): the variables ``alone`` (their
-    diagonal entries are eigenvalues), and per block its ``members``, eigenvalues (ascending) and eigenvectors;
-    what :func:`thresholded_spectrum` needs besides the support's constraints, so it may be kept and reused."""
-
-    rho: float
-    diagonal: np.ndarray = attrs.field(eq=False)
-    alone: np.ndarray = attrs.field(eq=False)
-    blocks: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = attrs.field(eq=False)
-
-    @property
-    def nbytes(self) -> int:
-        """The memory it holds (for caches)."""
-        return int(self.diagonal.nbytes + self.alone.nbytes + sum(m.nbytes + v.nbytes + u.nbytes for m, v, u in self.blocks))
-
-
-def thresholded_blocks(c: np.ndarray, rho: float) -> ThresholdedBlocks:
-    r""":math:`M_\rho`, ``c`` with its off-diagonal entries soft-thresholded by ``rho``
-    (:math:`\operatorname{sign}(c_{ij}) (|c_{ij}| - \rho)_+`, the diagonal kept), eigen-decomposed.
-
-    :math:`M_\rho` is block diagonal on the connected components of the entries above ``rho``: above
-    :data:`COMPONENT_SIZE` variables each block is decomposed on its own, and a variable alone is an
-    eigenvalue (its diagonal entry).
-    """
-    m = c.shape[0]
-    if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
-        count, labels = 1, np.zeros(m, dtype=int)
-    else:
-        from scipy.sparse import csr_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        linked = np.abs(c) > rho
-        np.fill_diagonal(linked, False)
-        count, labels = connected_components(csr_matrix(linked), directed=False)
-    sizes = np.bincount(labels, minlength=count)
-    blocks = []
-    for component in np.flatnonzero(sizes > 1):
-        members = np.flatnonzero(labels == component)
-        block = c[np.ix_(members, members)]
-        thresholded = np.sign(block) * np.maximum(np.abs(block) - rho, 0.0)
-        thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
-        values, vectors = np.linalg.eigh(thresholded)
-        blocks.append((members, values, vectors))
-    return ThresholdedBlocks(rho=float(rho), diagonal=np.diag(c).copy(), alone=np.flatnonzero(sizes[labels] == 1),
-                             blocks=tuple(blocks))  # fmt: skip
-
-
-def thresholded_spectrum(
-    c: np.ndarray | None, rho: float, k: int, fixed: np.ndarray | None = None, *, blocks: ThresholdedBlocks | None = None
-) -> ThresholdedSpectrum:
-    r"""The spectrum of :math:`M_\rho` (:func:`thresholded_blocks`, or the ``blocks`` given, for ``c`` and ``rho``):
-    its eigenvalues, each eigenvector's capacity (its squared weight on the ``fixed`` variables plus its
-    ``k - |fixed|`` largest squared entries on the others, at most 1; a variable alone has capacity 1), and
-    the top eigenvector's absolute entries.
-    """
-    if blocks is None:
-        if c is None:
-            raise InvalidParameterError("thresholded_spectrum needs the matrix c or its blocks")
-        blocks = thresholded_blocks(c, rho)
-    diagonal = blocks.diagonal
-    m = diagonal.shape[0]
-    fixed = np.zeros(m, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
-    values, capacities = [diagonal[blocks.alone]], [np.ones(blocks.alone.size)]
-    top, best = np.zeros(m), -np.inf
-    if blocks.alone.size:
-        lone = int(blocks.alone[np.argmax(values[0])])
-        best, top[lone] = float(diagonal[lone]), 1.0
-    need = max(k - int(fixed.sum()), 0)
-    for members, block_values, vectors in blocks.blocks:
-        squares = vectors**2
-        capacity = squares[fixed[members]].sum(axis=0)
-        free = squares[~fixed[members]]
-        take = min(need, free.shape[0])
-        if take:
-            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take :].sum(axis=0)
-        values.append(block_values)
-        capacities.append(np.minimum(capacity, 1.0))
-        if block_values[-1] > best:
-            best, top[:] = float(block_values[-1]), 0.0
-            top[members] = np.abs(vectors[:, -1])
-    return ThresholdedSpectrum(values=np.concatenate(values), capacities=np.concatenate(capacities), top=top)
-
-
-#: The threshold bound's :math:`\rho` grid, as shares of the largest diagonal entry.
-RHO_GRID = tuple(float(r) for r in np.geomspace(1e-4, 1.0, 29))
-
-
 def threshold_bound(covariance: object, k: int, rhos: Any = None) -> tuple[float, float]:
     r"""The threshold bound on the sparse eigenvalue :math:`\lambda^{(k)}(C)`, the least over ``rhos``, and the
     :math:`\rho` that gave it.
 
     For :math:`\rho \ge 0` write :math:`C = M_\rho + R_\rho` with :math:`M_\rho` as in
-    :func:`thresholded_spectrum` and :math:`|R_{ij}| \le \rho`, zero on the diagonal. A unit :math:`x` with
+    :func:`~spcakit.thresholding.thresholded_spectrum` and :math:`|R_{ij}| \le \rho`, zero on the diagonal. A unit :math:`x` with
     ``k`` nonzeros has :math:`x^\top R_\rho x \le \rho (\|x\|_1^2 - 1) \le \rho (k - 1)`, so
 
     .. math::
 
         x^\top C x \le \operatorname{knapsack}(M_\rho, k) + \rho (k - 1),
 
-    the spectral knapsack (:func:`spectral_knapsack`) at most :math:`\lambda_{\max}(M_\rho)`. With
+    the spectral knapsack (:func:`~spcakit.thresholding.spectral_knapsack`) at most :math:`\lambda_{\max}(M_\rho)`. With
     :math:`\rho = 0` it is the spectral bound of :math:`C`. :math:`\lambda_{\max}(C - U) + k \max|U_{ij}|` is
     the dual of d'Aspremont, El Ghaoui, Jordan & Lanckriet's DSPCA relaxation (*A direct formulation for
     sparse PCA using semidefinite programming*, SIAM Review 2007) at any symmetric :math:`U`; the
     soft-threshold is one such point, and it is tight on covariances of many weakly linked variables
     (gene expression), where the other bounds are near :math:`\lambda_{\max}(C)`. Needs the entries of
-    :math:`C` (``p x p``); ``rhos`` defaults to :data:`RHO_GRID` times the largest diagonal entry.
+    :math:`C` (``p x p``); ``rhos`` defaults to :data:`~spcakit.thresholding.RHO_GRID` times the largest diagonal entry.
     """
     c = densify(_operator(covariance))
     p = c.shape[0]
@@ -523,19 +406,12 @@ def threshold_bound(covariance: object, k: int, rhos: Any = None) -> tuple[float
     return raised_for_rounding(best, p, scale), best_rho
 
 
-#: The refined search's first grid: every fourth share of :data:`RHO_GRID` (8, a factor :math:`10^{4/7} \approx 3.7`
-#: apart), scanned from the largest down.
-COARSE_RHO_GRID = RHO_GRID[::4]
-#: How many times the refined search halves its step (in :math:`\log\rho`) around the best :math:`\rho`.
-RHO_REFINEMENTS = 3
-
-
 def refined_threshold_bound(covariance: object, k: int) -> tuple[float, float]:
     r"""The threshold bound of :func:`threshold_bound` at a :math:`\rho` found by a short search instead of the
-    29 points of :data:`RHO_GRID`, and that :math:`\rho`.
+    29 points of :data:`~spcakit.thresholding.RHO_GRID`, and that :math:`\rho`.
 
     Every :math:`\rho \ge 0` gives a bound, so the search decides how tight the bound is, never whether it
-    holds. It scans :data:`COARSE_RHO_GRID` (times the largest diagonal entry) from the largest :math:`\rho`
+    holds. It scans :data:`~spcakit.thresholding.COARSE_RHO_GRID` (times the largest diagonal entry) from the largest :math:`\rho`
     down, where the thresholded matrix falls apart into small blocks and costs little, and stops after two
     values in a row above the least so far (the value is near unimodal in :math:`\log\rho`: it rises to the
     spectral bound as :math:`\rho \to 0` and as :math:`\rho (k - 1)` for large :math:`\rho`), so the dense
@@ -548,44 +424,8 @@ def refined_threshold_bound(covariance: object, k: int) -> tuple[float, float]:
     c = densify(_operator(covariance))
     p = c.shape[0]
     k = _checked_k(k, p)
-    best, rho = _threshold_search(c, k)
+    best, rho = threshold_search(c, k)
     return raised_for_rounding(best, p, float(np.abs(np.diag(c)).max(initial=0.0))), rho
-
-
-def _threshold_value(c: np.ndarray, rho: float, k: int) -> float:
-    r""":math:`\operatorname{knapsack}(M_\rho, k) + \rho (k - 1)`, before any allowance for rounding."""
-    spectrum = thresholded_spectrum(c, rho, k)
-    return spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
-
-
-def _threshold_search(c: np.ndarray, k: int) -> tuple[float, float]:
-    r"""The search of :func:`refined_threshold_bound` on the symmetric ``c``: the least value found (before any
-    allowance for rounding) and its :math:`\rho`."""
-    scale = float(np.abs(np.diag(c)).max(initial=0.0))
-    if not scale > 0:  # C = 0 (a PSD matrix with a zero diagonal): nothing to threshold
-        return _threshold_value(c, 0.0, k), 0.0
-    best, best_rho, rises = np.inf, 0.0, 0
-    for share in sorted(COARSE_RHO_GRID, reverse=True):
-        rho = share * scale
-        if rho * (k - 1) >= best:  # the value is at least rho (k - 1): this rho cannot do better
-            continue
-        value = _threshold_value(c, rho, k)
-        if value < best:
-            best, best_rho, rises = value, rho, 0
-        else:
-            rises += 1
-            if rises == 2:
-                break
-    step = np.log(COARSE_RHO_GRID[1] / COARSE_RHO_GRID[0]) / 2
-    for _ in range(RHO_REFINEMENTS):
-        center = best_rho
-        for rho in (center * np.exp(-step), center * np.exp(step)):
-            if rho * (k - 1) < best:
-                value = _threshold_value(c, float(rho), k)
-                if value < best:
-                    best, best_rho = value, float(rho)
-        step /= 2
-    return float(best), float(best_rho)
 
 
 def _left_matrix(c: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> np.ndarray:

@@ -156,9 +156,10 @@ def test_fit_documents_on_step(site: Path) -> None:
     html = page.read_text(encoding="utf-8")
     section = html[html.index(f'id="{anchor}"') :]
     section = section[: section.find('class="doc doc-object ', 1)]  # up to the next documented object
-    # the parameters table of fit names on_step and links to the state it is called with
+    # the parameters table of fit names on_step, how the drivers call it, and links to the progress reports
     assert "<code>on_step</code>" in section, "fit's on_step parameter is not documented"
-    assert re.search(r'href="[^"]*#spcakit\.state\.IterState"', section), "on_step does not link to IterState"
+    assert "on_step(component, n_components," in section, "on_step's call is not documented"
+    assert re.search(r'href="[^"]*#spcakit\.progress"', section), "on_step does not link to spcakit.progress"
 
 
 def test_reference_pages_print_no_sphinx_roles(site: Path) -> None:

@@ -78,9 +78,10 @@ import attrs
 import numpy as np
 
 from spcakit import progress
-from spcakit.bounds import RHO_GRID, raised_for_rounding, spectral_knapsack, thresholded_blocks, thresholded_spectrum
+from spcakit.bounds import raised_for_rounding
 from spcakit.errors import InvalidParameterError
 from spcakit.linalg import generalized_top
+from spcakit.thresholding import RHO_GRID, spectral_knapsack, thresholded_blocks, thresholded_spectrum
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
 PRUNE_RTOL = 1e-9

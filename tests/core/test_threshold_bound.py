@@ -1,4 +1,4 @@
-"""The threshold bound (spcakit.bounds.threshold_bound, thresholded_spectrum): never below the optimum.
+"""The threshold bound (spcakit.bounds.threshold_bound; spcakit.thresholding): never below the optimum.
 
 Any rho >= 0 gives a valid bound, so the tests draw rho freely as well as take the default grid, and compare
 with brute force (every support of the cardinality: spcakit.testing.brute_force_optimum, support_values) on
@@ -22,17 +22,15 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.bounds import (
-    COMPONENT_SIZE,
     RELAXATIONS,
     THRESHOLD_LIMIT,
     component_bounds,
     refined_threshold_bound,
-    spectral_knapsack,
     sparse_variance_bound,
     threshold_bound,
-    thresholded_spectrum,
 )
 from spcakit.errors import InvalidParameterError
+from spcakit.thresholding import COMPONENT_SIZE, spectral_knapsack, thresholded_blocks, thresholded_spectrum
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 
@@ -242,8 +240,6 @@ def test_paths_and_targets_pass_the_relaxation_through():
 
 
 def test_kept_blocks_give_the_same_spectrum_for_any_fixed_set():
-    from spcakit.bounds import thresholded_blocks
-
     rng = np.random.default_rng(11)
     x = rng.standard_normal((30, COMPONENT_SIZE + 40))
     c = x.T @ x / 30

@@ -476,6 +476,7 @@ class Model:
                 loadings=_matrix(fields["loadings"], where), mean=fields["mean"], scale=fields["scale"],
                 input=InputRecord(
                     kind=record["kind"], shape=tuple(record["shape"]), sha256=record["sha256"],
+                    sha256_skipped=record["sha256_skipped"],
                     center=record["center"], standardize=record["standardize"],
                     mean=_frozen_optional(fields["mean"]), scale=_frozen_optional(fields["scale"]),
                 ),
@@ -613,6 +614,7 @@ _INPUT = Table({
     "center": Field(Bool(), required=True),
     "standardize": Field(Bool(), required=True),
     "sha256": Field(_nullable(Str(), "a string or null"), required=True),
+    "sha256_skipped": Field(_nullable(Str(), "a string or null"), default=None),
 })  # fmt: skip
 #: The schema of a model file's JSON object (shapes are checked by :class:`Model` itself).
 MODEL_SCHEMA = Table({

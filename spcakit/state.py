@@ -183,8 +183,10 @@ class InputRecord:
     sha256
         The content hash of that matrix (see
         :func:`spcakit.inputs.checks.content_sha256`): the SHA-256 of its shape
-        and its values as float64; ``None`` for an operator, and for a dask
-        array, whose hash is not computed (see :mod:`spcakit.inputs.dask_arrays`).
+        and its values as float64; ``None`` for an operator, for a dask
+        array, whose hash is not computed (see :mod:`spcakit.inputs.dask_arrays`),
+        and for a dense matrix of more than
+        :data:`spcakit.inputs.checks.HASH_LIMIT` bytes (see ``sha256_skipped``).
     center
         Whether the data columns were centred (``None`` for a covariance).
     standardize
@@ -198,6 +200,14 @@ class InputRecord:
         divided by when standardising, else ``None``; 1 for a column with
         zero variance, which stays at zero (as scikit-learn's
         ``StandardScaler`` reports it).
+    sha256_skipped
+        Why ``sha256`` is ``None`` for a dense matrix: it takes more than
+        :data:`spcakit.inputs.checks.HASH_LIMIT` bytes, so it was not hashed
+        (:func:`spcakit.inputs.checks.content_sha256` hashes it); ``None`` when
+        it was hashed, and for other inputs. A note for people: it takes no
+        part in comparisons. The JSON output's ``input.sha256`` is then
+        ``null`` and ``input.sha256_skipped`` carries this note (absent when
+        the data were hashed).
     """
 
     kind: str
@@ -207,15 +217,18 @@ class InputRecord:
     standardize: bool = False
     mean: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
     scale: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
+    sha256_skipped: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``input`` object of the JSON output (the mean and scale vectors are left out)."""
+        """The ``input`` object of the JSON output (the mean and scale vectors are left out; ``sha256_skipped`` only
+        when the hash was skipped)."""
         return {
             "kind": self.kind,
             "shape": [int(d) for d in self.shape],
             "center": self.center,
             "standardize": self.standardize,
             "sha256": self.sha256,
+            **({"sha256_skipped": self.sha256_skipped} if self.sha256_skipped else {}),
         }
 
 

@@ -73,12 +73,33 @@ label column): a DataFrame is cut before its values are read, so the
 non-numeric columns it drops never need to be numbers. A misspelt name is
 refused with the closest names (:func:`column_positions`).
 
+One pass of checks
+------------------
+Dense data are checked in one pass over their rows, a block of a few MiB
+at a time (:func:`spcakit.inputs.checks.scan_rows`): whether every entry is
+finite, each column's extremes (for the range checks and constant columns),
+each column's sum (for the means) and the content hash are all taken from
+each block while it is in the cache; no copy of the data is made (a
+Fortran-ordered array is copied to C order for the hash one block at a
+time). The covariance is then formed in a second pass, which needs the
+means; on 50 000 x 500 data the first pass takes 0.03 s without the hash and
+0.17 s with it, the covariance 0.42 s.
+
 The record
 ----------
 Every problem built here carries an :class:`~spcakit.state.InputRecord`
 (``problem.input``): the kind and shape of the matrix, its content hash
 (:func:`content_sha256`), the centring and standardisation applied, the
 column means and scales. :func:`spcakit.fit` puts it in the result.
+
+The hash is SHA-256, as before (the same numbers give the same digest as in
+earlier versions). It runs far below memory speed - about 1.5 GB/s with
+SHA instructions, a third of that without; BLAKE2b is no faster (0.6 GB/s) -
+so a dense matrix (data or covariance) of more than
+:data:`spcakit.inputs.checks.HASH_LIMIT` bytes (256 MiB: 0.17 s of hashing)
+is not hashed: ``input.sha256`` is ``None`` (``null`` in the JSON output)
+and ``input.sha256_skipped`` says why;
+``spcakit.inputs.checks.content_sha256(x)`` hashes a matrix of any size.
 """
 
 from __future__ import annotations

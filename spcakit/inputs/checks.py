@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -155,44 +155,124 @@ def content_sha256(matrix: np.ndarray) -> str:
     So it identifies the numbers, whatever file format, text formatting or
     memory layout they came in (a CSV written with other digits for the same
     doubles, or the same table as ``.npy``, hash alike). It is one pass over
-    the data (about 0.7 ms per MB); rows are copied to C order a block of
-    :data:`BLOCK_BYTES` at a time, never the whole matrix.
+    the data, fed to the hash a block of :data:`BLOCK_BYTES` of rows at a time
+    (copied to C order only when they are not already, never the whole
+    matrix); SHA-256 runs at about 1.5 GB/s on a CPU with SHA instructions
+    (0.5 s for 800 MB; about a third of that speed without them). Building a
+    problem computes it within :func:`scan_rows`'s pass over the data, and not
+    at all for a matrix of more than :data:`HASH_LIMIT` bytes (see there);
+    this function hashes a matrix of any size.
 
     A ``scipy.sparse`` data matrix is hashed by
     :func:`spcakit.inputs.sparse.sparse_content_sha256` instead (its canonical
     CSR form, whatever its format), which differs from this hash of the same
     matrix made dense.
     """
-    digest = hashlib.sha256(np.asarray(matrix.shape, dtype="<u8").tobytes())
-    rows = block_rows(int(np.prod(matrix.shape[1:], dtype=np.int64)))
-    for start in range(0, matrix.shape[0], rows):
-        digest.update(np.ascontiguousarray(matrix[start : start + rows], dtype="<f8"))
+    digest = _start_digest(matrix.shape)
+    for _, _, block in row_blocks(matrix):
+        digest.update(block)
     return digest.hexdigest()
 
 
-#: Matrices of at least this many bytes are hashed on a second thread while the checks and the Gram
-#: product run (hashlib and NumPy release the GIL); smaller ones are hashed before (a thread costs more).
-BACKGROUND_HASH_BYTES = 1 << 20
+#: Dense matrices (data or covariance) of more bytes than this, as float64, are not hashed when a problem is
+#: built: ``input.sha256`` is ``None`` and ``input.sha256_skipped`` says why. SHA-256 (about 1.5 GB/s with
+#: SHA instructions, 0.5 GB/s without; ``hashlib.blake2b`` is no faster: 0.6 GB/s) reads far below memory
+#: speed (above 10 GB/s), so beyond this size the hash would cost more than the rest of the checks
+#: together; 256 MiB take about 0.17 s. Call :func:`content_sha256` to hash larger data.
+HASH_LIMIT = 1 << 28
 
 
-_hash_pool: Any = None
+def hash_skipped_text(nbytes: int) -> str:
+    """Why a matrix of ``nbytes`` was not hashed: what ``input.sha256_skipped`` records."""
+    return (
+        f"the matrix takes {format_size(nbytes)}, more than spcakit.inputs.checks.HASH_LIMIT "
+        f"({format_size(HASH_LIMIT)}); spcakit.inputs.checks.content_sha256(x) computes its hash"
+    )
 
 
-def start_sha256(matrix: np.ndarray) -> Callable[[], str]:
-    """Begin :func:`content_sha256` of ``matrix``; the returned function waits for the digest.
+def _start_digest(shape: tuple[int, ...]) -> Any:
+    return hashlib.sha256(np.asarray(shape, dtype="<u8").tobytes())
 
-    ``matrix`` must not change until then: it is the caller's array (or a private copy), which
-    the problem's construction only reads.
+
+def row_blocks(
+    matrix: np.ndarray, start: int = 0, *, c_order: bool = True
+) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """``(first row, block, c_block)`` for consecutive blocks of :data:`BLOCK_BYTES` of rows from row
+    ``start`` on: ``block`` is a view of ``matrix``, ``c_block`` the same rows as C-ordered little-endian
+    float64 (the bytes :func:`content_sha256` hashes): ``block`` itself when it is already so, else (with
+    ``c_order``) a copy into one buffer reused for the next block (use it before asking for the next);
+    without ``c_order`` it is ``block`` always."""
+    n = matrix.shape[0]
+    rows = min(max(n, 1), block_rows(int(np.prod(matrix.shape[1:], dtype=np.int64))))
+    copied = c_order and not (matrix.dtype == np.dtype("<f8") and matrix.flags.c_contiguous)
+    buffer = np.empty((rows, *matrix.shape[1:]), dtype="<f8") if copied else None
+    for first in range(start, n, rows):
+        block = matrix[first : first + rows]
+        if buffer is None:
+            yield first, block, block
+        else:
+            np.copyto(buffer[: block.shape[0]], block)
+            yield first, block, buffer[: block.shape[0]]
+
+
+class RowScan(NamedTuple):
+    """What :func:`scan_rows` finds in its one pass over a matrix's rows."""
+
+    #: Each column's largest and smallest value; NaN or infinite where the column has a non-finite entry
+    #: (only the blocks up to the first such entry are read).
+    high: np.ndarray
+    low: np.ndarray
+    #: Each column's sum (``None`` unless asked for), summed as described in :func:`scan_rows`; infinite or
+    #: NaN where it overflows double precision.
+    sums: np.ndarray | None
+    #: :func:`content_sha256` of the matrix, when asked for (``None`` otherwise).
+    sha256: str | None
+    #: Whether every entry is finite (when not, the other fields are partial: the pass stopped).
+    finite: bool
+    #: The first row of the block where the pass stopped at a non-finite entry (``n`` when it did not).
+    stopped_at: int
+
+
+def scan_rows(matrix: np.ndarray, *, sums: bool = False, sha256: bool = False) -> RowScan:
+    r"""One pass over a 2-D float ``matrix``, a block of :data:`BLOCK_BYTES` of rows at a time
+    (:func:`row_blocks`: no copy beyond one block): its finiteness, each column's extremes, and when asked
+    its column sums and :func:`content_sha256` (each block is fed to the hash, in order, while it is in the
+    cache).
+
+    NaN and :math:`\pm\infty` show in the extremes (``numpy.maximum`` propagates NaN), so no boolean copy is
+    made; at the first block holding one the pass stops (:func:`nonfinite_error` then says where and how
+    many). The statistics are taken on the blocks as laid out in ``matrix``; only the hash needs them in C
+    order (copied, a block at a time, when they are not). The sums add each block's rows with ``numpy.sum``
+    over axis 0 (in order for C-ordered data, pairwise for Fortran-ordered), and the blocks' sums with
+    Neumaier's compensated summation: the error of a column's sum is at most about
+    :math:`(b + 2)\,\varepsilon \sum_i |a_{ij}|` for blocks of :math:`b` rows, against
+    :math:`(n - 1)\,\varepsilon \sum_i |a_{ij}|` for ``numpy.sum`` of a C-ordered matrix over axis 0;
+    data of one block get ``numpy.sum``'s own sums.
     """
-    global _hash_pool
-    if matrix.nbytes < BACKGROUND_HASH_BYTES:
-        digest = content_sha256(matrix)
-        return lambda: digest
-    if _hash_pool is None:
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - only for large data
-
-        _hash_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spcakit-sha256")
-    return _hash_pool.submit(content_sha256, matrix).result
+    n, p = matrix.shape
+    high = np.full(p, -np.inf)
+    low = np.full(p, np.inf)
+    total = np.zeros(p) if sums else None
+    carry = np.zeros(p) if sums else None
+    digest = _start_digest(matrix.shape) if sha256 else None
+    with np.errstate(over="ignore", invalid="ignore"):
+        for first, block, c_block in row_blocks(matrix, c_order=digest is not None):
+            block_high, block_low = block.max(axis=0), block.min(axis=0)
+            if not (np.isfinite(block_high).all() and np.isfinite(block_low).all()):
+                np.maximum(high, block_high, out=high)
+                np.minimum(low, block_low, out=low)
+                return RowScan(high, low, None, None, finite=False, stopped_at=first)
+            np.maximum(high, block_high, out=high)
+            np.minimum(low, block_low, out=low)
+            if total is not None and carry is not None:
+                part = block.sum(axis=0)
+                added = total + part  # Neumaier: carry what the addition rounded away
+                carry += np.where(np.abs(total) >= np.abs(part), (total - added) + part, (part - added) + total)
+                total = added
+            if digest is not None:
+                digest.update(c_block)
+        column_sums = None if total is None or carry is None else total + carry
+    return RowScan(high, low, column_sums, None if digest is None else digest.hexdigest(), finite=True, stopped_at=n)
 
 
 def is_scipy_sparse(data: object) -> bool:
@@ -221,9 +301,11 @@ def check_matrix(
 
 
 def finite_matrix(
-    matrix: object, what: str, names: Sequence[str] | None = None
-) -> tuple[np.ndarray, tuple[str, ...] | None, tuple[np.ndarray, np.ndarray]]:
-    """:func:`check_matrix`, and the columns' largest and smallest values, found by the finiteness check."""
+    matrix: object, what: str, names: Sequence[str] | None = None, *, sums: bool = False, sha256: bool = False
+) -> tuple[np.ndarray, tuple[str, ...] | None, RowScan]:
+    """:func:`check_matrix`, and what its one pass over the data (:func:`scan_rows`) found: the columns'
+    extremes, and when asked their sums (``sums``) and the content hash (``sha256``: computed when the
+    matrix takes at most :data:`HASH_LIMIT` bytes, else ``None``)."""
     arr, frame_names = numeric_array(matrix, what)
     if arr.ndim != 2:
         raise InvalidDataError(
@@ -232,29 +314,44 @@ def finite_matrix(
         )
     if arr.size == 0 or min(arr.shape) == 0:
         raise InvalidDataError(f"{what} is empty (shape {arr.shape}); it needs at least one row and one column")
-    high, low = column_extremes(arr)  # NaN and ±inf show in the extremes: no boolean copy of the data
-    if not (np.isfinite(high).all() and np.isfinite(low).all()):
-        bad = ~np.isfinite(arr)
-        names = tuple(names) if names is not None else frame_names
-        named = names is not None and len(names) == arr.shape[1]
+    scan = scan_rows(arr, sums=sums, sha256=sha256 and arr.nbytes <= HASH_LIMIT)
+    if not scan.finite:
+        raise nonfinite_error(arr, what, names if names is not None else frame_names, scan.stopped_at,
+                              frame=frame_names is not None)  # fmt: skip
+    return arr, frame_names, scan
 
-        def column(j: int) -> str:
-            return f"{j} ({names[j]!r})" if named else str(j)  # type: ignore[index]
 
-        row, col = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        kind = "NaN" if np.isnan(arr[row, col]) else "infinite"
-        count = int(bad.sum())
-        per_column = bad.sum(axis=0)
-        columns = np.nonzero(per_column)[0]
-        listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
-        more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
-        advice = " (e.g. df.dropna())" if frame_names is not None else ""
-        raise InvalidDataError(
-            f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
-            f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
-            f"finite numbers - drop or fill in the missing values{advice}"
-        )
-    return arr, frame_names, (high, low)
+def nonfinite_error(
+    a: np.ndarray, what: str, names: Sequence[str] | None, start: int, *, frame: bool = False
+) -> InvalidDataError:
+    """The error naming ``a``'s first NaN or infinite entry and how many each column holds, counted a block
+    of rows at a time from row ``start`` (the rows before it are finite): no boolean copy of the data."""
+    names = tuple(names) if names is not None else None
+    named = names is not None and len(names) == a.shape[1]
+
+    def column(j: int) -> str:
+        return f"{j} ({names[j]!r})" if named else str(j)  # type: ignore[index]
+
+    per_column = np.zeros(a.shape[1], dtype=np.int64)
+    first: tuple[int, int, str] | None = None
+    for row, block, _ in row_blocks(a, start, c_order=False):
+        bad = ~np.isfinite(block)
+        if first is None and bad.any():
+            i, j = np.unravel_index(int(np.argmax(bad)), bad.shape)  # row-major: the first row's first column
+            first = (row + int(i), int(j), "NaN" if np.isnan(block[i, j]) else "infinite")
+        per_column += bad.sum(axis=0)
+    assert first is not None, "nonfinite_error on a finite matrix"
+    count = int(per_column.sum())
+    columns = np.nonzero(per_column)[0]
+    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
+    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
+    advice = " (e.g. df.dropna())" if frame else ""
+    row, col, kind = first
+    return InvalidDataError(
+        f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
+        f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
+        f"finite numbers - drop or fill in the missing values{advice}"
+    )
 
 
 def check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
@@ -284,12 +381,6 @@ def refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str)
 
 #: Column magnitudes between which squares and their sums over any realistic n stay normal doubles.
 SQUARES_SAFE = (1e-100, 1e100)
-
-
-def column_extremes(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each column's largest and smallest value, by two reductions (NaN where the column has one)."""
-    with np.errstate(invalid="ignore"):
-        return a.max(axis=0), a.min(axis=0)
 
 
 def centred_extremes(high: np.ndarray, low: np.ndarray, mean: np.ndarray, magnitude: np.ndarray) -> np.ndarray:

@@ -21,16 +21,15 @@ from spcakit.inputs.checks import (
     centred_extremes,
     check_double_range,
     check_frame_order,
-    check_matrix,
     check_names,
-    content_sha256,
     finite_matrix,
+    hash_skipped_text,
     is_dask_array,
     is_scipy_sparse,
     names_converter,
     numeric_array,
     refuse_zero_variance,
-    start_sha256,
+    row_blocks,
 )
 from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, centred_column_blocks
 from spcakit.problem import CONSTANT_WORDS, ZERO_VARIANCE_WORDS, DeferredData, Problem, with_constant_columns
@@ -81,14 +80,13 @@ def covariance_problem(
     whose variables all have zero variance is refused.
     """
     check_frame_order(matrix)
-    c, frame_names = check_matrix(matrix, "the covariance matrix", feature_names)
-    digest = content_sha256(c)
+    c, frame_names, scan = finite_matrix(matrix, "the covariance matrix", feature_names, sha256=True)
     if c.shape[0] != c.shape[1]:
         raise InvalidDataError(
             f"a covariance matrix must be square (p x p); got shape {c.shape}. "
             "If this is a data matrix (samples x variables), drop --covariance / Covariance()."
         )
-    largest = float(np.abs(c).max())
+    largest = float(max(scan.high.max(), -scan.low.min()))  # max |c_ij|, from the pass's extremes
     if largest * c.shape[0] > GRAM_LIMIT:
         raise InvalidDataError(
             f"the covariance matrix's entries (up to {largest:.3g}) are too large for double precision: products "
@@ -96,13 +94,15 @@ def covariance_problem(
             "e.g. divide by a power of 10"
         )
     scale = max(largest, 1e-300)
-    asym = float(np.abs(c - c.T).max())
+    asymmetry = np.abs(c - c.T)
+    asym = float(asymmetry.max())
     if asym > 1e-8 * scale:
-        i, j = np.unravel_index(np.argmax(np.abs(c - c.T)), c.shape)
+        i, j = np.unravel_index(np.argmax(asymmetry), c.shape)
         raise InvalidDataError(
             f"a covariance matrix must be symmetric; entry ({i}, {j}) = {c[i, j]:.6g} but "
             f"({j}, {i}) = {c[j, i]:.6g} (largest asymmetry {asym:.3g})"
         )
+    del asymmetry
     c = (c + c.T) / 2
     if c.shape[0] <= PSD_CHECK_LIMIT:
         smallest = float(np.linalg.eigvalsh(c)[0])
@@ -122,8 +122,8 @@ def covariance_problem(
         deviations[constant] = 1.0  # a variable without variance is left out of the fit (with_constant_columns)
         c /= np.outer(deviations, deviations)  # d_i d_j = d_j d_i: R stays exactly symmetric
         np.fill_diagonal(c, 1.0)
-    record = InputRecord(kind="covariance", shape=c.shape, sha256=digest, center=None, standardize=standardize,
-                         scale=deviations)  # fmt: skip
+    record = InputRecord(kind="covariance", shape=c.shape, sha256=scan.sha256, center=None, standardize=standardize,
+                         scale=deviations, sha256_skipped=None if scan.sha256 else hash_skipped_text(c.nbytes))  # fmt: skip
     return with_constant_columns(Problem(DenseCovariance(c), names, None, source, record), constant)
 
 
@@ -175,15 +175,20 @@ def _centred_copy_maker(
     return make
 
 
-def _column_means(a: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
-    """Column means that cannot overflow: a column whose plain sum overflows is averaged scaled to at most 1."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        mean = a.mean(axis=0)
+def _column_means(a: np.ndarray, sums: np.ndarray, magnitude: np.ndarray) -> np.ndarray:
+    """Column means from the pass's column ``sums``, without overflow: a column whose plain sum overflowed
+    (values within a factor n of the largest double) is summed again, alone with the others that did,
+    scaled to at most 1, a block of rows at a time."""
+    n = a.shape[0]
+    mean = sums / n
     overflowed = np.nonzero(~np.isfinite(mean))[0]
     if overflowed.size:
         scale = magnitude[overflowed]
-        mean[overflowed] = scale * (a[:, overflowed] / scale).mean(axis=0)
-    return mean
+        scaled = np.zeros(overflowed.size)
+        for _, block, _ in row_blocks(a, c_order=False):
+            scaled += (block[:, overflowed] / scale).sum(axis=0)
+        mean[overflowed] = scale * (scaled / n)
+    return mean  # type: ignore[no-any-return]
 
 
 def data_problem(
@@ -244,10 +249,11 @@ def data_problem(
             f"data_problem builds dense data; {type(matrix).__name__} data go through spcakit.as_problem (or "
             "spcakit.fit), which keeps scipy.sparse data sparse and reads Dask arrays in chunks"
         )
-    a, frame_names, (high, low) = finite_matrix(matrix, "the data matrix", feature_names)
+    # one pass over the data: finite, each column's extremes and sum, and the content hash (HASH_LIMIT)
+    a, frame_names, scan = finite_matrix(matrix, "the data matrix", feature_names, sums=center, sha256=True)
     n, p = a.shape
+    high, low = scan.high, scan.low
     names = check_names(feature_names if feature_names is not None else frame_names, p)
-    digest = start_sha256(a)  # hashed while the data are checked, centred and multiplied
     magnitude = np.maximum(high, -low)  # each column's largest magnitude as given (finite)
     mean = None
     if center:
@@ -255,7 +261,7 @@ def data_problem(
             raise InvalidDataError(
                 f"the data matrix has {n} row; centring needs at least 2 samples (rows)"
             )
-        mean = _column_means(a, magnitude)
+        mean = _column_means(a, scan.sums, magnitude)  # type: ignore[arg-type]
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
@@ -315,6 +321,7 @@ def data_problem(
                 "in double precision (its entries overflow); rescale the data, e.g. divide by a power of 10"
             )
         covariance = DenseCovariance((gram + gram.T) / 2)
-    record = InputRecord(kind="data", shape=(n, p), sha256=digest(), center=center, standardize=standardize,
-                         mean=mean, scale=deviations)  # fmt: skip
+    record = InputRecord(kind="data", shape=(n, p), sha256=scan.sha256, center=center, standardize=standardize,
+                         mean=mean, scale=deviations,
+                         sha256_skipped=None if scan.sha256 else hash_skipped_text(a.nbytes))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, data, source, record), constant)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -110,15 +111,38 @@ def test_the_hash_covers_large_matrices_block_by_block():
     assert tall.nbytes > checks.BLOCK_BYTES  # the tall one takes several blocks
 
 
-def test_large_data_hashed_on_a_second_thread_record_the_same_digest():
-    """Data of at least BACKGROUND_HASH_BYTES are hashed while the problem is built: same digest, any layout."""
+def test_data_of_several_blocks_are_hashed_within_the_checks_pass():
+    """Data of several blocks are hashed block by block in the pass that checks them: same digest, any layout."""
     from spcakit.inputs import checks
 
-    x = np.random.default_rng(2).standard_normal((3000, 60))
-    assert x.nbytes >= checks.BACKGROUND_HASH_BYTES
-    for matrix in (x, np.asfortranarray(x)):
-        assert as_problem(matrix).input.sha256 == recipe(x)
+    x = np.random.default_rng(2).standard_normal((30_000, 60))
+    assert x.nbytes > 3 * checks.BLOCK_BYTES
+    for matrix in (x, np.asfortranarray(x), x.astype(">f8")):
+        record = as_problem(matrix).input
+        assert record.sha256 == recipe(x) and record.sha256_skipped is None
         assert as_problem(matrix, standardize=True).input.sha256 == recipe(x)  # the values given, not the scaled
+
+
+def test_matrices_above_the_hash_limit_are_not_hashed_and_the_record_says_so(monkeypatch):
+    """Above HASH_LIMIT bytes the hash is skipped: ``sha256`` is None (null in the JSON) and
+    ``sha256_skipped`` says why and how to hash; at the limit it is still computed."""
+    from spcakit.inputs import checks
+
+    x = data()
+    monkeypatch.setattr(checks, "HASH_LIMIT", x.nbytes)
+    assert as_problem(x).input.sha256 == recipe(x)
+    monkeypatch.setattr(checks, "HASH_LIMIT", x.nbytes - 1)
+    result = spcakit.fit(x, r=2)
+    assert result.input.sha256 is None and result.to_dict()["input"]["sha256"] is None
+    assert "HASH_LIMIT" in result.input.sha256_skipped and "content_sha256" in result.input.sha256_skipped
+    assert result.to_dict()["input"]["sha256_skipped"] == result.input.sha256_skipped  # the JSON says so too
+    assert "sha256_skipped" not in spcakit.fit(x[:, :3], r=1).to_dict()["input"]  # smaller: hashed, no note
+    np.testing.assert_allclose(result.input.mean, x.mean(axis=0), rtol=1e-13)
+    c = np.cov(x, rowvar=False)
+    monkeypatch.setattr(checks, "HASH_LIMIT", c.nbytes - 1)
+    record = as_problem(Covariance(c)).input
+    assert record.sha256 is None and "HASH_LIMIT" in record.sha256_skipped
+    assert attrs.evolve(result.input, sha256_skipped=None) == result.input  # a note, not the record's identity
 
 
 def test_the_record_of_a_covariance_and_of_an_operator():
@@ -200,3 +224,16 @@ def test_two_runs_of_the_same_command_give_the_same_json(tmp_path: Path):
     assert first == second
     assert first["seed"] == 0 and first["input"]["standardize"] is True and first["input"]["shape"] == [80, 9]
     assert first["spcakit_version"] == spcakit.__version__ and first["feature_names"][0] == "v0"
+
+
+def test_a_model_keeps_the_note_of_a_skipped_hash(monkeypatch, tmp_path: Path):
+    from spcakit.inputs import checks
+    from spcakit.model import Model
+
+    x = data()
+    monkeypatch.setattr(checks, "HASH_LIMIT", x.nbytes - 1)
+    result = spcakit.fit(x, r=2)
+    path = tmp_path / "m.json"
+    Model.from_result(result).save(path)
+    loaded = Model.load(path)
+    assert loaded.input.sha256 is None and loaded.input.sha256_skipped == result.input.sha256_skipped

@@ -1,0 +1,247 @@
+"""One pass of checks (issue 27): :func:`spcakit.inputs.checks.scan_rows` finds, a block of rows at a time, what
+separate NumPy reductions find (finiteness, each column's extremes and sum, the content hash), and building
+a problem from dense data reads the data once for the checks and once for the Gram matrix."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+from collections.abc import Iterator
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spcakit.errors import InvalidDataError
+from spcakit.inputs import as_problem, checks, data_problem
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+EPS = float(np.finfo(float).eps)
+
+
+def recipe(matrix: np.ndarray) -> str:
+    """The content hash exactly as documented in :func:`spcakit.inputs.checks.content_sha256`."""
+    h = hashlib.sha256(np.array(matrix.shape, dtype="<u8").tobytes())
+    h.update(np.ascontiguousarray(matrix, dtype="<f8").tobytes())
+    return h.hexdigest()
+
+
+@contextlib.contextmanager
+def blocks_of(rows: int, p: int) -> Iterator[None]:
+    """Blocks of ``rows`` rows of ``p`` doubles (restored after): small data take several blocks."""
+    saved = checks.BLOCK_BYTES
+    checks.BLOCK_BYTES = 8 * p * rows
+    try:
+        yield
+    finally:
+        checks.BLOCK_BYTES = saved
+
+
+@st.composite
+def tables(draw: st.DrawFn) -> tuple[np.ndarray, int]:
+    """A table and the rows of a block: n below a block, a multiple of it, or neither; some constant
+    columns; values of mixed signs and magnitudes; C or Fortran order."""
+    rows = draw(st.integers(1, 6))
+    p = draw(st.integers(1, 7))
+    n = draw(st.one_of(st.integers(1, rows), st.integers(1, 4).map(lambda m: m * rows), st.integers(1, 30)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((n, p)) * 10.0 ** rng.integers(-3, 4, size=p) + rng.integers(-5, 6, size=p)
+    constant = draw(st.lists(st.integers(0, p - 1), max_size=p, unique=True))
+    a[:, constant] = rng.standard_normal(len(constant))
+    if draw(st.booleans()):
+        a = np.asfortranarray(a)
+    return a, rows
+
+
+def sum_bound(a: np.ndarray, rows: int) -> np.ndarray:
+    r"""What :func:`~spcakit.inputs.checks.scan_rows` promises for a column's sum against the exact one:
+    :math:`(b + 2)\,\varepsilon \sum_i |a_{ij}|` (the in-block sums add ``b`` rows in order, the blocks'
+    sums are compensated), with a unit of slack for the last rounding."""
+    return (min(rows, a.shape[0]) + 3) * EPS * np.abs(a).sum(axis=0)
+
+
+@SETTINGS
+@given(tables())
+def test_the_one_pass_finds_what_separate_reductions_find(case):
+    a, rows = case
+    with blocks_of(rows, a.shape[1]):
+        scan = checks.scan_rows(a, sums=True, sha256=True)
+        plain = checks.scan_rows(a)  # extremes alone, from views of a Fortran-ordered array
+    assert scan.finite and scan.stopped_at == a.shape[0]
+    np.testing.assert_array_equal(scan.high, a.max(axis=0))  # extremes are exact
+    np.testing.assert_array_equal(scan.low, a.min(axis=0))
+    np.testing.assert_array_equal(plain.high, scan.high)
+    np.testing.assert_array_equal(plain.low, scan.low)
+    assert plain.sums is None and plain.sha256 is None
+    assert scan.sha256 == recipe(a) == checks.content_sha256(a)
+    exact = np.array([math.fsum(a[:, j]) for j in range(a.shape[1])])
+    bound = sum_bound(a, rows)
+    assert np.all(np.abs(scan.sums - exact) <= bound)
+    # numpy.mean adds the rows of a C-ordered array in order: its error is up to (n - 1) eps sum |a_ij|
+    n = a.shape[0]
+    np.testing.assert_array_less(np.abs(scan.sums / n - a.mean(axis=0)), (bound + n * EPS * np.abs(a).sum(axis=0)) / n + 1e-300)
+
+
+@SETTINGS
+@given(tables())
+def test_constant_columns_are_found_as_before(case):
+    a, rows = case
+    if a.shape[0] < 2:
+        return
+    varying = np.nonzero(a.max(axis=0) > a.min(axis=0))[0]
+    with blocks_of(rows, a.shape[1]):
+        if varying.size == 0:
+            with pytest.raises(InvalidDataError, match="constant"):
+                data_problem(a)
+            return
+        problem = data_problem(a)
+    np.testing.assert_array_equal(np.setdiff1d(np.arange(a.shape[1]), varying), problem.constant_columns)
+    np.testing.assert_allclose(problem.input.mean, a.mean(axis=0), rtol=1e-13, atol=1e-300)
+
+
+def old_message(a: np.ndarray, what: str, names: tuple[str, ...] | None) -> str:
+    """The message the checks gave before the one pass, from a boolean copy of the whole matrix."""
+    bad = ~np.isfinite(a)
+    named = names is not None and len(names) == a.shape[1]
+
+    def column(j: int) -> str:
+        return f"{j} ({names[j]!r})" if named else str(j)  # type: ignore[index]
+
+    row, col = np.unravel_index(int(np.argmax(bad)), bad.shape)
+    kind = "NaN" if np.isnan(a[row, col]) else "infinite"
+    count = int(bad.sum())
+    per_column = bad.sum(axis=0)
+    columns = np.nonzero(per_column)[0]
+    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:checks.SHOWN])
+    more = f" and {columns.size - checks.SHOWN} more" if columns.size > checks.SHOWN else ""
+    return (
+        f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
+        f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
+        f"finite numbers - drop or fill in the missing values"
+    )
+
+
+@SETTINGS
+@given(tables(), st.data())
+def test_non_finite_entries_anywhere_are_reported_as_before(case, data):
+    a, rows = case
+    a = a.copy(order="K")
+    n, p = a.shape
+    count = data.draw(st.integers(1, 4))
+    for _ in range(count):
+        i = data.draw(st.one_of(st.just(n - 1), st.integers(0, n - 1)))  # the last row often
+        a[i, data.draw(st.integers(0, p - 1))] = data.draw(st.sampled_from([np.nan, np.inf, -np.inf]))
+    names = data.draw(st.one_of(st.none(), st.just(tuple(f"v{j}" for j in range(p)))))
+    first_bad = int(np.argmax(~np.isfinite(a).all(axis=1)))
+    with blocks_of(rows, p):
+        scan = checks.scan_rows(a, sums=True, sha256=True)
+        assert not scan.finite and scan.stopped_at % rows == 0 and scan.stopped_at <= first_bad < scan.stopped_at + rows
+        with pytest.raises(InvalidDataError) as caught:
+            data_problem(a, names)
+    assert str(caught.value) == old_message(a, "the data matrix", names)
+
+
+class CountingArray(np.ndarray):
+    """An array that logs every read: each slice taken (as a plain view) and every NumPy function or ufunc
+    applied to the whole of it."""
+
+    log: ClassVar[list[tuple[str, object]]] = []
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        CountingArray.log.append(("slice", key))
+        return np.asarray(super().__getitem__(key))
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):  # type: ignore[no-untyped-def]
+        CountingArray.log.append(("ufunc", f"{ufunc.__name__}.{method}"))
+        plain = [np.asarray(x) if isinstance(x, CountingArray) else x for x in inputs]
+        return getattr(ufunc, method)(*plain, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):  # type: ignore[no-untyped-def]
+        CountingArray.log.append(("function", func.__name__))
+        plain = [np.asarray(x) if isinstance(x, CountingArray) else x for x in args]
+        return func(*plain, **kwargs)
+
+
+def rows_read(log: list[tuple[str, object]], n: int) -> list[list[int]]:
+    """The passes over the rows that ``log`` records: each the list of rows read, a pass starting anew at row 0
+    (``A.T @ A``, the Gram matrix of uncentred data, is one pass)."""
+    passes: list[list[int]] = []
+    for kind, key in log:
+        if (kind, key) == ("ufunc", "matmul.__call__"):  # the Gram matrix of the data as given: A^T A
+            passes.append(list(range(n)))
+            continue
+        assert kind == "slice" and isinstance(key, slice), f"another read of the whole array: {kind} {key}"
+        start, stop, step = key.indices(n)
+        assert step == 1
+        if start == 0:
+            passes.append([])
+        passes[-1].extend(range(start, stop))
+    return passes
+
+
+@pytest.mark.parametrize("center, standardize", [(True, False), (False, False), (True, True)])
+def test_building_a_problem_reads_the_data_once_for_the_checks_and_once_for_the_gram_matrix(
+    monkeypatch, center, standardize
+):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1000, 6)) * [1.0, 2.0, 1e-3, 5.0, 1.0, 1.0] + 3.0
+    x[:, 4] = 7.0  # a constant column
+    numeric_array = checks.numeric_array
+
+    def counted(data, what):  # type: ignore[no-untyped-def]
+        arr, names = numeric_array(data, what)
+        return arr.view(CountingArray), names
+
+    monkeypatch.setattr(checks, "numeric_array", counted)
+    monkeypatch.setattr(checks, "BLOCK_BYTES", 8 * 6 * 64)  # blocks of 64 rows: 16 blocks, the last short
+    CountingArray.log = []
+    problem = data_problem(x, center=center, standardize=standardize)
+    passes = rows_read(CountingArray.log, 1000)
+    assert len(passes) == 2 and all(rows == list(range(1000)) for rows in passes), [len(p) for p in passes]
+    assert problem.input.sha256 == recipe(x)
+    assert problem.constant_columns == ((4,) if center else ())  # uncentred, only a zero column has no variance
+
+
+def test_every_layout_and_type_gives_the_same_record(tmp_path):
+    """Fortran order, read-only, float32 (converted as before), integers, memory-mapped ``.npy`` and a
+    DataFrame: the same checks, hash, means and covariance as a C-ordered float64 array."""
+    x = np.random.default_rng(5).standard_normal((700, 5)) @ np.triu(np.ones((5, 5)))
+    reference = as_problem(x)
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    np.save(tmp_path / "x.npy", x)
+    matrices = [np.asfortranarray(x), readonly, np.load(tmp_path / "x.npy", mmap_mode="r"), x[::-1][::-1], x.astype(">f8")]
+    pd = pytest.importorskip("pandas")
+    matrices.append(pd.DataFrame(x, columns=[f"x{j}" for j in range(5)]))
+    with blocks_of(64, 5):  # several blocks, for every layout
+        for matrix in matrices:
+            problem = as_problem(matrix)
+            assert problem.input.sha256 == reference.input.sha256 == recipe(x)
+            np.testing.assert_allclose(problem.input.mean, x.mean(axis=0), rtol=1e-14)
+            np.testing.assert_allclose(problem.covariance.explicit(), reference.covariance.explicit(), rtol=1e-13)
+        low = x.astype(np.float32)
+        assert as_problem(low).input.sha256 == recipe(low.astype(float))
+        integers = np.arange(700 * 5).reshape(700, 5) % 13
+        np.testing.assert_array_equal(as_problem(integers).input.mean, integers.mean(axis=0))
+
+
+def test_column_sums_are_compensated_across_blocks():
+    """A column whose plain sum loses its small terms: the blocks' sums, compensated, keep them."""
+    a = np.ones((4096, 1))
+    a[0, 0] = 1e16
+    with blocks_of(1, 1):  # one row a block: the compensated sum is exact here
+        scan = checks.scan_rows(a, sums=True)
+    assert scan.sums[0] == math.fsum(a[:, 0]) == 1e16 + 4095
+    assert np.add.reduce(a, axis=0)[0] != 1e16 + 4095  # rows added in order lose every 1 after the first
+
+
+def test_means_of_columns_whose_sum_overflows_are_still_found():
+    top = np.finfo(float).max
+    x = np.array([[top * 0.9, 1.0], [top * 0.8, 2.0], [top * 0.7, 4.0]])
+    with blocks_of(1, 2):
+        problem = as_problem(x, standardize=True)
+    np.testing.assert_allclose(problem.input.mean, [top * 0.8, 7 / 3], rtol=1e-14)

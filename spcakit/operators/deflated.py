@@ -37,6 +37,17 @@ class RankOneCorrected(OperatorAccess):
     def diagonal(self) -> np.ndarray:
         return self.base.diagonal() - self.weight * self.vector**2
 
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        x = self.vector[index]
+        return self.base.submatrix(index) - self.weight * np.outer(x, x)
+
+    def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        x = self.vector
+        if w.ndim == 1:
+            return self.base.matmat_rows(w, rows) - self.weight * x * (x[rows] @ w[rows])
+        return self.base.matmat_rows(w, rows) - self.weight * np.outer(x, x[rows] @ w[rows])
+
     def trace(self) -> float:
         return self.base.trace() - self.weight * float(self.vector @ self.vector)
 
@@ -60,10 +71,18 @@ class ProjectionDeflated(OperatorAccess):
 
     base: CovarianceOperator
     vector: np.ndarray
+    _base_x: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
 
     @property
     def p(self) -> int:
         return self.base.p
+
+    def base_times_vector(self) -> np.ndarray:
+        """:math:`Cx` of ``base``: one product, made on first use and kept (the diagonal, the trace, principal
+        submatrices and row-restricted products all need it)."""
+        if not self._base_x:
+            self._base_x.append(self.base.matmat(self.vector))
+        return self._base_x[0]
 
     def _project(self, v: np.ndarray) -> np.ndarray:
         x = self.vector
@@ -76,13 +95,30 @@ class ProjectionDeflated(OperatorAccess):
 
     def diagonal(self) -> np.ndarray:
         x = self.vector
-        cx = self.base.matmat(x)
+        cx = self.base_times_vector()
         return self.base.diagonal() - 2 * x * cx + x**2 * float(x @ cx)
 
     def trace(self) -> float:
         x = self.vector
-        cx = self.base.matmat(x)
+        cx = self.base_times_vector()
         return self.base.trace() - 2 * float(x @ cx) + float(x @ x) * float(x @ cx)
+
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        r""":math:`C_{II} - x_I (Cx)_I^\top - (Cx)_I x_I^\top + (x^\top Cx)\, x_I x_I^\top`: ``base``'s submatrix and
+        :math:`O(|I|^2)`."""
+        index = np.asarray(index, dtype=int)
+        x, cx = self.vector, self.base_times_vector()
+        xi, cxi = x[index], cx[index]
+        cross = np.outer(xi, cxi)
+        sub = self.base.submatrix(index) - cross - cross.T + float(x @ cx) * np.outer(xi, xi)
+        return (sub + sub.T) / 2
+
+    def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        r""":math:`P(C_{:,I}W_I - Cx\,(x_I^\top W_I))`: ``base``'s row-restricted product and :math:`O(pk)`."""
+        x, cx = self.vector, self.base_times_vector()
+        along = x[rows] @ w[rows]
+        inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
+        return self._project(inner)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)

@@ -1,0 +1,81 @@
+"""The power updater's finish on a stable support (issue 27), and the deflated operators' submatrices and
+row-restricted products it relies on.
+
+Finishing steps to the leading eigenvector of C_SS once the supports have held for ``finish_after`` steps:
+the point reached is a fixed point of the truncated power iteration (checked directly), the same loadings
+as iterating on (Pitprops, every k), in fewer iterations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import spcakit
+from spcakit.errors import InvalidParameterError
+from spcakit.operators import DenseCovariance, GramCovariance, ProjectionDeflated, RankOneCorrected
+
+PITPROPS = spcakit.datasets.pitprops().matrix
+
+
+def _operators():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((40, 12)) * rng.uniform(0.5, 2.0, 12)
+    gram = GramCovariance(x, 39.0, mean=x.mean(axis=0))
+    dense = (x - x.mean(axis=0)).T @ (x - x.mean(axis=0)) / 39.0
+    unit = rng.standard_normal(12)
+    unit /= np.linalg.norm(unit)
+    projector = np.eye(12) - np.outer(unit, unit)
+    yield ProjectionDeflated(gram, unit), projector @ dense @ projector
+    yield ProjectionDeflated(ProjectionDeflated(DenseCovariance(dense), unit), np.eye(12)[0]), (
+        np.diag([0.0] + [1.0] * 11) @ projector @ dense @ projector @ np.diag([0.0] + [1.0] * 11))
+    yield RankOneCorrected(gram, unit, 0.7), dense - 0.7 * np.outer(unit, unit)
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_deflated_operators_give_their_submatrices_and_row_restricted_products(case):
+    op, matrix = list(_operators())[case]
+    rows = np.array([1, 4, 5, 9])
+    np.testing.assert_allclose(op.submatrix(rows), matrix[np.ix_(rows, rows)], atol=1e-12 * np.abs(matrix).max())
+    w = np.zeros((12, 2))
+    w[rows] = np.random.default_rng(case).standard_normal((4, 2))
+    np.testing.assert_allclose(op.matmat_rows(w, rows), matrix @ w, atol=1e-12 * np.abs(matrix).max())
+    np.testing.assert_allclose(op.matmat_rows(w[:, 0], rows), matrix @ w[:, 0], atol=1e-12 * np.abs(matrix).max())
+    np.testing.assert_allclose(op.diagonal(), np.diag(matrix), atol=1e-12 * np.abs(matrix).max())
+
+
+@pytest.mark.parametrize("k", range(2, 11))
+def test_finishing_gives_the_loadings_of_iterating_in_fewer_iterations(k):
+    slow = spcakit.fit(spcakit.Covariance(PITPROPS), "tpower", r=6, k=k, finish_after=0)
+    fast = spcakit.fit(spcakit.Covariance(PITPROPS), "tpower", r=6, k=k)
+    assert fast.metrics["pattern"] == slow.metrics["pattern"]
+    assert fast.metrics["cpev"] == pytest.approx(slow.metrics["cpev"], rel=1e-7)
+    np.testing.assert_allclose(np.abs(fast.loadings), np.abs(slow.loadings), atol=1e-6)
+    assert fast.iterations <= slow.iterations
+
+
+def test_rsvd_gp_at_the_papers_lambda_gives_the_same_loadings():
+    slow = spcakit.fit(spcakit.Covariance(PITPROPS), "rsvd-gp", r=6, lam=0.27, finish_after=0)
+    fast = spcakit.fit(spcakit.Covariance(PITPROPS), "rsvd-gp", r=6, lam=0.27)
+    assert fast.metrics["pattern"] == slow.metrics["pattern"] and fast.iterations < slow.iterations
+    assert fast.metrics["cpev"] == pytest.approx(slow.metrics["cpev"], rel=1e-7)
+
+
+def test_the_finished_first_loading_is_a_fixed_point_of_the_truncated_power_step():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((60, 30)) * rng.uniform(0.3, 3.0, 30)
+    result = spcakit.fit(x, "tpower", r=1, k=6)
+    assert result.stopping_reason == "relative change 0 < 1e-07"  # it stopped on the finished point
+    loading = result.loadings[:, 0]
+    c = np.cov(x, rowvar=False)
+    z = c @ loading
+    kept = np.argsort(-np.abs(z), kind="stable")[:6]
+    step = np.zeros(30)
+    step[kept] = z[kept]
+    step /= np.linalg.norm(step) * np.sign(step @ loading)
+    np.testing.assert_allclose(step, loading, atol=1e-12)
+
+
+def test_finish_after_must_be_a_non_negative_integer():
+    with pytest.raises(InvalidParameterError):
+        spcakit.fit("builtin:pitprops", "tpower", r=1, k=3, finish_after=-1)

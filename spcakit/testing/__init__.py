@@ -7,7 +7,7 @@
   :class:`~spcakit.state.Carry` included) and raise
   :class:`~spcakit.testing.contracts.ContractViolation` when it breaks a rule
   they rely on. Needs only NumPy.
-* :mod:`spcakit.testing.brute_force` - ``brute_force_optimum`` and ``support_values``: the sparse
+* :mod:`spcakit.testing.brute_force` - ``brute_force_optimum``, ``support_values``, ``reference_rounding`` and ``left_by``: the sparse
   eigenvalue (plain, or under a generalized deflation's constraint) by enumerating every support, the
   reference the bounds and the exact search are checked against. Needs only NumPy; cheap up to ``p = 16``.
 * :data:`EXAMPLE_LAMBDAS` - a λ for each built-in method that has no default sparsity and takes
@@ -39,7 +39,7 @@ from spcakit.testing import brute_force, contracts
 #: are absolute: they depend on the data's scale); each keeps some nonzeros in every loading on standardised
 #: data of a dozen variables (Pitprops, the constant-column tests' data).
 EXAMPLE_LAMBDAS = {"gpower-l0": 0.1, "gpower-l0-block": 0.002, "gpower-l1": 0.2, "gpower-l1-block": 0.05}
-from spcakit.testing.brute_force import brute_force_optimum, support_values
+from spcakit.testing.brute_force import brute_force_optimum, left_by, reference_rounding, support_values
 from spcakit.testing.contracts import (
     ContractViolation,
     check_deflator_contract,
@@ -50,8 +50,8 @@ from spcakit.testing.contracts import (
     check_updater_contract,
 )
 
-__all__ = [*contracts.__all__, "EXAMPLE_LAMBDAS", "brute_force", "brute_force_optimum", "contracts", "strategies",
-           "support_values"]
+__all__ = [*contracts.__all__, "EXAMPLE_LAMBDAS", "brute_force", "brute_force_optimum", "contracts", "left_by",
+           "reference_rounding", "strategies", "support_values"]
 
 
 def __getattr__(name: str) -> Any:

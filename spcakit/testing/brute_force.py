@@ -28,7 +28,7 @@ import numpy as np
 
 from spcakit.linalg import RANGE_TOL, generalized_top
 
-__all__ = ["MAX_SUPPORTS", "brute_force_optimum", "support_values"]
+__all__ = ["MAX_SUPPORTS", "brute_force_optimum", "left_by", "reference_rounding", "support_values"]
 
 #: The most supports one call evaluates (``C(20, 10)`` is 184 756): a guard against an accidental
 #: exponential run, not a limit of the method.
@@ -120,3 +120,23 @@ def brute_force_optimum(
         if values[i] > best:
             best, best_support = float(values[i]), tuple(int(j) for j in supports[i])
     return best, best_support
+
+
+def reference_rounding(c: np.ndarray) -> float:
+    r"""How far the brute-force optimum itself may sit above the true one by rounding: ``eigvalsh`` is backward
+    stable, so the computed top eigenvalue of a ``k x k`` submatrix is within a small multiple of
+    :math:`k\,\epsilon\,\|C_{SS}\|` of the true one; :math:`p\,\epsilon\,\lambda_{\max}(C)` covers every
+    :math:`k \le p` (and every :math:`C_t` below, whose :math:`\lambda_{\max}` is at most :math:`C`'s). Far tighter
+    than a real error, and below what :func:`spcakit.bounds.raised_for_rounding` adds to every bound."""
+    return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
+
+
+def left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    r""":math:`C_t = (I - P)C(I - P)`, :math:`P` the projection onto the span of ``previous`` (``p x (t-1)``): the
+    covariance the previous loadings leave, which :func:`spcakit.bounds.component_bounds` bounds."""
+    if previous.shape[1] == 0:
+        return c
+    u, sing, _ = np.linalg.svd(previous, full_matrices=False)
+    q = u[:, sing > sing[0] * 1e-10]
+    residual = np.eye(c.shape[0]) - q @ q.T
+    return residual @ c @ residual

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.bounds import BOUNDS, component_bounds, relative_gap, sparse_variance_bound
 from spcakit.errors import InvalidParameterError, ZeroLoadingError
-from spcakit.testing import EXAMPLE_LAMBDAS, brute_force_optimum
+from spcakit.testing import EXAMPLE_LAMBDAS, brute_force_optimum, left_by, reference_rounding
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -36,14 +36,6 @@ PITPROPS_OPTIMA = {4: 2.937479, 5: 3.406155, 6: 3.770960, 7: 3.996190, 8: 4.0686
 def brute_force(c: np.ndarray, k: int) -> float:
     """max over supports S of size k of lambda_max(C_SS) (every unit x with at most k nonzeros lies on one)."""
     return brute_force_optimum(c, k)[0]
-
-
-def reference_rounding(c: np.ndarray) -> float:
-    """How far the reference itself may sit above the true optimum by rounding: eigvalsh is backward stable,
-    so the computed top eigenvalue of a k x k submatrix is within a small multiple of k eps ||C_SS|| of the
-    true one; p eps lambda_max(C) covers every k <= p. Far tighter than the 1e-9 of a real error, and below
-    what raised_for_rounding adds to every bound (4 to 8 p eps, relative and of the largest variance)."""
-    return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
 
 
 def _check(c: np.ndarray, k: int) -> None:
@@ -136,16 +128,6 @@ def test_bad_matrices_and_loadings_are_refused():
 
 
 # -- one bound per component: on the covariance the previous loadings leave ------------------------------------
-def _left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
-    """C_t = (I - P) C (I - P), P the projection onto the span of ``previous`` (p x (t-1))."""
-    if previous.shape[1] == 0:
-        return c
-    u, sing, _ = np.linalg.svd(previous, full_matrices=False)
-    q = u[:, sing > sing[0] * 1e-10]
-    residual = np.eye(c.shape[0]) - q @ q.T
-    return residual @ c @ residual
-
-
 def _sparse_loadings(data, p: int) -> np.ndarray:
     r = data.draw(st.integers(1, min(4, p)))
     seed = data.draw(sps.seeds())
@@ -161,7 +143,7 @@ def _check_components(c: np.ndarray, x: np.ndarray, top_eigenvalue: float | None
     found = component_bounds(c, x, top_eigenvalue=top_eigenvalue, gershgorin=gershgorin)
     rounding = reference_rounding(c)  # lambda_max(C_t) <= lambda_max(C): the deflated references' rounding too
     for t in range(x.shape[1]):
-        ct = _left_by(c, x[:, :t])
+        ct = left_by(c, x[:, :t])
         k = int(np.count_nonzero(x[:, t]))
         if k == 0:
             assert found.bound[t] == 0.0 and found.which[t] == "zero"
@@ -213,7 +195,7 @@ RANK_ONE = (np.array([[0.02319674040936281, 0.05514969500354358], [0.05514969500
 def test_the_bounds_hold_when_the_previous_loadings_leave_nothing():
     c, x = RANK_ONE
     found = component_bounds(c, x, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
-    assert found.bound[1] >= brute_force(_left_by(c, x[:, :1]), 2) and found.bound[1] < 1e-15
+    assert found.bound[1] >= brute_force(left_by(c, x[:, :1]), 2) and found.bound[1] < 1e-15
     assert -1e-17 < found.achieved[1] < 0.0  # below 0 by rounding
 
 
@@ -228,7 +210,7 @@ def test_component_bounds_of_a_methods_loadings_on_pitprops():
     found = component_bounds(c, result.loadings, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
     assert found.gap[0] < 0.08 and found.bound[0] >= PITPROPS_OPTIMA[4]  # the first is the plain sparse eigenvalue
     for t in range(3):
-        ct = _left_by(c, result.loadings[:, :t])
+        ct = left_by(c, result.loadings[:, :t])
         assert found.bound[t] >= brute_force(ct, int(np.count_nonzero(result.loadings[:, t])))
     # achieved = ||(I - P) x_t||^2 times the additional variance (Mackey's q_t = (I - P) x_t / ||(I - P) x_t||)
     _, triangle = np.linalg.qr(result.loadings)

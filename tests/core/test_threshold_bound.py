@@ -31,18 +31,13 @@ from spcakit.bounds import (
 )
 from spcakit.errors import InvalidParameterError
 from spcakit.thresholding import COMPONENT_SIZE, spectral_knapsack, thresholded_blocks, thresholded_spectrum
-from spcakit.testing import brute_force_optimum, support_values
+from spcakit.testing import brute_force_optimum, left_by, reference_rounding, support_values
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FAMILIES = {name: st.one_of(any_p, sps.covariance_families(16)[name])
             for name, any_p in sps.covariance_families((2, 16)).items()}  # fmt: skip
 PITPROPS_OPTIMA = {4: 2.937479, 5: 3.406155, 6: 3.770960, 7: 3.996190, 8: 4.068607, 9: 4.138647, 10: 4.172638}
-
-
-def _rounding(c: np.ndarray) -> float:
-    """The reference's own rounding (p eps lambda_max), as in test_bounds."""
-    return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -56,7 +51,7 @@ def test_the_threshold_bound_is_never_below_the_optimum(family, data):
         optimum = brute_force_optimum(c, k)[0]
         grid, _ = threshold_bound(c, k)
         drawn, _ = threshold_bound(c, k, [share * scale])
-        assert min(grid, drawn) >= optimum - _rounding(c), (k, grid, drawn, optimum)
+        assert min(grid, drawn) >= optimum - reference_rounding(c), (k, grid, drawn, optimum)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -75,7 +70,7 @@ def test_with_variables_fixed_in_it_bounds_every_support_that_contains_them(fami
     best = float(support_values(c, supports).max())
     spectrum = thresholded_spectrum(c, rho, k, fixed)
     bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
-    assert bound >= best - _rounding(c), (k, fixed_at, rho, bound, best)
+    assert bound >= best - reference_rounding(c), (k, fixed_at, rho, bound, best)
 
 
 def test_components_give_the_spectrum_of_the_whole_thresholded_matrix():
@@ -112,17 +107,7 @@ def test_the_refined_search_is_never_below_the_optimum(family, data):
     _, c = data.draw(FAMILIES[family], label="(kind, C)")
     for k in range(1, c.shape[0] + 1):
         bound, rho = refined_threshold_bound(c, k)
-        assert bound >= brute_force_optimum(c, k)[0] - _rounding(c) and rho >= 0, (k, bound)
-
-
-def _left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
-    """C_t = (I - P) C (I - P), P the projection onto the span of ``previous`` (as in test_bounds)."""
-    if previous.shape[1] == 0:
-        return c
-    u, sing, _ = np.linalg.svd(previous, full_matrices=False)
-    q = u[:, sing > sing[0] * 1e-10]
-    residual = np.eye(c.shape[0]) - q @ q.T
-    return residual @ c @ residual
+        assert bound >= brute_force_optimum(c, k)[0] - reference_rounding(c) and rho >= 0, (k, bound)
 
 
 def _check_relaxations(c: np.ndarray, x: np.ndarray) -> None:
@@ -134,9 +119,9 @@ def _check_relaxations(c: np.ndarray, x: np.ndarray) -> None:
         if k == 0:
             assert tight.bound[t] == 0.0 and tight.which[t] == "zero"
             continue
-        ct = _left_by(c, x[:, :t])
+        ct = left_by(c, x[:, :t])
         optimum = brute_force_optimum((ct + ct.T) / 2, k)[0]
-        assert tight.bound[t] >= optimum - _rounding(c), (t, tight, optimum)
+        assert tight.bound[t] >= optimum - reference_rounding(c), (t, tight, optimum)
         assert tight.bound[t] <= fast.bound[t], (t, tight, fast)  # the least of more bounds
         assert (tight.which[t] == "threshold") == (tight.bound[t] < fast.bound[t]), (t, tight, fast)
         assert 0.0 <= tight.gap[t] <= fast.gap[t] + 1e-12 and tight.gap[t] <= 1.0
@@ -172,9 +157,9 @@ def test_a_fits_threshold_bounds_hold_and_never_exceed_the_fast_ones(family, dat
     np.testing.assert_array_equal(tight.loadings, fast.loadings)  # the relaxation changes the metrics alone
     assert tight.spec["bound"] == "threshold" and fast.spec["bound"] == "fast"
     for t in range(r):
-        ct = _left_by(c, fast.loadings[:, :t])
+        ct = left_by(c, fast.loadings[:, :t])
         optimum = brute_force_optimum((ct + ct.T) / 2, int(np.count_nonzero(fast.loadings[:, t])))[0]
-        assert optimum - _rounding(c) <= tight.metrics["bound"][t] <= fast.metrics["bound"][t], t
+        assert optimum - reference_rounding(c) <= tight.metrics["bound"][t] <= fast.metrics["bound"][t], t
         assert 0.0 <= tight.metrics["gap"][t] <= 1.0
 
 

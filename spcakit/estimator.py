@@ -85,8 +85,8 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
 #: The prefix of the scores' column names (``spca0``, ``spca1``, ...; :meth:`SparsePCA.get_feature_names_out`).
 OUTPUT_PREFIX = "spca"
 
-#: The metrics the estimator reads (the others, such as the encoders' losses, can cost more than the fit on
-#: large data): ``result_.metrics`` holds these; :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
+#: The metrics the estimator reads, the ones its attributes expose: ``result_.metrics`` holds these;
+#: :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
 ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance", "bound", "gap")
 
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.

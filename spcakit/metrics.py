@@ -285,11 +285,11 @@ class MetricContext:
         r""":math:`\lambda_{\max}(C)` from the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics)
         when the operator's solver for it is direct (exact to rounding: an upper bound, :mod:`spcakit.bounds`),
         else ``None`` (an iterative solver's value may sit below the truth)."""
-        values = self.top_eigenvalues()
-        assert self._spectrum is not None
         direct = getattr(self.problem.covariance, "direct_spectrum", None)
-        if direct is None or not direct(int(self._spectrum.shape[0])):
-            return None
+        wanted = self.loadings.shape[1] if self._spectrum is None else int(self._spectrum.shape[0])
+        if direct is None or not direct(wanted):
+            return None  # asked first: an iterative solver's spectrum is not computed for nothing
+        values = self.top_eigenvalues()
         return float(values[0]) if values.size else 0.0
 
 

@@ -26,7 +26,20 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks", "ThresholdedSpectrum",
-           "spectral_knapsack", "threshold_search", "threshold_value", "thresholded_blocks", "thresholded_spectrum"]
+           "spectral_knapsack", "support_capacities", "threshold_search", "threshold_value", "thresholded_blocks", "thresholded_spectrum"]
+
+
+def support_capacities(squares: np.ndarray, fixed: np.ndarray, need: int) -> np.ndarray:
+    r"""Each eigenvector's capacity on a support: its squared weight on the ``fixed`` rows plus its ``need`` largest
+    squared entries on the others (``squares``: the squared eigenvectors, one column each, rows the variables).
+    :math:`(u^\top x)^2 \le \|u_S\|^2` for a unit :math:`x` on :math:`S`, and this is the most :math:`\|u_S\|^2`
+    can be when :math:`S` holds the fixed rows and ``need`` others."""
+    capacity = squares[fixed].sum(axis=0)
+    free = squares[~fixed]
+    take = min(max(need, 0), free.shape[0])
+    if take:
+        capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take :].sum(axis=0)
+    return capacity
 
 
 def spectral_knapsack(values: np.ndarray, capacities: np.ndarray) -> float:
@@ -128,14 +141,8 @@ def thresholded_spectrum(
         best, top[lone] = float(diagonal[lone]), 1.0
     need = max(k - int(fixed.sum()), 0)
     for members, block_values, vectors in blocks.blocks:
-        squares = vectors**2
-        capacity = squares[fixed[members]].sum(axis=0)
-        free = squares[~fixed[members]]
-        take = min(need, free.shape[0])
-        if take:
-            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take :].sum(axis=0)
         values.append(block_values)
-        capacities.append(np.minimum(capacity, 1.0))
+        capacities.append(np.minimum(support_capacities(vectors**2, fixed[members], need), 1.0))
         if block_values[-1] > best:
             best, top[:] = float(block_values[-1]), 0.0
             top[members] = np.abs(vectors[:, -1])

@@ -81,7 +81,13 @@ from spcakit import progress
 from spcakit.bounds import raised_for_rounding
 from spcakit.errors import InvalidParameterError
 from spcakit.linalg import generalized_top
-from spcakit.thresholding import RHO_GRID, spectral_knapsack, thresholded_blocks, thresholded_spectrum
+from spcakit.thresholding import (
+    RHO_GRID,
+    spectral_knapsack,
+    support_capacities,
+    thresholded_blocks,
+    thresholded_spectrum,
+)
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
 PRUNE_RTOL = 1e-9
@@ -194,13 +200,7 @@ class _Problem:
     def knapsack(self, values: np.ndarray, squares: np.ndarray, fixed: np.ndarray) -> float:
         """The spectral bound: fill the largest eigenvalues first, each up to its vector's weight on a support
         (``squares`` the squared eigenvectors, rows the variables; ``fixed`` the rows of :math:`I`)."""
-        need = self.k - int(fixed.sum())
-        capacity = squares[fixed].sum(axis=0)
-        free = squares[~fixed]
-        if need > 0 and free.shape[0]:
-            take = min(need, free.shape[0])
-            capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take:].sum(axis=0)
-        return spectral_knapsack(values, capacity)
+        return spectral_knapsack(values, support_capacities(squares, fixed, self.k - int(fixed.sum())))
 
     def _b(self, index: np.ndarray) -> np.ndarray:
         eye = np.eye(index.size)

@@ -3,24 +3,15 @@ optima, the digits searches stopped by the limit with a bound above their value.
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sklearn")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
-
-def test_the_exact_benchmark_certifies_pitprops_and_bounds_digits(tmp_path):
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        exact = importlib.import_module("exact")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def test_the_exact_benchmark_certifies_pitprops_and_bounds_digits(tmp_path, benchmark_module):
+    exact = benchmark_module("exact")
     out = tmp_path / "exact.json"
     assert exact.main(["--time-limit", "2", "--no-colon", "--out", str(out)]) == 0
     rows = {row["case"]: row for row in json.loads(out.read_text())["cases"]}

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,16 +11,11 @@ pytest.importorskip("sklearn")
 
 import spcakit
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
-def quality():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        yield importlib.import_module("quality")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+def quality(benchmark_module):
+    return benchmark_module("quality")
 
 
 def test_quick_wine_spcakit_and_sklearn(quality, tmp_path):

@@ -6,28 +6,16 @@ as stopped, which the test accepts."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("sklearn")
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
-def _scale_module():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        return importlib.import_module("scale")
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-
-
-def test_settings_shrink_every_data_set_and_keep_the_full_size_at_scale_one():
-    scale = _scale_module()
+def test_settings_shrink_every_data_set_and_keep_the_full_size_at_scale_one(benchmark_module):
+    scale = benchmark_module("scale")
     assert scale.settings(1.0) == scale.SETTINGS
     tiny = scale.settings(0.0001)
     for case, setting in tiny.items():
@@ -39,8 +27,8 @@ def test_settings_shrink_every_data_set_and_keep_the_full_size_at_scale_one():
         scale.settings(0)
 
 
-def test_the_scale_benchmark_reports_defaults_tuned_and_reference_with_ratios(tmp_path):
-    scale = _scale_module()
+def test_the_scale_benchmark_reports_defaults_tuned_and_reference_with_ratios(tmp_path, benchmark_module):
+    scale = benchmark_module("scale")
     out = tmp_path / "scale.json"
     argv = ["--scale", "0.0001", "--cases", "tall,wide", "--blas-threads", "1", "--timeout", "4", "--out", str(out)]
     assert scale.main(argv) == 0
@@ -66,8 +54,8 @@ def test_the_scale_benchmark_reports_defaults_tuned_and_reference_with_ratios(tm
     assert all((row["seconds"] or row["timed_out_after"]) > 0 and row["threads"] == "1" for row in report["summary"])
 
 
-def test_blas_threads_takes_a_list():
-    scale = _scale_module()
+def test_blas_threads_takes_a_list(benchmark_module):
+    scale = benchmark_module("scale")
     assert scale._thread_counts("1,0") == [1, None]
     with pytest.raises(Exception, match="blas-threads"):
         scale._thread_counts("one")

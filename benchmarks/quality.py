@@ -93,7 +93,14 @@ SEED = 0
 #: The spcakit candidates run when ``--methods`` is not given (see :func:`parse_method`).
 DEFAULT_METHODS = ("spcart", "tpower", "greedy", "spcart:refiner=swap", "tpower:refiner=swap", "greedy:refiner=swap")
 PEERS = ("sklearn", "nsprcomp", "pma", "elasticnet")
-R_PACKAGES = {"nsprcomp": ("nsprcomp",), "pma": ("PMA",), "elasticnet": ("elasticnet", "lars")}
+#: The non-negative panel (``--nonnegative``): spcakit's candidates, each with ``nonnegative=True`` (``auto`` is
+#: ``spcakit.fit``'s default method), against nsprcomp with ``nneg = TRUE``.
+NONNEGATIVE_METHODS = ("auto:nonnegative=true", "tpower:nonnegative=true", "spcart:nonnegative=true",
+                       "tpower-restarts:nonnegative=true")
+NONNEGATIVE_PEERS = ("nsprcomp-nneg",)
+NONNEGATIVE_RESULTS = RESULTS.parent / "quality_nonnegative.json"
+R_PACKAGES = {"nsprcomp": ("nsprcomp",), "pma": ("PMA",), "elasticnet": ("elasticnet", "lars"),
+              "nsprcomp-nneg": ("nsprcomp",)}  # the last: the non-negative panel's peer (--nonnegative)
 PITPROPS_N = 180  # the number of pit props measured (Jeffers 1967)
 
 
@@ -250,9 +257,11 @@ def run_spcakit(case: dict[str, Any], entry: str, covariance: Any) -> dict[str, 
     return row
 
 
-def run_estimator(case: dict[str, Any], covariance: Any) -> dict[str, Any]:
-    """``spcakit.SparsePCA(n_components=r, k=k, standardize=True)``: the estimator's defaults, whatever they are."""
-    call = lambda: spcakit.SparsePCA(n_components=case["r"], k=case["k"], standardize=True).fit(case["raw"])  # noqa: E731
+def run_estimator(case: dict[str, Any], covariance: Any, nonnegative: bool = False) -> dict[str, Any]:
+    """``spcakit.SparsePCA(n_components=r, k=k, standardize=True)``: the estimator's defaults, whatever they are
+    (with ``nonnegative``: ``SparsePCA(..., nonnegative=True)``)."""
+    extra = {"nonnegative": True} if nonnegative else {}
+    call = lambda: spcakit.SparsePCA(n_components=case["r"], k=case["k"], standardize=True, **extra).fit(case["raw"])  # noqa: E731
     try:
         model, seconds, repeats = timing.best_of(call, budget_s=1.0, max_repeats=3)
     except SpcakitError as exc:
@@ -261,7 +270,8 @@ def run_estimator(case: dict[str, Any], covariance: Any) -> dict[str, Any]:
     parts = [spec.get("name", model.result_.method)]
     if spec.get("refiner"):
         parts.append(f"refiner={spec['refiner'].get('name')}")
-    return {"label": f"SparsePCA() = {':'.join(parts)}", "kind": "estimator", "status": "ok",
+    label = "SparsePCA(nonnegative=True)" if nonnegative else "SparsePCA()"
+    return {"label": f"{label} = {':'.join(parts)}", "kind": "estimator", "status": "ok",
             "method": model.result_.method, "spec_name": spec.get("name"), "refiner": (spec.get("refiner") or {}).get("name"),
             "seconds": seconds, "repeats": repeats, **measure(model.components_.T, covariance),
             "spcakit_cpev": float(model.result_.metrics["cpev"]), "loadings": model.components_.T}  # fmt: skip
@@ -378,11 +388,12 @@ save_fit <- function(label, loadings, seconds, param) {
   cat(label, seconds, param, "\n", file = file.path(out, "fits.txt"), append = TRUE)
 }
 left <- function() budget - (proc.time()[["elapsed"]] - started)
-if (peer == "nsprcomp") {
+if (peer == "nsprcomp" || peer == "nsprcomp-nneg") {
   suppressPackageStartupMessages(library(nsprcomp))
+  nneg <- peer == "nsprcomp-nneg"
   for (s in seeds) {
     set.seed(s)
-    t <- system.time(fit <- nsprcomp(x, ncomp = r, k = k, center = TRUE, scale. = FALSE))[["elapsed"]]
+    t <- system.time(fit <- nsprcomp(x, ncomp = r, k = k, nneg = nneg, center = TRUE, scale. = FALSE))[["elapsed"]]
     save_fit(paste0("seed", s), fit$rotation, t, s)
   }
 } else if (peer == "pma") {
@@ -453,7 +464,7 @@ def r_setup(r_lib: Path) -> dict[str, Any]:
 def run_r_peer(peer: str, case: dict[str, Any], covariance: Any, r_info: dict[str, Any], seeds: int,
                timeout: float, blas_threads: int | None) -> list[dict[str, Any]]:  # fmt: skip
     """Run one R peer on the case: its rows (nsprcomp: the seed-1 run and the best of the seeds)."""
-    labels = {"nsprcomp": "nsprcomp", "pma": "PMA SPC", "elasticnet": "elasticnet spca"}
+    labels = {"nsprcomp": "nsprcomp", "pma": "PMA SPC", "elasticnet": "elasticnet spca", "nsprcomp-nneg": "nsprcomp nneg"}
     base = {"kind": "peer", "peer": peer}
     missing = [p for p in R_PACKAGES[peer] if r_info["packages"].get(p, "absent") == "absent"]
     if missing:
@@ -485,13 +496,13 @@ def run_r_peer(peer: str, case: dict[str, Any], covariance: Any, r_info: dict[st
         tries = (out / "tries.txt").read_text().splitlines() if (out / "tries.txt").exists() else []
     if not fits:
         return [{**base, "label": labels[peer], "status": status, "message": message}]
-    if peer == "nsprcomp":
+    if peer in ("nsprcomp", "nsprcomp-nneg"):
         runs = [{**f, **measure(f["loadings"], covariance), "seed": int(f["param"][0])} for f in fits]
         first = runs[0]
         best = max(runs, key=lambda f: f["cpev"])
-        single = {**base, "label": f"nsprcomp seed {first['seed']}", "status": "ok", **_public(first)}
+        single = {**base, "label": f"{labels[peer]} seed {first['seed']}", "status": "ok", **_public(first)}
         done_seeds = [f["seed"] for f in runs]
-        best_row = {**base, "label": f"nsprcomp best of {seeds}", "status": "ok", "runs_done": len(runs),
+        best_row = {**base, "label": f"{labels[peer]} best of {seeds}", "status": "ok", "runs_done": len(runs),
                     **_public(best), "seeds": done_seeds, "cpev_by_seed": [f["cpev"] for f in runs],
                     "total_seconds": sum(f["seconds"] for f in runs)}  # fmt: skip
         if message:
@@ -513,7 +524,8 @@ def _public(fit: dict[str, Any]) -> dict[str, Any]:
 
 # -- the run -------------------------------------------------------------------------------------------------------
 def run_case(case: dict[str, Any], methods: list[str], peers: list[str], r_info: dict[str, Any], seeds: int,
-             peer_timeout: float, blas_threads: int | None, keep_loadings: bool = False) -> dict[str, Any]:  # fmt: skip
+             peer_timeout: float, blas_threads: int | None, keep_loadings: bool = False,
+             nonnegative: bool = False) -> dict[str, Any]:  # fmt: skip
     x = case["x"]
     covariance = covariance_of(x)
     entry: dict[str, Any] = {"n": x.shape[0], "p": x.shape[1], "p_loaded": x.shape[1] + case["dropped_constant"],
@@ -543,12 +555,15 @@ def run_case(case: dict[str, Any], methods: list[str], peers: list[str], r_info:
     with timing.limit_blas_threads(blas_threads):
         for method in methods:
             add([run_spcakit(case, method, covariance)])
-        add([run_estimator(case, covariance)])
+        add([run_estimator(case, covariance, nonnegative)])
     for peer in peers:
         if peer == "sklearn":
             add(run_sklearn(case, covariance, peer_timeout, blas_threads))
         elif r_info.get("available"):
             add(run_r_peer(peer, case, covariance, r_info, seeds, peer_timeout, blas_threads))
+    for row in rows:
+        if row.get("loadings") is not None:  # exactly non-negative (the non-negative panel's rows must be)
+            row["min_loading"] = float(np.min(row["loadings"]))
     if not keep_loadings:
         for row in rows:
             row.pop("loadings", None)
@@ -729,6 +744,105 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def markdown_nonnegative(report: dict[str, Any]) -> str:
+    """The ``docs/benchmarks.md`` section of a ``--nonnegative`` report: spcakit with ``nonnegative=True`` against
+    nsprcomp with ``nneg = TRUE``, at the same k, the CPEV computed alike for all."""
+    env, cfg, r_info = report["environment"], report["config"], report["r"]
+    if r_info.get("available"):
+        r_line = f"R {r_info.get('r')}, nsprcomp {r_info['packages'].get('nsprcomp')}"
+    else:
+        r_line = f"R peers not run: {r_info.get('reason')}"
+    git = env.get("git")
+    git_note = f" on commit {git['commit'][:10]}" + (" with changes to spcakit/plugins/specs not yet committed"
+                                                    if git["changed"] else "") if git else ""  # fmt: skip
+    cases = report["cases"]
+    seeds = cfg["seeds"]
+    negative = [f"{name}: {row['label']}" for name, case in cases.items() for row in case["rows"]
+                if row.get("min_loading", 0.0) < 0]  # fmt: skip
+    signs = ("Every loading of every row is non-negative (its smallest entry, checked, is 0)." if not negative
+             else f"Rows with a negative entry in some loading: {'; '.join(negative)}.")
+    load = env.get("loadavg_end")
+    load_note = f" (load average {load[0]:.1f} at the end: times are only indicative)" if load else ""
+    out = [
+        "## Non-negative loadings against nsprcomp (issue 28)",
+        "",
+        "<!-- Generated from benchmarks/results/quality_nonnegative.json by `python benchmarks/quality.py --render "
+        "benchmarks/results/quality_nonnegative.json`: re-run the benchmark and replace this section rather than edit it. -->",
+        "",
+        "The CPEV of non-negative sparse loadings at the same k, on the data sets of the quality panel above "
+        "(standardised the same way, the CPEV computed the same way for every row). spcakit: "
+        "`spcakit.fit(X, method, r=r, k=k, nonnegative=True)`; `auto` is `fit`'s default method (TPower, SPCArt and "
+        "restarted TPower, each non-negative, the largest CPEV kept; greedy selection cannot keep its loadings "
+        "non-negative and is skipped, and so are the swaps), and `SparsePCA(nonnegative=True)` runs it from the raw "
+        "data. nsprcomp: `nsprcomp(X, ncomp=r, k=k, nneg=TRUE, center=TRUE, scale.=FALSE)` (its default `nrestart=5` "
+        f"random restarts per component) after `set.seed(s)`, the run with s = 1 and the best by CPEV of s = 1..{seeds}. "
+        f"{signs}",
+        "",
+        f"Machine: {env['nproc']} CPUs ({env['processor']}), {env['platform']}; Python {env['python']}, NumPy "
+        f"{env['numpy']}, spcakit {env['spcakit']}; {r_line}. BLAS threads "
+        f"{'limited to ' + str(report['blas_threads']) if report['blas_threads'] else 'not limited'}. Run "
+        f"{env['date_utc']}{git_note}, {report['total_seconds'] / 60:.1f} minutes in all{load_note}.",
+        "",
+        "Re-run: `python benchmarks/quality.py --nonnegative --markdown section.md`.",
+        "",
+    ]
+    labels: list[str] = []
+    for case in cases.values():
+        for row in case["rows"]:
+            label = "SparsePCA(nonnegative=True)" if row["kind"] == "estimator" else row["label"]
+            if label not in labels:
+                labels.append(label)
+
+    def heading(label: str) -> str:
+        name = label.removesuffix(":nonnegative=true")
+        return f"{name} (the default)" if label == NONNEGATIVE_METHODS[0] else name
+
+    out.append("**CPEV** (5 significant digits; * = more than k nonzeros in some loading; the last column: spcakit's "
+               f"default against nsprcomp's best of {seeds} seeds, relative):")
+    out.append("")
+    out.append("| data (n×p, r, k) | " + " | ".join(map(heading, labels)) + " | default − nsprcomp best |")
+    out.append("|---|" + "---|" * (len(labels) + 1))
+    for name, case in cases.items():
+        by_label = {("SparsePCA(nonnegative=True)" if r["kind"] == "estimator" else r["label"]): r for r in case["rows"]}
+
+        def cell(row: dict[str, Any] | None, case: dict[str, Any] = case) -> str:
+            if row is None:
+                return ""
+            if "cpev" not in row:
+                return row["status"]
+            negative = " (negative entries!)" if row.get("min_loading", 0.0) < 0 else ""
+            return f"{row['cpev']:#.5g}{'*' if row['nnz_max'] > case['k'] else ''}{negative}"
+
+        default = by_label.get(NONNEGATIVE_METHODS[0])
+        best = by_label.get(f"nsprcomp nneg best of {seeds}")
+        gap = (f"{100 * (default['cpev'] / best['cpev'] - 1):+.3f} %"
+               if default and best and "cpev" in default and "cpev" in best else "–")  # fmt: skip
+        out.append(f"| {name} ({case['n']}×{case['p']}, {case['r']}, {case['k']}) | "
+                   + " | ".join(cell(by_label.get(label)) for label in labels) + f" | {gap} |")
+    out.append("")
+    out.append("**Times** (seconds; spcakit: the fastest of up to 3 runs; nsprcomp: each seed's run as R timed it, "
+               "the best one's and all together):")
+    out.append("")
+    out.append("| data | " + " | ".join(map(heading, labels)) + " |")
+    out.append("|---|" + "---|" * len(labels))
+    for name, case in cases.items():
+        by_label = {("SparsePCA(nonnegative=True)" if r["kind"] == "estimator" else r["label"]): r for r in case["rows"]}
+        cells = []
+        for label in labels:
+            row = by_label.get(label)
+            if row is None or "seconds" not in row:
+                cells.append("")
+            elif "total_seconds" in row:
+                cells.append(f"{row['seconds']:.3g} ({row['total_seconds']:.3g} all)")
+            else:
+                cells.append(f"{row['seconds']:.3g}")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
+    if report.get("skipped"):
+        out.append("")
+        out.append(f"Skipped ({len(report['skipped'])}): " + "; ".join(f"{s['case']}: {s['reason']}" for s in report["skipped"]) + ".")
+    return "\n".join(out)
+
+
 def git_state() -> dict[str, Any] | None:
     """The commit measured, and the files of spcakit, its plugins and specs changed from it (None outside git)."""
     repo = Path(__file__).resolve().parents[1]
@@ -747,22 +861,27 @@ def main(argv: list[str] | None = None) -> int:
         return _child_sklearn(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", help=f"comma-separated, of {', '.join(CASES)} (default: all; quick: {', '.join(QUICK_CASES)})")
-    parser.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                        help="comma-separated spcakit candidates, each NAME or NAME:key=value:... (default: %(default)s)")
-    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated, of %(default)s ('' for none)")
+    parser.add_argument("--methods", help="comma-separated spcakit candidates, each NAME or NAME:key=value:... "
+                        f"(default: {','.join(DEFAULT_METHODS)}; with --nonnegative: {','.join(NONNEGATIVE_METHODS)})")
+    parser.add_argument("--peers", help=f"comma-separated, of {','.join(PEERS + NONNEGATIVE_PEERS)} ('' for none; default: "
+                        f"{','.join(PEERS)}; with --nonnegative: {','.join(NONNEGATIVE_PEERS)})")
+    parser.add_argument("--nonnegative", action="store_true",
+                        help="the non-negative panel: spcakit with nonnegative=True against nsprcomp(nneg=TRUE) "
+                        f"(report: {NONNEGATIVE_RESULTS.relative_to(RESULTS.parents[1])} unless --out)")
     parser.add_argument("--seeds", type=int, help="nsprcomp seeds 1..N (default 5; quick 2)")
     parser.add_argument("--peer-timeout", type=float, default=300.0, help="seconds per peer and case (default %(default)s)")
     parser.add_argument("--r-lib", type=Path, default=Path(os.environ.get("SPCAKIT_R_LIB", R_LIB)),
                         help="R library holding the peers (default: $SPCAKIT_R_LIB or the repository's .r-lib)")
     parser.add_argument("--quick", action="store_true", help="the small data sets only, 2 nsprcomp seeds")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="JSON report (default %(default)s)")
+    parser.add_argument("--out", type=Path, help=f"JSON report (default {RESULTS}; --nonnegative: {NONNEGATIVE_RESULTS})")
     parser.add_argument("--markdown", type=Path, help="also write the markdown section to this file")
     parser.add_argument("--render", type=Path, help="run nothing: render this JSON report as markdown")
     parser.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (default 1; 0: no limit)")
     args = parser.parse_args(argv)
 
     if args.render:
-        text = markdown(json.loads(args.render.read_text()))
+        rendered = json.loads(args.render.read_text())
+        text = markdown_nonnegative(rendered) if rendered.get("nonnegative") else markdown(rendered)
         print(text)
         if args.markdown:
             args.markdown.write_text(text + "\n")
@@ -771,10 +890,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(cases) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; valid: {', '.join(CASES)}")
-    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    if set(peers) - set(PEERS):
-        parser.error(f"unknown peer(s) {', '.join(sorted(set(peers) - set(PEERS)))}; valid: {', '.join(PEERS)}")
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    default_peers = NONNEGATIVE_PEERS if args.nonnegative else PEERS
+    peers = [p.strip() for p in (",".join(default_peers) if args.peers is None else args.peers).split(",") if p.strip()]
+    valid = PEERS + NONNEGATIVE_PEERS
+    if set(peers) - set(valid):
+        parser.error(f"unknown peer(s) {', '.join(sorted(set(peers) - set(valid)))}; valid: {', '.join(valid)}")
+    default_methods = NONNEGATIVE_METHODS if args.nonnegative else DEFAULT_METHODS
+    methods = [m.strip() for m in (args.methods or ",".join(default_methods)).split(",") if m.strip()]
+    out_path = args.out or (NONNEGATIVE_RESULTS if args.nonnegative else RESULTS)
     for m in methods:
         parse_method(m)
     seeds = args.seeds or (2 if args.quick else 5)
@@ -795,7 +918,7 @@ def main(argv: list[str] | None = None) -> int:
     with timing.limit_blas_threads(blas_threads):  # the BLAS recorded as it runs
         environment = timing.environment(sklearn=sklearn.__version__)
     environment["git"] = git_state()
-    report: dict[str, Any] = {"quick": args.quick, "blas_threads": blas_threads,
+    report: dict[str, Any] = {"quick": args.quick, "blas_threads": blas_threads, "nonnegative": args.nonnegative,
                               "config": {"cases": cases, "methods": methods, "peers": peers, "seeds": seeds,
                                          "peer_timeout": args.peer_timeout},
                               "environment": environment, "r": r_info, "cases": {}, "skipped": []}  # fmt: skip
@@ -809,18 +932,19 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{name}: n={case['x'].shape[0]} p={case['x'].shape[1]} r={case['r']} k={case['k']} "
               f"({case['dropped_constant']} constant columns dropped)", file=sys.stderr, flush=True)  # fmt: skip
-        report["cases"][name] = run_case(case, methods, peers, r_info, seeds, args.peer_timeout, blas_threads)
+        report["cases"][name] = run_case(case, methods, peers, r_info, seeds, args.peer_timeout, blas_threads,
+                                         nonnegative=args.nonnegative)  # fmt: skip
     report["total_seconds"] = time.perf_counter() - start
     report["environment"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     if report["skipped"]:
         print(f"{len(report['skipped'])} case(s) skipped: data absent", file=sys.stderr)
-    text = markdown(report)
+    text = markdown_nonnegative(report) if args.nonnegative else markdown(report)
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=1, default=float) + "\n")
-    print(f"\nwrote {args.out}", file=sys.stderr)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(report, indent=1, default=float) + "\n")
+    print(f"\nwrote {out_path}", file=sys.stderr)
     return 0
 
 

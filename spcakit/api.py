@@ -11,6 +11,8 @@ from warnings import warn
 import numpy as np
 
 from spcakit import ties
+from spcakit.output import NotJsonError, json_value
+from spcakit.validators import check_arguments
 from spcakit.version import __version__
 from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import (
@@ -25,13 +27,14 @@ from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
 from spcakit.state import CapReached, IssuedWarning, Result
-from spcakit.composition import check_k, configure, k_text, lowered_k, with_default_k
+from spcakit.composition import check_k, configure, is_nonnegative, k_text, lowered_k, with_default_k
 
 
 def build_parts(spec: MethodSpec, registry: Registry, problem: Problem) -> Parts:
     """Build every part of ``spec`` and check the truncation parameter against ``p``."""
     built = {role: registry.build(role, getattr(spec, role)) for role in PART_ROLES if getattr(spec, role) is not None}
-    built["truncator"].check(problem.p)
+    with registry.attributed("truncator", spec.truncator.name):  # a check that raises other than to refuse: a bug
+        built["truncator"].check(problem.p)
     return Parts(**built)
 
 
@@ -147,8 +150,31 @@ def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) ->
             continue
         defaults = registry.part(role, entry["name"]).parameters()
         doc[role] = {"name": entry["name"], **{k: v for k, v in defaults.items()}, **{k: v for k, v in entry.items() if k != "name"}}
-    doc["truncator"].update(parts.truncator.resolved(p))
+    with registry.attributed("truncator", spec.truncator.name):
+        resolved = parts.truncator.resolved(p)
+        if not isinstance(resolved, Mapping):
+            raise BadPartResult(parts.truncator, f"resolved(p) must return a table of parameters; got {type(resolved).__name__}")
+        doc["truncator"].update(resolved)
+    for role in PART_ROLES:  # the record must be JSON: a set becomes a sorted list; what JSON cannot hold names the part
+        if doc.get(role) is not None:
+            with registry.attributed(role, doc[role]["name"]):
+                doc[role] = recorded_parameters(doc[role])
     return doc
+
+
+def recorded_parameters(entry: dict[str, Any]) -> dict[str, Any]:
+    """A part's parameters as a result records them (:func:`spcakit.output.json_value`: tuples and sets become
+    lists, NumPy numbers Python's); a value JSON cannot hold, or a non-finite number, raises a ``ValueError``
+    naming the parameter."""
+
+    def refuse(value: float) -> None:
+        raise ValueError(f"a parameter is {value!r}, which JSON cannot hold")
+
+    try:
+        return json_value(entry, refuse)  # type: ignore[no-any-return]
+    except NotJsonError as exc:
+        raise ValueError(f"the parameter {exc.where.lstrip('.')} is a {type(exc.value).__name__}, which a "
+                         "result's JSON record cannot hold; a parameter is a number, string, boolean, list or table") from None
 
 
 def _metric_names(metrics: Any) -> list[str]:
@@ -185,6 +211,7 @@ def fit(
     on_step: StepCallback | None = None,
     metrics: Sequence[str] | None = None,
     bound: str = "fast",
+    nonnegative: bool = False,
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -287,6 +314,15 @@ def fit(
         tighter on covariances of many weakly correlated variables, such as gene expression, at a fraction of a
         second to seconds per loading at :math:`p = 1000`; up to :data:`spcakit.bounds.THRESHOLD_LIMIT`
         variables). Recorded as ``Result.spec["bound"]``.
+    nonnegative
+        Keep every loading non-negative, as R's nsprcomp does with ``nneg = TRUE``: each truncation step
+        keeps the ``k`` largest *positive* entries of the update, on the side (:math:`z` or :math:`-z`)
+        whose kept part aligns better with it (:mod:`spcakit.parts.nonnegative`). Every method that
+        truncates takes it (its truncation is wrapped in the ``nonnegative`` truncator), and so does
+        ``auto`` (its members that take it, without swaps); a method without a truncation step
+        (greedy, exhaustive, PCA, FSPCA, the encoders) or with a refiner that re-fits the loadings
+        refuses it, naming the methods that take it
+        (:func:`~spcakit.composition.with_nonnegative`). Recorded as ``Result.spec["nonnegative"]``.
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
@@ -316,10 +352,14 @@ def fit(
     the sparsities count the zeros of the constant columns too. ``r`` must be
     at most :math:`p'`; data whose columns are all constant are refused.
     """
+    check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_step=on_step, center=center,
+                    standardize=standardize, covariance=covariance, r=r, registry=registry)  # fmt: skip
     registry = registry or get_registry()
     requested = _requested_spec(method, registry)
+    if not isinstance(nonnegative, (bool, np.bool_)):
+        raise InvalidParameterError(f"nonnegative must be True or False; got {nonnegative!r}")
     choices = {"truncator": truncator, "lam": lam, "deflator": deflator, "stopper": stopper, "refiner": refiner,
-               "params": params}  # fmt: skip
+               "params": params, "nonnegative": bool(nonnegative)}  # fmt: skip
     spec = configure(requested, registry=registry, k=k, **choices)
     check_driver(spec, registry)
     chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in _metric_names(metrics)]
@@ -368,6 +408,10 @@ def fit(
         embedded[problem.varying_columns] = loadings
         loadings = embedded
     loadings = fix_signs(loadings)
+    nonnegative = is_nonnegative(spec, registry)
+    if nonnegative and np.any(loadings < 0):  # a part broke the sign constraint: never hand such loadings back
+        mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
+        raise _part_failure(mixed, registry) from mixed
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     warnings = tuple(IssuedWarning(note) for note in notes) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
@@ -377,7 +421,7 @@ def fit(
     return Result(
         method=spec.name,
         spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default}),
-              "bound": bound},
+              "bound": bound, **({"nonnegative": True} if nonnegative else {})},
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=_with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound), report, parts, registry),

@@ -18,6 +18,7 @@ import numpy as np
 from spcakit.errors import (
     InvalidParameterError,
 )  # fmt: skip
+from spcakit.parts import nonnegative
 from spcakit.plugins import get_registry
 from spcakit.protocols import PART_ROLES, REQUIRED_PART_ROLES, means_none
 from spcakit.registry import Registry
@@ -470,6 +471,83 @@ def with_default_k(
     return set_k(spec, k, registry), {"k": k, "rule": rule}
 
 
+# -- non-negative loadings ------------------------------------------------------------------
+#: The parameter by which a part that keeps its loadings non-negative itself says so (the ``portfolio`` of
+#: ``auto``, the ``restarted-power`` solver): :func:`with_nonnegative` sets it instead of wrapping a truncation.
+NONNEGATIVE_PARAMETER = "nonnegative"
+
+
+def _nonnegative_parts(spec: MethodSpec, registry: Registry) -> list[tuple[str, tuple[Any, ...], PartRef]]:
+    """``(role, path, ref)`` of every part of ``spec`` (nested ones included) that takes :data:`NONNEGATIVE_PARAMETER`."""
+    return [(role, path, sub) for role in PART_ROLES if getattr(spec, role) is not None
+            for path, sub in _part_refs(getattr(spec, role))
+            if NONNEGATIVE_PARAMETER in registry.part(role, sub.name).parameters()]  # fmt: skip
+
+
+def is_nonnegative(spec: MethodSpec, registry: Registry | None = None) -> bool:
+    """Whether ``spec`` keeps its loadings non-negative: its truncation is wrapped in ``nonnegative``, or a part
+    that takes :data:`NONNEGATIVE_PARAMETER` has it set."""
+    return spec.truncator.name == nonnegative.NONNEGATIVE or any(
+        sub.params.get(NONNEGATIVE_PARAMETER) is True for _, _, sub in _nonnegative_parts(spec, registry or get_registry()))
+
+
+def nonnegative_refusal(spec: MethodSpec, registry: Registry) -> str | None:
+    """Why ``spec`` cannot keep its loadings non-negative (``None``: it can)."""
+    declaring = _nonnegative_parts(spec, registry)
+    if spec.refiner is not None and not any(role == "refiner" for role, _, _ in declaring):
+        return (f"its refiner {spec.refiner.name!r} re-fits the finished loadings without the sign constraint; skip it "
+                "(refiner='none', --refiner none)")  # fmt: skip
+    if not declaring and spec.truncator.name == "none":
+        return ("it has no truncation step to keep the loadings non-negative (its loadings come from a solver or an "
+                "eigen-decomposition, or are dense)")  # fmt: skip
+    return None
+
+
+def methods_taking_nonnegative(registry: Registry | None = None, *, without_refiner: bool = False) -> list[str]:
+    """The registered methods that accept ``nonnegative=True`` as registered (with ``without_refiner``: those that
+    accept it only once their refiner is skipped, ``refiner="none"``)."""
+    registry = registry or get_registry()
+    names = []
+    for info in registry.methods():
+        as_registered = nonnegative_refusal(info.spec, registry) is None
+        unrefined = info.spec.refiner is not None and nonnegative_refusal(attrs.evolve(info.spec, refiner=None), registry) is None
+        if (unrefined and not as_registered) if without_refiner else as_registered:
+            names.append(info.spec.name)
+    return names
+
+
+def with_nonnegative(spec: MethodSpec, registry: Registry | None = None) -> MethodSpec:
+    r"""``spec`` with non-negative loadings (:mod:`spcakit.parts.nonnegative`): ``fit(nonnegative=True)``.
+
+    A part that keeps its loadings non-negative itself (it takes the parameter ``nonnegative``: the
+    ``portfolio`` of ``auto``, the ``restarted-power`` solver) gets ``nonnegative = true``; a method that
+    truncates (its truncator is not ``none``) gets its truncation wrapped in the ``nonnegative`` truncator,
+    its ``cardinality`` form too, so that ``k`` still reaches the inner truncation (:func:`set_k` walks nested
+    parts). Idempotent.
+
+    Raises
+    ------
+    InvalidParameterError
+        The method has neither (a one-shot solver, PCA, FSPCA's row supports), or a refiner that re-fits the
+        loadings without the constraint; the message names the method and the methods that accept it.
+    """
+    registry = registry or get_registry()
+    refusal = nonnegative_refusal(spec, registry)
+    if refusal is not None:
+        unrefined = methods_taking_nonnegative(registry, without_refiner=True)
+        raise InvalidParameterError(
+            f"method {spec.name!r} cannot keep its loadings non-negative: {refusal}. Methods that take "
+            f"nonnegative=True (--nonnegative): {', '.join(methods_taking_nonnegative(registry)) or '(none registered)'}"
+            + (f"; with refiner='none' also {', '.join(unrefined)}" if unrefined else "")
+        )
+    for role, path, _ in _nonnegative_parts(spec, registry):
+        spec = attrs.evolve(spec, **{role: _set_at(getattr(spec, role), path, NONNEGATIVE_PARAMETER, True)})
+    if spec.truncator.name != "none":
+        form = {role: nonnegative.wrapped(ref) if role == "truncator" else ref for role, ref in spec.cardinality.items()}
+        spec = attrs.evolve(spec, truncator=nonnegative.wrapped(spec.truncator), cardinality=form)
+    return spec
+
+
 def configure(
     spec: MethodSpec,
     *,
@@ -481,9 +559,10 @@ def configure(
     params: Mapping[str, Any] | None = None,
     registry: Registry | None = None,
     k: Any = None,
+    nonnegative: bool = False,
 ) -> MethodSpec:
     """Return ``spec`` with a truncator, its λ, a deflator, the stopper, the refiner, the sparsity ``k`` and part
-    parameters replaced.
+    parameters replaced, and (``nonnegative=True``) non-negative loadings (:func:`with_nonnegative`, last).
 
     ``refiner="none"`` removes the method's refiner. A truncator given here
     replaces the one the method's ``cardinality`` form stands in for (so
@@ -523,4 +602,6 @@ def configure(
         spec = set_k(spec, k, registry, lam=lam, params=params)
     for key, value in (params or {}).items():
         spec = set_param(spec, key, value, registry)
+    if nonnegative:
+        spec = with_nonnegative(spec, registry)
     return spec

@@ -50,6 +50,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from spcakit.composition import check_k, configure
 from spcakit.api import fit
+from spcakit.validators import check_arguments
 from spcakit.errors import InvalidDataError, InvalidParameterError
 from spcakit.model import regression_map
 from spcakit.cv import held_out_error
@@ -98,6 +99,7 @@ _ESTIMATOR_ARGUMENTS = {
     "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
     "registry": "spcakit.fit (not the estimator)", "metrics": "the estimator (see ESTIMATOR_METRICS)",
     "refiner": "SparsePCA(refiner=...)", "target_cpev": "SparsePCA(target_cpev=...)", "bound": "SparsePCA(bound=...)",
+    "nonnegative": "SparsePCA(nonnegative=...)",
 }  # fmt: skip
 
 
@@ -278,6 +280,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         threshold bound of each deflated covariance, the least kept: far tighter on many weakly correlated
         variables (gene expression), a fraction of a second to seconds per component at 1000 features, and
         refused above :data:`spcakit.bounds.THRESHOLD_LIMIT` features.
+    nonnegative : bool, default=False
+        Keep every component non-negative (``components_ >= 0``), as R's nsprcomp with ``nneg = TRUE``:
+        :func:`spcakit.fit`'s ``nonnegative``. The default method ``auto`` and every method that truncates
+        take it; the others refuse it when fitted, naming the methods that take it.
     standardize : bool, default=False
         Work on the correlation scale: divide each column by its standard
         deviation (``ddof=1``, as spcakit's covariance :math:`A^\top A/(n-1)`),
@@ -437,6 +443,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         refiner: str | None = None,
         target_cpev: float | None = None,
         bound: str = "fast",
+        nonnegative: bool = False,
     ) -> None:
         self.n_components = n_components
         self.method = method
@@ -451,6 +458,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.refiner = refiner
         self.target_cpev = target_cpev
         self.bound = bound
+        self.nonnegative = nonnegative
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None) -> SparsePCA:
@@ -473,6 +481,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """Fit and return the validated ``X`` as a float array."""
         center = _check_flag(self.center, "center")
         standardize = _check_flag(self.standardize, "standardize")
+        check_arguments(params=self.params)
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_min_samples=2 if center else 1)
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
@@ -484,6 +493,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if self.refiner is not None:
             kwargs["refiner"] = self.refiner
         kwargs["bound"] = self.bound
+        if self.nonnegative is not False:  # fit checks the value
+            kwargs["nonnegative"] = self.nonnegative
         seed = _seed(self.random_state)
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 

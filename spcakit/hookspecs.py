@@ -6,6 +6,12 @@ entry-point group (the built-in plugins do exactly the same)::
 
     [project.entry-points.spcakit]
     firm = "spcakit_firm"
+
+A hook registers by calling ``register`` and returns nothing. A hook that
+returns a value (what it should have registered), calls ``register`` with
+something it does not take (``register(42)``), or raises, fails its plugin:
+the plugin is listed as failed with that reason, everything it registered is
+removed, and every other plugin keeps working (:mod:`spcakit.plugins`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -341,13 +342,70 @@ class Metric:
     format: Callable[[Any], str] = attrs.field(default=_format_default, eq=False)
 
 
+class MetricWarning(UserWarning):
+    """A metric that failed, or returned what JSON cannot hold, was left out or recorded as ``null``.
+
+    :func:`compute_metrics` issues it naming the metric and its plugin; the command line shows it as one
+    ``warning: ...`` line on stderr.
+    """
+
+
+def _metric_plugin(metric: Metric, plugins: Mapping[str, str] | None) -> str:
+    """The plugin that registered ``metric``: from ``plugins``, else as the registry marked the metric's
+    ``format`` when it registered it (:meth:`~spcakit.registry.Registry.register_metric`), else ``"?"``."""
+    if plugins is not None and metric.name in plugins:
+        return plugins[metric.name]
+    return str(getattr(metric.format, "plugin", "?"))
+
+
 def compute_metrics(
-    problem: Problem, loadings: np.ndarray, metrics: Sequence[Metric], *, bound: str = "fast"
+    problem: Problem,
+    loadings: np.ndarray,
+    metrics: Sequence[Metric],
+    *,
+    bound: str = "fast",
+    plugins: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
-    (whose ``bound`` is the relaxation of the bound metrics)."""
+    (whose ``bound`` is the relaxation of the bound metrics).
+
+    Each value is made plain JSON data (:func:`spcakit.output.json_value`): NumPy numbers and arrays become
+    numbers and lists, a set a sorted list. A metric is contained: one that raises (other than a
+    :class:`~spcakit.errors.SpcakitError`, which says the input is at fault, or an interruption) or returns
+    what JSON cannot hold is left out, and a NaN or infinite number becomes ``None`` (JSON's ``null``); each
+    with a :class:`MetricWarning` naming the metric and its plugin (``plugins`` maps names to plugins; by
+    default the plugin the registry recorded). The fit's result is never lost to a metric.
+    """
+    from spcakit.errors import SpcakitError  # noqa: PLC0415
+    from spcakit.output import NotJsonError, json_value  # noqa: PLC0415
+
     context = MetricContext(problem, loadings, bound)
-    return {m.name: m.compute(problem, loadings, context) for m in metrics}
+    values: dict[str, Any] = {}
+    for metric in metrics:
+        try:
+            value = metric.compute(problem, loadings, context)
+        except (SpcakitError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            _warn(metric, plugins, f"failed ({type(exc).__name__}: {exc}) and is left out of the result; this is a "
+                                   "bug in that metric")  # fmt: skip
+            continue
+        non_finite: list[float] = []
+        try:
+            values[metric.name] = json_value(value, non_finite.append)
+        except NotJsonError as exc:
+            _warn(metric, plugins, f"returned what JSON cannot hold ({exc}) and is left out of the result; a metric "
+                                   "returns numbers, strings, booleans or lists of them")  # fmt: skip
+            continue
+        if non_finite:
+            _warn(metric, plugins, f"returned a value that is not a finite number ({non_finite[0]!r}); it is "
+                                   "recorded as null")  # fmt: skip
+    return values
+
+
+def _warn(metric: Metric, plugins: Mapping[str, str] | None, what: str) -> None:
+    plugin = _metric_plugin(metric, plugins)
+    warnings.warn(f"metric {metric.name!r} (plugin {plugin!r}) {what}", MetricWarning, stacklevel=3)
 
 
 def _shared_additional(problem: Problem, loadings: np.ndarray, context: MetricContext) -> list[float]:

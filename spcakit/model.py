@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -76,6 +77,8 @@ from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, SpecE
 from spcakit.output import check_output, write_output
 from spcakit.inputs.checks import check_matrix, is_scipy_sparse, label_text, pandas_class, numeric_array
 from spcakit.inputs.columns import column_positions
+from spcakit.inputs.documents import load_json
+from spcakit.inputs.files import check_outside_inputs, data_file_kind
 from spcakit.problem import default_feature_names
 from spcakit.schema import Anything, Bool, Field, Int, Invalid, ListOf, Number, OneOf, Str, Table, TableOf, validate
 from spcakit.state import InputRecord, Result
@@ -166,6 +169,11 @@ def _repeated(names: Sequence[str]) -> list[str]:
     return sorted(name for name, count in Counter(names).items() if count > 1)
 
 
+#: Smallest scale (column standard deviation) a model may hold: what the fit's range check allows
+#: (:func:`spcakit.inputs.checks.check_double_range`: the variance must be a normal double).
+_SMALLEST_SCALE = math.sqrt(float(np.finfo(float).tiny))
+
+
 def _consistency_problem(model: Model) -> str | None:
     """What makes ``model``'s parts disagree with each other (shapes, values, flags), or ``None``."""
     loadings, p = model.loadings, len(model.feature_names)
@@ -198,6 +206,20 @@ def _consistency_problem(model: Model) -> str | None:
     if model.scale is not None and not np.all(model.scale > 0):
         bad = [model.feature_names[j] for j in np.nonzero(~(model.scale > 0))[0]]
         return f"scale must be positive (the columns' standard deviations); not so for {_listed(bad)}"
+    if model.scale is not None and not np.all(model.scale >= _SMALLEST_SCALE):
+        small = np.nonzero(~(model.scale >= _SMALLEST_SCALE))[0]
+        shown = ", ".join(f"{model.feature_names[j]!r} ({model.scale[j]:.3g})" for j in small[:SHOWN])
+        shown += f" and {small.size - SHOWN} more" if small.size > SHOWN else ""
+        return (
+            f"scale must be at least {_SMALLEST_SCALE:.3g} (the columns' standard deviations: smaller ones are refused "
+            f"when fitting, their variances underflow, and dividing by them overflows); not so for {shown}"
+        )
+    empty = np.nonzero(~np.any(loadings != 0, axis=0))[0]
+    if empty.size:
+        return (
+            f"the loadings of {_listed([model.component_names[j] for j in empty])} are all zero: such a component "
+            "scores every row as 0, and no fit gives one (each loading has unit length)"
+        )
     record = model.input
     if record.kind != "data":
         return (
@@ -521,7 +543,10 @@ class Model:
 
 
 def check_model_path(path: Path, inputs: Iterable[str | os.PathLike[str]] = (), option: str = "--save-model") -> None:
-    """Refuse a path the model cannot be written to, before any work: a folder, a missing folder, an input file."""
+    """Refuse a path the model cannot be written to, before any work: a folder, a missing folder, an input file
+    or a path inside an input folder (a Zarr store)."""
+    inputs = list(inputs)
+    check_outside_inputs(path, inputs, option)
     check_output(path, [Path(source) for source in inputs if Path(source).exists()], option=option)
 
 
@@ -543,6 +568,7 @@ def _read_json(path: Path) -> Any:
     if not path.exists():
         raise InvalidDataError(f"model file {str(path)!r} does not exist; {advice}")
     try:
+        data_file_kind(path, "model file")  # a device (/dev/zero) would be read forever; a named pipe to its end
         raw = path.read_bytes()
     except OSError as exc:
         raise InvalidDataError(f"{path}: cannot read the model file ({exc.strerror or exc})") from None
@@ -555,7 +581,7 @@ def _read_json(path: Path) -> Any:
     if not text.strip():
         raise InvalidDataError(f"{path}: the model file is empty; {advice}")
     try:
-        return json.loads(text)
+        return load_json(text, f"{path}: not a valid model file")
     except json.JSONDecodeError as exc:
         stripped = text.rstrip()
         cut = " - it does not end with '}': it may be truncated" if stripped.startswith("{") and not stripped.endswith("}") else ""

@@ -126,10 +126,16 @@ class PluginSession:
         registry = self.registry
 
         def register_part(classes: type | Iterable[type]) -> None:
+            if not isinstance(classes, (type, list, tuple)):
+                raise TypeError(f"register() in spcakit_register_parts takes a part class or a list of them; got "
+                                f"{_shown(classes)}")  # fmt: skip
             for cls in [classes] if isinstance(classes, type) else classes:
                 registry.register_part(cls, plugin=name)
 
         def register_method(spec: MethodSpec | Mapping[str, Any] | str | Path) -> None:
+            if not isinstance(spec, (MethodSpec, Mapping, str, Path)):
+                raise TypeError(f"register() in spcakit_register_methods takes a MethodSpec, a spec table (dict), or "
+                                f"the path of a TOML spec file or folder; got {_shown(spec)}")  # fmt: skip
             if isinstance(spec, (str, Path)):
                 files = spec_files(spec)
                 if not files:
@@ -154,7 +160,12 @@ class PluginSession:
         ):
             for impl in getattr(self.manager.hook, hook_name).get_hookimpls():
                 if impl.plugin_name == name:
-                    impl.function(register=register)
+                    returned = impl.function(register=register)
+                    if returned is not None:  # what it returns would be silently dropped
+                        raise TypeError(
+                            f"its hook {hook_name} returned {_shown(returned)} instead of calling register(...) with "
+                            "it; a hook registers by calling register (e.g. register(PartClass)) and returns nothing"
+                        )
 
     # -- discovery ------------------------------------------------------------
     def load_entry_points(self) -> None:
@@ -184,6 +195,16 @@ class PluginSession:
 
     def failures(self) -> list[PluginRecord]:
         return [r for r in self.records.values() if r.error is not None]
+
+
+def _shown(value: Any) -> str:
+    """A value a plugin handed over, for a message: its type and a short ``repr``."""
+    try:
+        text = repr(value)
+    except Exception:
+        text = "?"
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return f"{text} ({type(value).__name__})"
 
 
 def _builtin_first(ep: importlib.metadata.EntryPoint) -> tuple[int, str]:

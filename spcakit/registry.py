@@ -11,12 +11,15 @@ or on the command line is an error, not a silently ignored setting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from spcakit.errors import DuplicateNameError, InvalidParameterError, SpcakitError, SpecError, UnknownNameError
+from spcakit.errors import (
+    DuplicateNameError, InvalidParameterError, PartFailure, SpcakitError, SpecError, UnknownNameError,
+)  # fmt: skip
 from spcakit.protocols import BASES, PART_ROLES, ROLES, Part, PartMeta, parameters
 from spcakit.specs import SOLVER_ROLES, MethodSpec, PartRef, expand_solver
 
@@ -105,6 +108,43 @@ def _part_meta(cls: Any) -> PartMeta:
     return meta
 
 
+def _contained_format(metric: Metric, plugin: str) -> Callable[[Any], str]:
+    """``metric.format`` that never breaks a report: a value recorded as ``null`` shows as ``n/a``; a format that
+    raises or returns no string shows the value as JSON instead, with a
+    :class:`~spcakit.metrics.MetricWarning` naming the metric and its plugin."""
+    shown = metric.format
+    if getattr(shown, "contained", False):
+        return shown
+
+    def fmt(value: Any) -> str:
+        import json  # noqa: PLC0415
+        import warnings  # noqa: PLC0415
+
+        from spcakit.metrics import MetricWarning  # noqa: PLC0415
+
+        if value is None:
+            return "n/a"
+        try:
+            text = shown(value)
+            if isinstance(text, str):
+                return text
+            problem = f"returned {type(text).__name__}, not a string"
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            problem = f"failed ({type(exc).__name__}: {exc})"
+        warnings.warn(f"metric {metric.name!r} (plugin {plugin!r}): its format() {problem}; the value is shown as "
+                      "JSON instead", MetricWarning, stacklevel=2)  # fmt: skip
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):
+            return f"<{type(value).__name__}>"
+
+    fmt.contained = True  # type: ignore[attr-defined]
+    fmt.plugin = plugin  # type: ignore[attr-defined]  # what compute_metrics names in its warnings
+    return fmt
+
+
 class Registry:
     """Parts by role and name, metrics by name, and method specs by name."""
 
@@ -159,6 +199,10 @@ class Registry:
                 f"metric {metric.name!r} is already registered by plugin {existing.plugin!r}; "
                 f"plugin {plugin!r} cannot register it again (choose another name)"
             )
+        if not callable(metric.compute) or not callable(metric.format):
+            raise TypeError(f"metric {metric.name!r}: compute and format must be functions; got "
+                            f"{metric.compute!r} and {metric.format!r}")  # fmt: skip
+        metric = attrs.evolve(metric, format=_contained_format(metric, plugin))
         info = MetricInfo(metric=metric, plugin=plugin)
         self._metrics[metric.name] = info
         return info
@@ -218,7 +262,7 @@ class Registry:
         for name in sorted(self._methods):
             try:
                 self.method(name)
-            except SpcakitError as exc:
+            except (SpcakitError, PartFailure) as exc:  # a part whose constructor fails costs its methods only
                 refused[name] = (self._methods[name], str(exc))
         for name, entry in refused.items():
             del self._methods[name]
@@ -393,10 +437,25 @@ class Registry:
                 f"{role} {ref.name!r} has no parameter {', '.join(map(repr, unknown))}; its parameters are: {valid}"
             )
         kwargs = {k: self._build_nested(role, v) for k, v in ref.params.items()}
+        with self.attributed(role, ref.name):
+            try:
+                return info.cls(**kwargs)
+            except TypeError as exc:
+                raise InvalidParameterError(f"{role} {ref.name!r}: {exc}") from None
+
+    @contextlib.contextmanager
+    def attributed(self, role: str, name: str) -> Iterator[None]:
+        """Within it, a part's unexpected exception (a bug: not a :class:`~spcakit.errors.SpcakitError`, which
+        says the input is at fault, nor an interruption) becomes a :class:`~spcakit.errors.PartFailure` naming
+        the part and its plugin, the original chained. Around every call into a part outside the drivers: its
+        constructor (:meth:`build`), ``check`` and ``resolved`` (:func:`spcakit.api.build_parts`)."""
         try:
-            return info.cls(**kwargs)
-        except TypeError as exc:
-            raise InvalidParameterError(f"{role} {ref.name!r}: {exc}") from None
+            yield
+        except (SpcakitError, PartFailure, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # even SystemExit: a part's bug must not end the program unnamed
+            info = self._parts.get(role, {}).get(name)
+            raise PartFailure(role, name, info.plugin if info is not None else "?", exc) from exc
 
     def _build_nested(self, role: str, value: Any) -> Any:
         if isinstance(value, PartRef) or (isinstance(value, Mapping) and "name" in value):

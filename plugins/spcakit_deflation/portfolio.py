@@ -41,7 +41,7 @@ from spcakit.problem import Problem
 from spcakit.metrics import cpev
 from spcakit.protocols import Driver, Refined, StepCallback, Updater, means_none, part
 from spcakit.state import Carry, Outcome
-from spcakit.validators import integer, to_int
+from spcakit.validators import boolean, integer, to_int
 from spcakit_deflation.solvers import BACKWARD_LIMIT
 
 PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
@@ -108,12 +108,18 @@ class PortfolioUpdater(Updater):
         Up to this many loadings every member is refined; above, only the member whose loadings
         explain the most variance alone (support swaps cost about :math:`r^2` times more with
         :math:`r`: at :math:`r = 20` on the image patches, seconds each).
+    nonnegative
+        Non-negative loadings (``fit(nonnegative=True)`` sets it): the members that can keep their
+        loadings non-negative run with ``nonnegative=True`` (:func:`spcakit.composition.with_nonnegative`;
+        with the built-in members: TPower, SPCArt and restarted TPower), the others are skipped and named,
+        and the refiner is not applied (support swaps re-fit the loadings without the sign constraint).
     """
 
     methods: tuple[str, ...] = attrs.field(default=MEMBERS, converter=_names, validator=_check_members)
     k: int | None = attrs.field(default=None, converter=to_int)
     refiner: str = attrs.field(default="swap")
     refine_all: int = attrs.field(default=REFINE_ALL, converter=to_int, validator=non_negative_int)
+    nonnegative: bool = attrs.field(default=False, validator=boolean)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry
@@ -139,6 +145,7 @@ class BestOfDriver(Driver):
         self, problem: Problem, r: int, parts: object, rng: np.random.Generator, on_step: StepCallback | None = None
     ) -> Outcome:
         from spcakit.api import fit  # noqa: PLC0415 - api imports the drivers' protocol; members run through it
+        from spcakit.composition import methods_taking_nonnegative, nonnegative_refusal  # noqa: PLC0415
         from spcakit.plugins import get_registry  # noqa: PLC0415
 
         portfolio = parts.updater  # type: ignore[attr-defined]
@@ -154,13 +161,23 @@ class BestOfDriver(Driver):
                 f"none of the portfolio's methods ({', '.join(portfolio.methods)}) is registered; a plugin they come "
                 f"from may be disabled (SPCAKIT_DISABLE_PLUGINS); registered methods: {', '.join(registry.method_names())}"
             )
+        if portfolio.nonnegative:  # only the members that can keep their loadings non-negative
+            signed = [name for name in available
+                      if nonnegative_refusal(attrs.evolve(registry.method(name), refiner=None), registry) is not None]
+            missing += [f"{name} (cannot keep its loadings non-negative)" for name in signed]
+            available = tuple(name for name in available if name not in signed)
+            if not available:
+                raise InvalidParameterError(
+                    f"none of the portfolio's methods ({', '.join(portfolio.methods)}) can keep its loadings "
+                    f"non-negative; methods that can: {', '.join(methods_taking_nonnegative(registry))}"
+                )
         runs = []
         for label, name, params in member_runs(available, problem.p):
             seed = int(rng.integers(2**32))
             result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seed, metrics=["cpev"],
-                         registry=registry, **params)  # fmt: skip
+                         registry=registry, nonnegative=portfolio.nonnegative, **params)  # fmt: skip
             runs.append([label, result.loadings, float(result.metrics["cpev"]), None, result.iterations])
-        refiner = None if means_none(portfolio.refiner) else registry.build("refiner", portfolio.refiner)
+        refiner = None if means_none(portfolio.refiner) or portfolio.nonnegative else registry.build("refiner", portfolio.refiner)
         if refiner is not None:
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
             chosen = order if r <= portfolio.refine_all else order[:1]
@@ -175,7 +192,8 @@ class BestOfDriver(Driver):
         summary = ", ".join(f"{run[0]} {run[2]:.6g}" + ("" if run[3] is None else f" -> {run[3]:.6g}") for run in runs)
         how = "" if refiner is None else f", refined by {portfolio.refiner}"
         each = "CPEV of each member" if refiner is None else "CPEV of each member alone, then refined"
-        skipped = f"; not registered, skipped: {', '.join(missing)}" if missing else ""
+        skipped = f"; skipped: {', '.join(missing)}" if portfolio.nonnegative and missing else (
+            f"; not registered, skipped: {', '.join(missing)}" if missing else "")
         return Outcome(
             loadings=runs[best][1],
             iterations=sum(run[4] for run in runs),

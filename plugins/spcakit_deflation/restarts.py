@@ -33,9 +33,11 @@ from spcakit import ties
 from spcakit.operators import top_eigenpairs
 from spcakit.linalg import generalized_top
 from spcakit.problem import Problem
+from spcakit.parts.nonnegative import truncate_nonnegative
+from spcakit.parts.truncators import SparsityTruncation
 from spcakit.protocols import Updater, part
 from spcakit.state import Carry, constraint_submatrix
-from spcakit.validators import check_cardinality, integer, positive, positive_int, to_float, to_int
+from spcakit.validators import boolean, check_cardinality, integer, positive, positive_int, to_float, to_int
 
 PAPER = "Yuan & Zhang - Truncated Power Method for Sparse Eigenvalue Problems (JMLR 2013); restarts as nsprcomp's"
 
@@ -43,11 +45,14 @@ PAPER = "Yuan & Zhang - Truncated Power Method for Sparse Eigenvalue Problems (J
 REPEATED_RTOL = 1e-8
 
 
-def truncated_power(problem: Problem, x0: np.ndarray, k: int, tol: float = 1e-9, max_iter: int = 300) -> np.ndarray:
+def truncated_power(problem: Problem, x0: np.ndarray, k: int, tol: float = 1e-9, max_iter: int = 300,
+                    nonnegative: bool = False) -> np.ndarray:  # fmt: skip
     r"""Truncated power iterations :math:`x \leftarrow T_k(Ax)/\|T_k(Ax)\|` from every column of ``x0`` at once,
     each until its support is fixed and its unit iterate moves less than ``tol`` (or after ``max_iter`` products).
 
-    :math:`T_k` keeps the ``k`` entries of largest magnitude (ties by :mod:`spcakit.ties`). Returns the
+    :math:`T_k` keeps the ``k`` entries of largest magnitude (ties by :mod:`spcakit.ties`); with
+    ``nonnegative``, the ``k`` largest entries of the side of :math:`Ax` (:math:`+` or :math:`-`) whose
+    kept part has the larger norm (:func:`spcakit.parts.nonnegative.truncate_nonnegative`). Returns the
     last unit iterates, one column per start (a start with :math:`Ax_0 = 0` returned normalised). The
     starts run side by side: one product :math:`AX` per step for the columns still moving (a ``p x s``
     product instead of ``s`` matrix-vector products), each column exactly the iteration it would run alone.
@@ -61,8 +66,12 @@ def truncated_power(problem: Problem, x0: np.ndarray, k: int, tol: float = 1e-9,
             break
         current = x[:, active]
         z = problem.covariance.matmat(current)
-        keep = ties.top_k_mask(np.abs(z), k)
-        new = np.where(keep, z, 0.0)
+        if nonnegative:
+            new = truncate_nonnegative(z, SparsityTruncation(k=k))
+            keep = new != 0
+        else:
+            keep = ties.top_k_mask(np.abs(z), k)
+            new = np.where(keep, z, 0.0)
         norms = np.linalg.norm(new, axis=0)
         alive = norms > 0  # else A x = 0 on the kept entries: the iterate stays as it is
         new[:, alive] /= norms[alive]
@@ -91,6 +100,23 @@ def unique_leading_pairs(problem: Problem, m: int) -> tuple[np.ndarray, np.ndarr
     return np.clip(values[:count], 0.0, None), vectors
 
 
+def one_signed_top(a_ss: np.ndarray, b_ss: np.ndarray, end: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""The best loading of one sign on a support, of the two at hand: ``(value, y)`` with :math:`y \ge 0`.
+
+    The largest generalized eigenpair :math:`(A_{SS}, B_{SS})` (:func:`~spcakit.linalg.generalized_top`) when its
+    vector has one sign (it is then the optimum on the support, non-negative or not); else the power run's end
+    ``end`` (its entries on the support, of one sign), valued by its generalized Rayleigh quotient
+    :math:`y^\top A_{SS} y / y^\top B_{SS} y`.
+    """
+    value, y = generalized_top(a_ss, b_ss)
+    y = y if float(np.sum(y)) >= 0 else -y
+    if y.size and np.all(y >= -1e-12 * float(np.max(np.abs(y), initial=0.0))) and np.any(y > 0):
+        return float(value), np.maximum(y, 0.0)
+    y = np.abs(end)
+    bnorm = float(y @ b_ss @ y)
+    return (float(y @ a_ss @ y) / bnorm if bnorm > 1e-12 else 0.0), y
+
+
 @part("restarted-power", paper=PAPER, k="k")
 class RestartedPowerSolver(Updater):
     r"""rank-one solver: truncated power iterations from the truncated u_1 and from random sample-space starts; best support kept
@@ -113,6 +139,11 @@ class RestartedPowerSolver(Updater):
     tol, max_iter
         A power run stops once its support is fixed and the unit loading moves less than ``tol``, or
         after ``max_iter`` products.
+    nonnegative
+        Keep the loading of one sign (non-negative once :func:`spcakit.fit` fixes its sign;
+        ``fit(nonnegative=True)`` sets it): every power step truncates as the ``nonnegative`` truncator
+        does (:mod:`spcakit.parts.nonnegative`), and a support is scored by the best loading of one sign
+        found on it (:func:`one_signed_top`).
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
@@ -121,6 +152,7 @@ class RestartedPowerSolver(Updater):
     start_seed: int = attrs.field(default=0, converter=to_int, validator=integer(0))
     tol: float = attrs.field(default=1e-9, converter=to_float, validator=positive)
     max_iter: int = attrs.field(default=300, converter=to_int, validator=positive_int)
+    nonnegative: bool = attrs.field(default=False, validator=boolean)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry
@@ -131,9 +163,12 @@ class RestartedPowerSolver(Updater):
         values, vectors = unique_leading_pairs(problem, self.rank)
         starts: list[np.ndarray] = []
         if vectors.shape[1]:
-            first = np.zeros(p)
-            kept = ties.top_k(np.abs(vectors[:, 0]), k)
-            first[kept] = vectors[kept, 0]
+            if self.nonnegative:
+                first = truncate_nonnegative(vectors[:, 0], SparsityTruncation(k=k))
+            else:
+                first = np.zeros(p)
+                kept = ties.top_k(np.abs(vectors[:, 0]), k)
+                first[kept] = vectors[kept, 0]
             starts.append(first)
             draws = np.random.default_rng(self.start_seed).standard_normal((self.starts - 1, self.rank))
             scaled = vectors * np.sqrt(values)
@@ -143,13 +178,15 @@ class RestartedPowerSolver(Updater):
         best_value, best_support, best_y = -np.inf, np.zeros(0, dtype=int), np.zeros(0)
         seen: set[tuple[int, ...]] = set()
         starts = [start for start in starts if np.any(start)]
-        ends = truncated_power(problem, np.column_stack(starts), k, self.tol, self.max_iter) if starts else np.zeros((p, 0))
+        ends = (truncated_power(problem, np.column_stack(starts), k, self.tol, self.max_iter, self.nonnegative)
+                if starts else np.zeros((p, 0)))  # fmt: skip
         for end in ends.T:
             support = np.flatnonzero(end)
             if tuple(support) in seen:
                 continue
             seen.add(tuple(support))
-            value, y = generalized_top(problem.covariance.submatrix(support), constraint_submatrix(state, support))
+            a_ss, b_ss = problem.covariance.submatrix(support), constraint_submatrix(state, support)
+            value, y = one_signed_top(a_ss, b_ss, end[support]) if self.nonnegative else generalized_top(a_ss, b_ss)
             if ties.improves(float(value), best_value):
                 best_value, best_support, best_y = float(value), support, y
         out = np.zeros((p, 1))

@@ -14,10 +14,81 @@ the one error boundary).
 
 from __future__ import annotations
 
-from spcakit.cli import fitting, levels, listing  # noqa: F401 - importing them registers their commands
-from spcakit.cli.boundary import EXIT_INTERNAL, EXIT_INTERRUPTED, main
+import contextlib
+import errno
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from spcakit.cli import boundary, fitting, levels, listing  # noqa: F401 - importing them registers their commands
+from spcakit.cli.boundary import EXIT_INTERNAL, EXIT_INTERRUPTED
 from spcakit.cli.common import EXIT_BAD_INPUT, app, render_text
 from spcakit.cli.options import NOT_PART_PARAMETERS, BadInput, parse_k, parse_lam, parse_params, parse_value
+from spcakit.metrics import MetricWarning
+from spcakit.output import GuardedStdout, stdout_failure
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: the error boundary (:func:`spcakit.cli.boundary.main`) behind a guarded standard output.
+
+    Everything printed goes through a :class:`~spcakit.output.GuardedStdout`: characters the output's encoding
+    cannot hold are written as ``\\uXXXX`` escapes with one warning, and a standard output that cannot be
+    written (a full device, a closed descriptor) ends the command with a message on stderr and exit 2, saying
+    whether the result is in ``--out``; a pipe whose reader stopped reading (``| head``) ends the output quietly,
+    as the reader asked. A plugin metric's warning
+    (:class:`~spcakit.metrics.MetricWarning`) is one ``warning: ...`` line on stderr.
+    """
+    args = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    guard = GuardedStdout(sys.stdout, on_escape=_escaping)
+    previous, sys.stdout = sys.stdout, guard  # type: ignore[assignment]
+    code: Any = 0
+    try:
+        with _metric_warnings():
+            boundary.main(args)
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.stdout = previous
+    guard.flush()
+    if guard.failure is not None and guard.failure.errno != errno.EPIPE:  # a reader that stopped reading chose to
+        sys.stderr.write(f"Error: {stdout_failure(guard.failure, _out_option(args))}\n")
+        code = code or EXIT_BAD_INPUT
+    sys.exit(code)
+
+
+def _escaping(character: str, encoding: str) -> None:
+    sys.stderr.write(
+        f"warning: the standard output's encoding ({encoding}) cannot write {character!r}; such characters are "
+        "written as \\uXXXX escapes (JSON reads them back as the same characters); set PYTHONIOENCODING=utf-8 "
+        "to write them as they are, or use --out FILE (always UTF-8)\n"
+    )
+
+
+@contextlib.contextmanager
+def _metric_warnings() -> Iterator[None]:
+    """Within it, a :class:`~spcakit.metrics.MetricWarning` is one ``warning: ...`` line on stderr."""
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+            if issubclass(category, MetricWarning):
+                sys.stderr.write(f"warning: {message}\n")
+            else:
+                show(message, category, filename, lineno, file, line)
+
+        warnings.showwarning = on_stderr
+        yield
+
+
+def _out_option(args: list[str]) -> str | None:
+    """The value of ``--out``/``-o`` among ``args`` (``None`` without one)."""
+    for i, arg in enumerate(args):
+        if arg in ("--out", "-o") and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--out="):
+            return arg.split("=", 1)[1]
+    return None
 
 __all__ = [
     "app",

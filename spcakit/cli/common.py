@@ -21,6 +21,7 @@ from spcakit.cli.options import BadInput, FitOptions, csv_header, index_column, 
 from spcakit.errors import ConstantColumnWarning, SpcakitError
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
+from spcakit.inputs.files import check_outside_inputs
 from spcakit.inputs.dense import Covariance
 from spcakit.model import Model, check_model_path
 from spcakit.output import check_output, write_output
@@ -114,13 +115,17 @@ def render_text(result: Result, source: str) -> str:
 
 
 def check_out(out: Path | None, data: str) -> None:
+    """Refuse an --out path before any work: inside the input (a Zarr store's files), under a file, the input
+    file itself, a folder, a missing folder."""
     if out is None:
         return
+    check_outside_inputs(out, [data], "--out")
     check_output(out, [Path(data)] if Path(data).exists() else [])
 
 
 def check_save_model(save_model: Path | None, data: str, out: Path | None) -> None:
-    """Refuse a --save-model path before any work: a folder, a missing folder, the input data, the --out file."""
+    """Refuse a --save-model path before any work: a folder, a missing folder, the input data or a path inside
+    it, the --out file."""
     if save_model is None:
         return
     check_model_path(save_model, [data], "--save-model")
@@ -267,7 +272,8 @@ def read_input(options: FitOptions) -> tuple[Any, Any, bool, list[str] | None, l
     label = None
     if index_col is not None and layout is not None and not covariance:
         label = index_column(index_col, layout.names, layout)
-    dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
+    dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]),
+                          allow_missing_chunks=options.allow_missing_chunks)  # fmt: skip
     is_cov = covariance or dataset.is_covariance
     matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
     if index_col is not None:
@@ -353,6 +359,7 @@ def run_and_report(
                     drop=dropped,
                     on_step=progress,
                     bound=options.bound,
+                    nonnegative=options.nonnegative,
                     **param_values,
                 )
         finally:

@@ -116,7 +116,7 @@ def path_command(
                     feature_names=None if is_cov else dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, **param_values,
                 )  # fmt: skip
         finally:
             progress.close()
@@ -249,7 +249,7 @@ def cv_command(
                     feature_names=dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{_cv_level(level.level)}: mean error {level.mean_error:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, **param_values,
                 )  # fmt: skip
         finally:
             progress.close()

@@ -11,6 +11,7 @@ import typer
 from spcakit.cli.common import app, fail, warn_plugin_failures
 from spcakit.cli.options import JsonOpt
 from spcakit.errors import SpcakitError
+from spcakit.output import NotJsonError, json_value
 from spcakit.plugins import get_registry, get_session
 from spcakit.protocols import ROLES
 
@@ -44,12 +45,12 @@ def _shown(value: Any) -> str:
 
 
 def _json_default(value: Any) -> Any:
-    """A parameter default for ``parts --json``: JSON values as they are, anything else as its repr."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)) and all(v is None or isinstance(v, (bool, int, float, str)) for v in value):
-        return list(value)
-    return _shown(value)
+    """A parameter default for ``parts --json``: JSON values as a result records them
+    (:func:`spcakit.output.json_value`: a set as a sorted list, NaN as null), anything else as its repr."""
+    try:
+        return json_value(value)
+    except (NotJsonError, RecursionError):
+        return _shown(value)
 
 
 @app.command()

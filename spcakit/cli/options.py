@@ -13,18 +13,23 @@ from typing import Annotated, Any
 import attrs
 import typer
 
+from spcakit.errors import InvalidDataError
 from spcakit.inputs.columns import unknown_column_message
 from spcakit.inputs.csv_files import CsvLayout, csv_layout
+from spcakit.inputs.documents import load_json
 
 
 class BadInput(Exception):
     """Raised inside commands for input errors found by the CLI itself."""
 
 
-def parse_value(text: str) -> Any:
-    """A command-line value: JSON (numbers, booleans, lists) or else a string."""
+def parse_value(text: str, what: str = "a value") -> Any:
+    """A command-line value: JSON (numbers, booleans, lists) or else a string; nested or long beyond the limits
+    of :mod:`spcakit.inputs.documents`, it is refused (:class:`BadInput`), ``what`` naming it."""
     try:
-        return json.loads(text)
+        return load_json(text, what)
+    except InvalidDataError as exc:
+        raise BadInput(str(exc)) from None
     except json.JSONDecodeError:
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
@@ -54,7 +59,7 @@ def parse_k(text: str | None) -> Any:
     if text is None:
         return None
     items = [item.strip() for item in text.strip().strip("[]").split(",")]
-    values = [parse_value(item) for item in items]
+    values = [parse_value(item, "-k") for item in items]
     if not all(items) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         raise BadInput(
             f"-k takes the number of nonzero variables per loading: an integer (e.g. -k 5) or one per component "
@@ -109,7 +114,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "bound", "registry")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -123,7 +128,7 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
                 f"--param {key.strip()}=...: {key.strip()!r} is not a part parameter but a setting of the run; "
                 "give it with the command's own option (see --help), e.g. --seed 1, -r 3, --standardize"
             )
-        params[key.strip()] = parse_value(value)
+        params[key.strip()] = parse_value(value, f"--param {key.strip()}")
     return params
 
 
@@ -190,14 +195,20 @@ SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRES
 BoundOpt = Annotated[str, typer.Option("--bound", metavar="fast|threshold", help="the relaxation of the metrics bound and gap: fast (eigenvalue, diagonal and Gershgorin bounds, milliseconds) or threshold (also the threshold bound of each deflated covariance, the least kept: much tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000)")]
 
 
+NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries; methods that truncate, and auto, take it; the others refuse it, naming those that do")]
+
+
+AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", help="a Zarr store (--data NAME.zarr): read the chunks it lacks as the array's fill value (a store written with write_empty_chunks=False leaves out the chunks that equal it); without it a missing chunk is an error")]
+
+
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
 # -- the options of the fit commands, as one record ----------------------------------------------
 @attrs.frozen
 class FitOptions:
-    """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, the method's parts, and
-    the relaxation of the bound metrics (``--bound``).
+    """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, the method's parts, the
+    relaxation of the bound metrics (``--bound``) and non-negative loadings (``--nonnegative``).
 
     A command decorated with :func:`fit_options` receives these as one ``options`` argument instead of
     fourteen parameters; each command keeps its own options (``-k``, ``--lam``, ``--json``, ``--out``, ...)
@@ -219,6 +230,8 @@ class FitOptions:
     columns: list[str] | None = None
     scheduler: str | None = None
     bound: str = "fast"
+    allow_missing_chunks: bool = False
+    nonnegative: bool = False
 
 
 #: ``name: (typer annotation, default)`` of every :class:`FitOptions` field, in the order ``--help`` lists them.
@@ -238,6 +251,8 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "columns": (ColumnsOpt, None),
     "scheduler": (SchedulerOpt, None),
     "bound": (BoundOpt, "fast"),
+    "allow_missing_chunks": (AllowMissingChunksOpt, False),
+    "nonnegative": (NonNegativeOpt, False),
 }
 
 

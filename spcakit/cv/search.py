@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, check_seed, fit
 from spcakit.cv.criterion import held_out_error
 from spcakit.cv.records import CrossValidation, CVLevel, check_rule, choose_level
@@ -169,6 +170,9 @@ def cross_validate(
     >>> cv.chosen, cv.result.loadings                                          # doctest: +SKIP
     >>> cv.plot()                                                              # doctest: +SKIP
     """
+    check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_level=on_level, center=center,
+                    standardize=standardize, covariance=covariance, r=r, registry=registry,
+                    **{name: value for name, value in fit_kwargs.items() if name in ARGUMENT_CHECKS})  # fmt: skip
     registry = registry or get_registry()
     check_rule(rule)
     folds = check_folds(folds)

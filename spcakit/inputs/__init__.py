@@ -73,6 +73,14 @@ label column): a DataFrame is cut before its values are read, so the
 non-numeric columns it drops never need to be numbers. A misspelt name is
 refused with the closest names (:func:`column_positions`).
 
+Sizes, files and text
+---------------------
+What a file declares is checked before it is believed (:mod:`~spcakit.inputs.limits`: at most
+:data:`~spcakit.inputs.limits.MAX_VARIABLES` variables, and an estimate of the memory needed against
+what is available); only regular files and named pipes are read, and nothing is written inside an input
+(:mod:`~spcakit.inputs.files`); JSON and TOML a user feeds are parsed within limits on nesting and number
+length (:mod:`~spcakit.inputs.documents`).
+
 One pass of checks
 ------------------
 Dense data are checked in one pass over their rows, a block of a few MiB

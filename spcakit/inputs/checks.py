@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import math
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from spcakit.errors import SHOWN, InvalidDataError, format_size
+from spcakit.errors import SHOWN, ConstantColumnWarning, InvalidDataError, format_size
+from spcakit.inputs.limits import MAX_VARIABLES
 from spcakit.problem import default_feature_names, zero_variance_text
 
 #: Largest sum of squares of the centred data (and p times the largest entry of a covariance): the
@@ -59,14 +61,18 @@ def label_text(label: object) -> str:
     return "/".join(str(part) for part in label) if isinstance(label, tuple) else str(label)  # MultiIndex: a/b
 
 
-def _frame_array(frame: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
-    """A DataFrame's values as floats and its column names; non-numeric columns are refused by name."""
-    labels = list(frame.columns)
-    bad = [(label, dtype) for label, dtype in zip(labels, frame.dtypes) if getattr(dtype, "kind", "O") not in "biuf"]
+def check_frame_columns(data: object, what: str) -> None:
+    """Refuse a DataFrame with non-numeric columns (text, categories, dates), naming them and saying how to leave
+    them out; anything else passes. What a caller that converts the frame itself (scikit-learn's
+    ``validate_data``) calls first, so that the message names the columns."""
+    if pandas_class(data) != "DataFrame":
+        return
+    frame: Any = data
+    bad = [(label, dtype) for label, dtype in zip(frame.columns, frame.dtypes) if getattr(dtype, "kind", "O") not in "biuf"]
     if bad:
         shown = ", ".join(f"{label_text(label)!r} ({dtype})" for label, dtype in bad[:SHOWN])
         more = f" and {len(bad) - SHOWN} more" if len(bad) > SHOWN else ""
-        textual = any(getattr(dtype, "kind", "O") in "OSU" for _, dtype in bad)
+        textual = any(getattr(dtype, "kind", "O") in "OSU" and str(dtype) != "category" for _, dtype in bad)
         as_text = "; numbers stored as text convert with pandas.to_numeric" if textual else ""
         raise InvalidDataError(
             f"{what} is a DataFrame with {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {shown}{more}; "
@@ -74,6 +80,12 @@ def _frame_array(frame: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
             f"drop={[label_text(label) for label, _ in bad]!r} in spcakit.fit) or keep the numeric ones "
             f"(df.select_dtypes('number'), or columns=[...] in spcakit.fit){as_text}"
         )
+
+
+def _frame_array(frame: Any, what: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """A DataFrame's values as floats and its column names; non-numeric columns are refused by name."""
+    labels = list(frame.columns)
+    check_frame_columns(frame, what)
     with np.errstate(over="ignore"):
         return frame.to_numpy(dtype=float, na_value=np.nan), tuple(label_text(label) for label in labels)
 
@@ -118,6 +130,8 @@ def numeric_array(data: object, what: str) -> tuple[np.ndarray, tuple[str, ...] 
     if arr.dtype.kind in _KIND_WORDS:
         words, advice = _KIND_WORDS[arr.dtype.kind]
         raise InvalidDataError(f"{what} must be numeric; got an array of {words} (dtype {arr.dtype}): {advice}")
+    if arr.dtype.kind in "iu" and arr.dtype.itemsize >= 8 and arr.ndim == 2 and arr.size:
+        _refuse_lost_precision(arr, what)
     try:
         with np.errstate(over="ignore"):
             return arr.astype(float, copy=False), None
@@ -127,6 +141,29 @@ def numeric_array(data: object, what: str) -> tuple[np.ndarray, tuple[str, ...] 
         raise InvalidDataError(
             f"{what} must be numeric; it holds Python objects that are not numbers ({type(data).__name__}: {exc})"
         ) from None
+
+
+#: Integers above this magnitude are not all exact in double precision.
+EXACT_INTEGERS = 2.0**53
+
+
+def _refuse_lost_precision(arr: np.ndarray, what: str) -> None:
+    """Refuse 64-bit integer columns whose values differ but, beyond 2**53, become (all but) equal as doubles:
+    they would be called constant, when the cause is the precision lost in the conversion."""
+    high, low = arr.max(axis=0), arr.min(axis=0)
+    top, bottom = high.astype(float), low.astype(float)
+    beyond = np.maximum(np.abs(top), np.abs(bottom)) > EXACT_INTEGERS
+    if not beyond.any():
+        return
+    lost = np.nonzero(beyond & (high != low) & (top - bottom <= 1e-12 * np.maximum(np.abs(top), np.abs(bottom))))[0]
+    if lost.size:
+        shown = ", ".join(f"column {j}: from {low[j]} to {high[j]}" for j in lost[:SHOWN])
+        more = f" and {lost.size - SHOWN} more" if lost.size > SHOWN else ""
+        raise InvalidDataError(
+            f"{what} holds {arr.dtype} integers beyond 2**53 that differ but are (all but) equal in double "
+            f"precision, where spcakit computes ({shown}{more}): converted, their variation would be lost "
+            "(lost precision, not constant columns); subtract an offset as integers first, e.g. x - x.min(axis=0)"
+        )
 
 
 def check_frame_order(frame: object) -> None:
@@ -355,7 +392,14 @@ def nonfinite_error(
 
 
 def check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
+    """``names`` checked (one per column, unique), or the default names of ``p`` columns - never built for
+    more than :data:`~spcakit.inputs.limits.MAX_VARIABLES` columns."""
     if names is None:
+        if p > MAX_VARIABLES:
+            raise InvalidDataError(
+                f"the data have {p:,} columns, more than spcakit takes ({MAX_VARIABLES:,}, "
+                "spcakit.inputs.limits.MAX_VARIABLES); select the variables to analyse first"
+            )
         return default_feature_names(p)
     names = tuple(str(n) for n in names)
     if len(names) != p:
@@ -366,16 +410,50 @@ def check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     return names
 
 
-def refuse_zero_variance(indices: np.ndarray, names: tuple[str, ...], what: str) -> None:
+def refuse_zero_variance(
+    indices: np.ndarray,
+    names: tuple[str, ...],
+    what: str,
+    high: np.ndarray | None = None,
+    low: np.ndarray | None = None,
+) -> None:
     """Raise when no variable has variance (``indices``, those without, are all of them), naming the first few.
 
-    Fewer are welcome: :func:`with_constant_columns` leaves them out of the fit.
+    Fewer are welcome: :func:`with_constant_columns` leaves them out of the fit. With the columns' extremes
+    (``high``, ``low``), the columns among ``indices`` whose values differ - by less than double precision
+    resolves once they are centred, a large offset - are told apart from constant ones: the refusal says so,
+    and when other columns vary a :class:`~spcakit.errors.ConstantColumnWarning` names them.
     """
+    offset = np.empty(0, dtype=int)
+    if high is not None and low is not None and indices.size:
+        with np.errstate(over="ignore", invalid="ignore"):
+            offset = indices[high[indices] > low[indices]]
     if indices.size < len(names):
+        if offset.size:
+            warnings.warn(ConstantColumnWarning(_offset_text(offset, names, high, low)), stacklevel=4)  # type: ignore[arg-type]
         return
+    if offset.size:
+        constant = indices.size - offset.size
+        others = f"with the {constant} constant one(s), " if constant else ""
+        raise InvalidDataError(
+            f"{_offset_text(offset, names, high, low)}; {others}no column is left with variance to analyse"  # type: ignore[arg-type]
+        )
     raise InvalidDataError(
         f"{zero_variance_text(indices, names, what)}: every one of them, so there is no variance to analyse; "
         "sparse PCA needs at least r variables that vary"
+    )
+
+
+def _offset_text(offset: np.ndarray, names: tuple[str, ...], high: np.ndarray, low: np.ndarray) -> str:
+    """What columns whose values differ, but too little for their magnitude, are: a large offset, not constant."""
+    shown = ", ".join(
+        f"{j} ({names[j]}): from {low[j]:.17g} to {high[j]:.17g}" for j in offset[:SHOWN]
+    ) + (f" and {offset.size - SHOWN} more" if offset.size > SHOWN else "")
+    return (
+        f"{offset.size} column(s) vary by less than 1e-12 of their magnitude ({shown}): a large offset, or precision "
+        "lost before the data reached spcakit; once centred in double precision such variation cannot be told from "
+        "rounding, so they count as having zero variance. If their variation is real, subtract the offset first "
+        "(e.g. x - x.min(axis=0))"
     )
 
 

@@ -32,6 +32,7 @@ import attrs
 import numpy as np
 
 from spcakit.errors import SHOWN, InvalidDataError
+from spcakit.inputs.limits import check_declared_size
 
 # -- CSV: the layout, read from the first lines ---------------------------------------------------------
 #: Separators a CSV file may use; its first lines decide which.
@@ -421,6 +422,8 @@ def load_csv(path: Path, unread: Collection[str] = ()) -> tuple[np.ndarray, tupl
     the caller to drop. Names that are not in the header are ignored here.
     """
     layout = csv_layout(path)
+    rows = max(1, (path.stat().st_size - layout.data_offset) // (2 * layout.fields))  # a cell takes 2 bytes or more
+    check_declared_size(f"{path}: its header and size", rows, len(layout.names), verb="allow up to")
     unread = frozenset(unread)
     matrix = _read_fast(path, layout, unread)
     if matrix is None:

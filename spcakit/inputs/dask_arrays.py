@@ -69,10 +69,9 @@ in row order, which would cost about as much as the fit.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,14 +93,15 @@ from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names,
 from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
 from spcakit.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
+from spcakit.inputs.clusters import (  # noqa: F401 - re-exported: connected is used from here
+    COMPUTE_TIMEOUT, SCHEDULER_TIMEOUT, BoundedScheduler, ClusterError, connected, probe_scheduler, scheduler_address,
+)  # fmt: skip
 from spcakit.state import InputRecord
 
 #: The optional extra that installs dask, distributed and zarr.
 DASK_EXTRA = "spcakit[dask]"
 #: Block results merged by one task of the tree of merges.
 MERGE_WIDTH = 8
-#: Seconds :func:`connected` waits for a scheduler to answer.
-SCHEDULER_TIMEOUT = 10.0
 #: NumPy dtype kinds a dask array or Zarr store may hold: booleans, integers, floats.
 NUMERIC_KINDS = "biuf"
 
@@ -130,42 +130,6 @@ def is_dask_array(data: object) -> bool:
     return array is not None and isinstance(data, array.Array)
 
 
-@contextlib.contextmanager
-def connected(address: str | None) -> Iterator[Any]:
-    """Run the dask computations of the ``with`` block on the ``dask.distributed`` scheduler at ``address``.
-
-    ``address`` is what a scheduler prints (``tcp://10.0.0.5:8786``, or
-    ``HOST:PORT``); ``None`` leaves the default (the local threaded
-    scheduler, or a ``distributed.Client`` the caller made). The client is
-    closed when the block ends, and with it the data a wide problem built in
-    the block persisted on the cluster: use the block's results after it, not
-    its problems. An unreachable address is refused after
-    :data:`SCHEDULER_TIMEOUT` seconds (:class:`~spcakit.errors.InvalidParameterError`).
-    """
-    if address is None:
-        yield None
-        return
-    if not isinstance(address, str) or not address.strip():
-        raise InvalidParameterError(f"--scheduler takes a scheduler's address, e.g. tcp://HOST:8786; got {address!r}")
-    try:
-        import distributed  # noqa: PLC0415 - the optional extra
-    except ImportError as exc:
-        raise _missing_extra("--scheduler", exc) from None
-    try:
-        client = distributed.Client(address, timeout=SCHEDULER_TIMEOUT, set_as_default=False)
-    except (OSError, TimeoutError, ValueError, TypeError) as exc:
-        raise InvalidParameterError(
-            f"--scheduler {address}: no dask.distributed scheduler answered there within {SCHEDULER_TIMEOUT:g} s "
-            f"({type(exc).__name__}: {exc}); give the address a running scheduler prints (tcp://HOST:PORT, "
-            "e.g. from `dask scheduler`), or leave --scheduler out to use the local threaded scheduler"
-        ) from None
-    try:
-        with client.as_current():  # this block's computations only: a default client the caller made stays so
-            yield client
-    finally:
-        client.close()
-
-
 # -- checking the array --------------------------------------------------------------------------------
 def check_dask_array(x: Any, what: str = "the data matrix") -> None:
     """Refuse a dask array that is not a 2-D, non-empty array of numbers (booleans, integers, floats)."""
@@ -188,12 +152,19 @@ def check_dask_array(x: Any, what: str = "the data matrix") -> None:
         raise InvalidDataError(f"{what} is empty (shape {x.shape}); it needs at least one row and one column")
 
 
-def open_zarr(path: str | Path) -> Any:
+def open_zarr(path: str | Path, *, allow_missing_chunks: bool = False) -> Any:
     """The 2-D array of the Zarr store at ``path`` (a directory), as a dask array chunked as the store is.
 
     A missing path, a store that is a group, not an array, and an array that
     is not a 2-D array of numbers are refused with an
-    :class:`~spcakit.errors.InvalidDataError` naming the store.
+    :class:`~spcakit.errors.InvalidDataError` naming the store. So is a store
+    that lacks chunk files (:func:`~spcakit.inputs.zarr_stores.check_chunks`), unless
+    ``allow_missing_chunks``: then they read as the array's fill value, as
+    Zarr itself reads them (a store written with ``write_empty_chunks=False``
+    leaves out the chunks that equal it). A chunk that cannot be read or
+    decoded (a damaged file) is an :class:`~spcakit.errors.InvalidDataError`
+    naming the store and the chunk, raised by the computation that reads it
+    (:class:`~spcakit.inputs.zarr_stores.ZarrChunks`).
     """
     path = Path(path)
     if not path.exists():
@@ -219,7 +190,15 @@ def open_zarr(path: str | Path) -> Any:
             "and pass that to spcakit.fit"
         )
     check_dask_array(node, f"{path}: the Zarr array")
-    return da.from_zarr(node)
+    from dask.base import tokenize  # noqa: PLC0415
+
+    from spcakit.inputs.zarr_stores import ZarrChunks, check_chunks  # noqa: PLC0415 - zarr only for Zarr stores
+
+    if not allow_missing_chunks:
+        check_chunks(node, path)
+    reader = ZarrChunks(node, str(path))
+    return da.from_array(reader, chunks=node.chunks, name="zarr-checked-" + tokenize(node, str(path)), fancy=False)
+
 
 
 # -- one pass of moments ---------------------------------------------------------------------------------
@@ -412,7 +391,7 @@ def dask_problem(
         sum_of_squares = np.diag(second).copy() if tall else second  # of the columns divided by the divisors
         norms = divisors * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", moments.high, moments.low)
     if tall and constant.size:  # left out of the fit: their rounding noise must not overflow below
         second = second.copy()
         second[constant, :] = second[:, constant] = 0.0
@@ -589,7 +568,11 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
 
 
 __all__ = [
+    "COMPUTE_TIMEOUT",
     "DASK_EXTRA",
+    "SCHEDULER_TIMEOUT",
+    "BoundedScheduler",
+    "ClusterError",
     "DaskCovariance",
     "Moments",
     "block_moments",
@@ -603,4 +586,6 @@ __all__ = [
     "join_columns",
     "merge_moments",
     "open_zarr",
+    "probe_scheduler",
+    "scheduler_address",
 ]

@@ -22,7 +22,9 @@ name ends in ``.zarr`` (a dask array read in chunks, never whole: see
 the variables are called ``x1``, ``x2``, ... Every failure - a damaged or truncated file, text
 that is not UTF-8, a folder, missing permissions - is an
 :class:`~spcakit.errors.InvalidDataError` that names the file and says what
-would be valid.
+would be valid. Only a regular file or a named pipe (read to its end) is read
+(:mod:`spcakit.inputs.files`), and the shape a file declares is checked
+before anything of that size is made (:mod:`spcakit.inputs.limits`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,9 @@ import attrs
 import numpy as np
 
 from spcakit.inputs import csv_files, numpy_files
-from spcakit.errors import InvalidDataError
+from spcakit.inputs.files import data_file_kind, readable_copy
+from spcakit.inputs.limits import check_declared_size, memory_limit
+from spcakit.errors import InvalidDataError, format_size
 
 PITPROPS_NAMES = (
     "topdiam", "length", "moist", "testsg", "ovensg", "ringtop", "ringbut",
@@ -124,6 +128,7 @@ def random_gaussian(n: int = 100, p: int = 50, seed: int = 0) -> Dataset:
             f"builtin:random?n={n}&p={p} would take {size / 1024**3:.3g} GiB; the built-in generator makes at most "
             f"{MAX_GENERATED_BYTES / 1024**3:g} GiB (n * p <= {MAX_GENERATED_BYTES // 8:,})"
         )
+    check_declared_size(f"builtin:random?n={n}&p={p}", n, p, advice="give a smaller n or p", verb="asks for")
     x = np.random.default_rng(seed).standard_normal((n, p))
     return Dataset(x, None, False, f"builtin:random?n={n}&p={p}&seed={seed}")
 
@@ -233,15 +238,19 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
+def _load_file(path: Path, unread: Collection[str] = (), allow_missing_chunks: bool = False) -> Dataset:
     if path.suffix.lower() == ".zarr":  # a folder: read in chunks by dask, never whole
         from spcakit.inputs.dask_arrays import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
 
-        return Dataset(open_zarr(path), None, False, str(path))
+        return Dataset(open_zarr(path, allow_missing_chunks=allow_missing_chunks), None, False, str(path))
     if path.is_dir():
         raise InvalidDataError(f"data source {str(path)!r} is a folder; give {VALID_SOURCES}")
     if not path.exists():
         raise InvalidDataError(f"data source {str(path)!r} is neither a file nor a built-in; give {VALID_SOURCES}")
+    if data_file_kind(path) == "pipe":  # read to its end once: the readers read a file more than once
+        with readable_copy(path, memory_limit() or 1 << 40) as copy:
+            dataset = _load_file(copy, unread)
+        return attrs.evolve(dataset, source=str(path))
     suffix = path.suffix.lower()
     if suffix == ".npy":
         return Dataset(numpy_files.load_npy(path), None, False, str(path))
@@ -262,11 +271,15 @@ def _load_file(path: Path, unread: Collection[str] = ()) -> Dataset:
     )
 
 
-def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) -> Dataset:
+def load_source(
+    source: str | os.PathLike[str], unread: Collection[str] = (), *, allow_missing_chunks: bool = False
+) -> Dataset:
     """Load a source: ``builtin:NAME[?k=v&...]``, a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path or a ``.zarr`` store.
 
     ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
     drops): they come back as NaN (see :func:`spcakit.inputs.csv_files.load_csv`); other sources ignore it.
+    ``allow_missing_chunks`` reads the chunks a Zarr store lacks as its fill value instead of refusing it
+    (:func:`spcakit.inputs.dask_arrays.open_zarr`).
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -281,6 +294,12 @@ def load_source(source: str | os.PathLike[str], unread: Collection[str] = ()) ->
         raise InvalidDataError(f"data source {source!r} contains a NUL character; give {VALID_SOURCES}")
     path = Path(source)
     try:
-        return _load_file(path, unread)
+        return _load_file(path, unread, allow_missing_chunks)
     except OSError as exc:
         raise InvalidDataError(f"{path}: cannot read it ({_os_reason(exc)})") from None
+    except MemoryError:
+        limit = memory_limit()
+        available = f" (spcakit.inputs.limits.memory_limit(): {format_size(limit)})" if limit else ""
+        raise InvalidDataError(
+            f"{path}: not enough memory to read it{available}; read a part of it, or run where there is more memory"
+        ) from None

@@ -288,7 +288,7 @@ def data_problem(
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
         data = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
-    refuse_zero_variance(constant, names, CONSTANT_WORDS)
+    refuse_zero_variance(constant, names, CONSTANT_WORDS, high, low)
     if constant.size:  # left out of the fit: their rounding noise must not overflow below
         largest = largest.copy()
         largest[constant] = 0.0

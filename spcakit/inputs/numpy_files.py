@@ -27,6 +27,7 @@ from typing import IO, Any
 import numpy as np
 
 from spcakit.errors import InvalidDataError, format_size
+from spcakit.inputs.limits import check_declared_size
 
 # -- NumPy files ----------------------------------------------------------------------------------------
 _NAME_KEYS = ("feature_names", "names", "genes", "accession", "columns")
@@ -97,7 +98,9 @@ def load_npy(path: Path) -> np.ndarray:
     _check_magic(path, ".npy")
     try:
         with open(path, "rb") as fh:
-            _npy_header(fh, os.fstat(fh.fileno()).st_size, str(path))
+            shape, _ = _npy_header(fh, os.fstat(fh.fileno()).st_size, str(path))
+        if len(shape) == 2:
+            check_declared_size(f"{path}: its header", *shape)
         return np.load(path, allow_pickle=False)  # type: ignore[no-any-return]
     except (EOFError, ValueError) as exc:
         if isinstance(exc, InvalidDataError):
@@ -162,6 +165,9 @@ def load_npz(path: Path) -> tuple[Any, tuple[str, ...] | None, bool]:
                     f"(arrays found: {', '.join(arrays)})"
                 )
             matrix_key = two_d[0]
+        declared = arrays[matrix_key]
+        if isinstance(declared, tuple) and len(declared) == 2:
+            check_declared_size(f"{path}: the header of array {matrix_key!r}", *declared)
         matrix = _npz_member(archive, matrix_key, arrays, path)
         name_key = next((k for k in _NAME_KEYS if k in arrays and k != matrix_key), None)
         names = None

@@ -65,6 +65,7 @@ from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, canonica
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
+from spcakit.inputs.limits import check_declared_size
 from spcakit.state import InputRecord
 
 #: The scipy.sparse formats a ``.npz`` archive may hold (those :func:`scipy.sparse.save_npz` writes).
@@ -213,6 +214,9 @@ def sparse_problem(
     module's description for the memory taken and the checks made.
     """
     what = "the data matrix"
+    shape = tuple(int(d) for d in getattr(matrix, "shape", ()))
+    if len(shape) == 2:  # before the canonical copy: its row pointers alone take 8 (n + 1) bytes
+        check_declared_size("the data matrix", *shape, stored=int(matrix.nnz), advice="pass fewer rows or columns", verb="is")
     x = canonical_csr(matrix, what)
     n, p = x.shape
     if n == 0 or p == 0:
@@ -239,7 +243,7 @@ def sparse_problem(
         with np.errstate(over="ignore"):
             norms = largest * np.sqrt(centred_sum_of_squares(x, mean, stored, safe))
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)")
+    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", high, low)
     scale = float(n - 1) if center else float(n)
     # the stored values are used as they are, standardised or not
     check_double_range(norms, largest, scale, names, constant)
@@ -280,12 +284,14 @@ def sparse_from_npz(read: Callable[[str], np.ndarray], keys: Collection[str], pa
     if shape.shape != (2,) or shape.dtype.kind not in "iu" or int(shape.min()) < 0:
         raise InvalidDataError(f"{path}: the scipy.sparse archive's 'shape' must be two non-negative integers; got {shape.tolist()!r}")
     dims = (int(shape[0]), int(shape[1]))
+    data = read("data")  # its size is backed by the file (numpy_files checks each member against its header)
+    check_declared_size(f"{path}: its 'shape'", *dims, stored=int(data.size))
     try:
         if fmt in ("csr", "csc", "bsr"):
             missing = {"indices", "indptr"} - set(keys)
             if missing:
                 raise InvalidDataError(f"{path}: the {fmt} archive lacks {', '.join(sorted(missing))}; it is damaged")
-            matrix = getattr(sp, f"{fmt}_array")((read("data"), read("indices"), read("indptr")), shape=dims)
+            matrix = getattr(sp, f"{fmt}_array")((data, read("indices"), read("indptr")), shape=dims)
             matrix.check_format(full_check=True)
         elif fmt == "coo":
             if "coords" in keys:
@@ -297,11 +303,11 @@ def sparse_from_npz(read: Callable[[str], np.ndarray], keys: Collection[str], pa
                 rows, cols = read("row"), read("col")
             else:
                 raise InvalidDataError(f"{path}: the coo archive has no 'row' and 'col' (or 'coords'); it is damaged")
-            matrix = sp.coo_array((read("data"), (rows, cols)), shape=dims)
+            matrix = sp.coo_array((data, (rows, cols)), shape=dims)
         else:
             if "offsets" not in keys:
                 raise InvalidDataError(f"{path}: the dia archive lacks 'offsets'; it is damaged")
-            matrix = sp.dia_array((read("data"), read("offsets")), shape=dims)
+            matrix = sp.dia_array((data, read("offsets")), shape=dims)
     except (ValueError, TypeError, IndexError, OverflowError) as exc:
         if isinstance(exc, InvalidDataError):
             raise
@@ -322,7 +328,7 @@ def load_mtx(path: Path) -> Any:
     import scipy.io  # noqa: PLC0415 - only for .mtx files
 
     try:
-        rows, cols, entries, layout, field, _ = scipy.io.mminfo(str(path))
+        rows, cols, entries, layout, field, symmetry = scipy.io.mminfo(str(path))
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise InvalidDataError(
             f"{path}: not a Matrix Market file ({exc}); it must start with a line '%%MatrixMarket matrix "
@@ -338,6 +344,8 @@ def load_mtx(path: Path) -> Any:
             f"take at least {format_size(int(entries) * minimum)}, but the file has {format_size(size)}; the file is "
             "truncated or damaged"
         )
+    stored = None if layout == "array" else int(entries) * (1 if symmetry == "general" else 2)
+    check_declared_size(f"{path}: its size line", int(rows), int(cols), stored=stored)
     try:
         return scipy.io.mmread(str(path), spmatrix=False)
     except (ValueError, IndexError, OverflowError, UnicodeDecodeError) as exc:

@@ -6,6 +6,7 @@ method of one plugin never depends on another plugin being installed or enabled.
 * :mod:`~spcakit.parts.initializers`: ``pca``, ``max-diagonal``, ``max-norm-column``, ``random``;
 * :mod:`~spcakit.parts.updaters`: ``power``, ``identity``;
 * :mod:`~spcakit.parts.truncators`: ``none``, ``hard``, ``soft``, ``sparsity``, ``energy``;
+* :mod:`~spcakit.parts.nonnegative`: ``nonnegative`` (wraps another truncation: loadings of one sign);
 * :mod:`~spcakit.parts.deflators`: ``hotelling``, ``projection``;
 * :mod:`~spcakit.parts.stoppers`: ``max-iterations``, ``relative-change``, ``objective-change``, ``any-of``.
 
@@ -14,11 +15,18 @@ The drivers (``block``, ``deflation``) are :mod:`spcakit.drivers`.
 
 from __future__ import annotations
 
-from spcakit.parts import deflators, initializers, stoppers, truncators, updaters
+from spcakit.parts import (
+    deflators,
+    initializers,
+    nonnegative,
+    stoppers,
+    truncators,
+    updaters,
+)
 
 #: Every generic part class, as the core plugin registers them.
 PARTS: list[type] = [
-    *initializers.INITIALIZERS, *updaters.UPDATERS, *truncators.TRUNCATORS, *deflators.DEFLATORS, *stoppers.STOPPERS,
+    *initializers.INITIALIZERS, *updaters.UPDATERS, *truncators.TRUNCATORS, *nonnegative.TRUNCATORS, *deflators.DEFLATORS, *stoppers.STOPPERS,
 ]
 
-__all__ = ["PARTS", "deflators", "initializers", "stoppers", "truncators", "updaters"]
+__all__ = ["PARTS", "deflators", "initializers", "nonnegative", "stoppers", "truncators", "updaters"]

@@ -89,7 +89,13 @@ def parse_k_levels(levels: Any, p: int) -> list[int] | str:
                     f"k grid {levels!r} is empty: FROM ({start}) is larger than TO ({stop}); write FROM:TO with "
                     f"FROM <= TO, e.g. 1:{p}"
                 )
-            grid = list(range(start, stop + 1, step))
+            for bound in (start, stop):  # before the grid is built: TO may be any size
+                if not 1 <= bound <= p:
+                    raise InvalidParameterError(
+                        f"k = {bound} in the grid {levels!r} is not a sparsity level: k ({K_MEANING}) is an integer "
+                        f"in [1, p] = [1, {p}]; write the grid as {K_GRID_FORMS}"
+                    )
+            grid = range(start, stop + 1, step)
         else:
             items = [item.strip() for item in text.strip("[]").split(",")]
             if not all(items):

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from spcakit.operators import top_eigenpairs
+from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, fit
 from spcakit.bounds import check_relaxation, component_bounds
 from spcakit.composition import configure, set_k, takes_k
@@ -177,6 +178,9 @@ def path(
     >>> p.frame()[["nz", "cpev", "cpev_ratio"]]                       # doctest: +SKIP
     >>> p.plot()                                                      # doctest: +SKIP
     """
+    check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_level=on_level, center=center,
+                    standardize=standardize, covariance=covariance, warm_start=warm_start, r=r, registry=registry,
+                    **{name: value for name, value in fit_kwargs.items() if name in ARGUMENT_CHECKS})  # fmt: skip
     registry = registry or get_registry()
     if "metrics" in fit_kwargs:
         raise InvalidParameterError(

@@ -21,7 +21,7 @@ from spcakit.errors import (
 from spcakit.bounds import check_relaxation
 from spcakit.metrics import compute_metrics
 from spcakit.plugins import get_registry
-from spcakit.problem import Problem, constant_columns_note, zero_variance_text
+from spcakit.problem import Problem, constant_columns_note, left_out_text
 from spcakit.inputs import as_problem
 from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
@@ -48,7 +48,7 @@ def check_r(r: Any, problem: Problem) -> int:
     if r > varying:
         raise InvalidParameterError(
             f"r={r} is larger than the number of variables that vary: {varying} of the {problem.p} "
-            f"({zero_variance_text(problem.constant_columns, problem.feature_names)}, and get zero loadings); "
+            f"({left_out_text(problem)}, and get zero loadings); "
             f"valid: 1 <= r <= {varying}"
         )
     if r > problem.max_rank:
@@ -413,7 +413,10 @@ def fit(
         mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
         raise _part_failure(mixed, registry) from mixed
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
-    warnings = tuple(IssuedWarning(note) for note in notes) + tuple(
+    metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
+    metrics = _with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound, issued=metric_notes),
+                           report, parts, registry)  # fmt: skip
+    warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
         f"converged; {s.advice}"
         for i, s in enumerate(reasons) if isinstance(s, CapReached)
@@ -424,7 +427,7 @@ def fit(
               "bound": bound, **({"nonnegative": True} if nonnegative else {})},
         loadings=loadings,
         feature_names=problem.feature_names,
-        metrics=_with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound), report, parts, registry),
+        metrics=metrics,
         iterations=iterations,
         stopping_reason=reason,
         objective_history=tuple(v for v in history if math.isfinite(v)),
@@ -457,7 +460,7 @@ def _built_parts(spec: MethodSpec, registry: Registry, fitted: Problem, problem:
             raise
         raise InvalidParameterError(
             f"{exc} (the method runs on the {fitted.p} of the {problem.p} variables that vary: "
-            f"{zero_variance_text(problem.constant_columns, problem.feature_names)})"
+            f"{left_out_text(problem)})"
         ) from None
 
 

@@ -57,6 +57,7 @@ from spcakit.cv import held_out_error
 from spcakit.operators import ROW_BLOCK_BYTES, stored_per_column
 from spcakit.plugins import get_registry
 from spcakit.inputs import as_problem
+from spcakit.inputs.checks import check_frame_columns
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import IssuedWarning
@@ -482,6 +483,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         center = _check_flag(self.center, "center")
         standardize = _check_flag(self.standardize, "standardize")
         check_arguments(params=self.params)
+        check_frame_columns(X, "X")  # a DataFrame's text, category or date columns named, before scikit-learn converts it
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_min_samples=2 if center else 1)
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
@@ -565,6 +567,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def transform(self, X: Any) -> np.ndarray:
         """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""
         check_is_fitted(self)
+        check_frame_columns(X, "X")
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
         return self._scores(x)
 
@@ -587,6 +590,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         residuals summed over ``X``'s total sum of squares (on the method's scale; see Notes). Higher is better,
         at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored."""
         check_is_fitted(self)
+        check_frame_columns(X, "X")
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
         return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.components_.T)
 
@@ -596,6 +600,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ``-reconstruction_error(X)`` is what ``score`` returned before it became the held-out error; it always
         prefers denser loadings, so it cannot choose ``k``."""
         check_is_fitted(self)
+        check_frame_columns(X, "X")
         x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
         if sp.issparse(x):
             return _sparse_residual(x, self.mean_, self.scale_, self._scores(x), self.components_) / x.shape[0]

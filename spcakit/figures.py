@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from spcakit import plotting
 from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError
+from spcakit.inputs.documents import load_json
+from spcakit.inputs.files import data_file_kind
 from spcakit.output import check_output
 
 if TYPE_CHECKING:
@@ -73,20 +75,23 @@ def read_json(path: str | os.PathLike[str], kind: str | None = None) -> dict[str
     Raises
     ------
     InvalidDataError
-        A missing file, a folder, a file that is not UTF-8 JSON, or JSON that is not an object.
+        A missing file, a folder, a device or anything else that is not a regular file (or a named pipe), a
+        file that is not UTF-8 JSON, JSON nested deeper or with longer numbers than
+        :mod:`spcakit.inputs.documents` allows, or JSON that is not an object.
     """
     where = Path(path)
     wanted = f"the JSON written by `{WRITTEN_BY[kind]}`" if kind in WRITTEN_BY else "a JSON file spcakit wrote"
     if where.is_dir():
         raise InvalidDataError(f"{str(where)!r} is a folder; give {wanted}")
     try:
+        data_file_kind(where, "the JSON file")  # a device (/dev/zero) would be read forever: refused unread
         raw = where.read_bytes()
     except FileNotFoundError:
         raise InvalidDataError(f"{str(where)!r} does not exist; give {wanted}") from None
     except OSError as exc:
         raise InvalidDataError(f"cannot read {str(where)!r} ({exc.strerror or exc}); give {wanted}") from None
     try:
-        document = json.loads(raw.decode("utf-8"))
+        document = load_json(raw.decode("utf-8"), str(where))  # nesting and number lengths bounded
     except UnicodeDecodeError as exc:
         raise InvalidDataError(f"{where}: byte {exc.start} is not UTF-8 text, so this is not JSON; give {wanted}") from None
     except json.JSONDecodeError as exc:
@@ -418,7 +423,9 @@ def plot_json(
         The figure's size in inches; each defaults to the plot's own. A PNG is
         ``round(width * dpi)`` by ``round(height * dpi)`` pixels.
     dpi
-        Dots per inch of a PNG; default :data:`spcakit.plotting.DPI` (100).
+        Dots per inch of a PNG; default :data:`spcakit.plotting.DPI` (100), from 10 to 2400
+        (:data:`spcakit.plotting.DPI_RANGE`); the figure may have at most
+        :data:`spcakit.plotting.MAX_PIXELS` pixels at that dpi.
 
     Returns
     -------
@@ -430,8 +437,9 @@ def plot_json(
     paths = [Path(inputs)] if isinstance(inputs, (str, os.PathLike)) else [Path(p) for p in inputs]
     check_output(target, [path for path in paths if path.exists()])
     width, height = _inches("width", width), _inches("height", height)
-    if dpi is not None and (isinstance(dpi, bool) or not isinstance(dpi, numbers.Real) or not (math.isfinite(dpi) and dpi > 0)):
-        raise InvalidParameterError(f"dpi must be a positive number of dots per inch; got {dpi!r}")
+    plotting.check_dpi(dpi)
+    if width is not None and height is not None:  # the size is known: too many pixels are refused before any work
+        plotting.check_pixels((width, height), plotting.DPI if dpi is None else dpi)
     figsize = (width, height) if width is not None and height is not None else None
     figure = figure_from_json(kind, paths, title=title, figsize=figsize)
     if figsize is None and (width is not None or height is not None):

@@ -365,6 +365,7 @@ def compute_metrics(
     *,
     bound: str = "fast",
     plugins: Mapping[str, str] | None = None,
+    issued: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
     (whose ``bound`` is the relaxation of the bound metrics).
@@ -374,7 +375,8 @@ def compute_metrics(
     :class:`~spcakit.errors.SpcakitError`, which says the input is at fault, or an interruption) or returns
     what JSON cannot hold is left out, and a NaN or infinite number becomes ``None`` (JSON's ``null``); each
     with a :class:`MetricWarning` naming the metric and its plugin (``plugins`` maps names to plugins; by
-    default the plugin the registry recorded). The fit's result is never lost to a metric.
+    default the plugin the registry recorded). The fit's result is never lost to a metric. Each warning's text
+    is also appended to ``issued``, when given (:func:`spcakit.fit` keeps them in ``Result.warnings``).
     """
     from spcakit.errors import SpcakitError  # noqa: PLC0415
     from spcakit.output import NotJsonError, json_value  # noqa: PLC0415
@@ -387,25 +389,28 @@ def compute_metrics(
         except (SpcakitError, KeyboardInterrupt):
             raise
         except Exception as exc:
-            _warn(metric, plugins, f"failed ({type(exc).__name__}: {exc}) and is left out of the result; this is a "
+            _warn(metric, plugins, issued, f"failed ({type(exc).__name__}: {exc}) and is left out of the result; this is a "
                                    "bug in that metric")  # fmt: skip
             continue
         non_finite: list[float] = []
         try:
             values[metric.name] = json_value(value, non_finite.append)
         except NotJsonError as exc:
-            _warn(metric, plugins, f"returned what JSON cannot hold ({exc}) and is left out of the result; a metric "
+            _warn(metric, plugins, issued, f"returned what JSON cannot hold ({exc}) and is left out of the result; a metric "
                                    "returns numbers, strings, booleans or lists of them")  # fmt: skip
             continue
         if non_finite:
-            _warn(metric, plugins, f"returned a value that is not a finite number ({non_finite[0]!r}); it is "
+            _warn(metric, plugins, issued, f"returned a value that is not a finite number ({non_finite[0]!r}); it is "
                                    "recorded as null")  # fmt: skip
     return values
 
 
-def _warn(metric: Metric, plugins: Mapping[str, str] | None, what: str) -> None:
+def _warn(metric: Metric, plugins: Mapping[str, str] | None, issued: list[str] | None, what: str) -> None:
     plugin = _metric_plugin(metric, plugins)
-    warnings.warn(f"metric {metric.name!r} (plugin {plugin!r}) {what}", MetricWarning, stacklevel=3)
+    message = f"metric {metric.name!r} (plugin {plugin!r}) {what}"
+    warnings.warn(message, MetricWarning, stacklevel=3)
+    if issued is not None:
+        issued.append(message)
 
 
 def _shared_additional(problem: Problem, loadings: np.ndarray, context: MetricContext) -> list[float]:

@@ -1,9 +1,11 @@
 """Writing results to files without ever destroying anything.
 
-:func:`check_output` runs before any work: it refuses an ``--out`` path that is a
-folder, that lies in a missing folder, or that is the same file as one of the
-inputs (by :func:`os.path.samefile`, so ``./x.npy``, a symlink or a hard link to
-the data are all caught). :func:`write_output` then writes
+:func:`check_output` runs before any work, for every writer: it refuses an
+``--out`` path that is a folder, that lies in a missing folder, under a file,
+inside an input folder or any Zarr store (:func:`check_outside_inputs`), or
+that is the same file as one of the inputs (by :func:`os.path.samefile`, so
+``./x.npy``, a symlink or a hard link to the data are all caught).
+:func:`write_output` then writes
 
 * to a regular file (or a new path) **atomically**: into a temporary file beside
   the target, renamed over it only when complete, so a failure leaves the previous
@@ -58,8 +60,11 @@ def _same_file(a: Path, b: Path) -> bool:
 def check_output(out: Path, inputs: Iterable[Path] = (), option: str = "--out") -> None:
     """Refuse an output path that would destroy an input or cannot be written, before any work is done.
 
-    ``option`` names the path in messages (``--out``, ``--save-model``).
+    Every writer calls it: first :func:`check_outside_inputs` (nothing inside an input folder or a Zarr
+    store, nothing under a file), then the checks of the path itself. ``option`` names the path in
+    messages (``--out``, ``--save-model``).
     """
+    check_outside_inputs(out, inputs, option)
     if out.is_dir():
         raise OutputError(f"{option} {out} is a directory; give a file path")
     target = Path(os.path.realpath(out))
@@ -77,6 +82,68 @@ def check_output(out: Path, inputs: Iterable[Path] = (), option: str = "--out") 
         raise OutputError(
             f"{option} {out} is write-protected (mode {protected:03o}); spcakit never replaces a read-only file: "
             f"make it writable (chmod u+w {out}) or choose another path"
+        )
+
+
+#: Files that make a folder a Zarr store (version 3; version 2), which spcakit never writes into.
+ZARR_MARKERS = ("zarr.json", ".zarray", ".zgroup")
+
+
+def _input_folder(source: str | os.PathLike[str]) -> Path | None:
+    """The real path of an input that is a folder (a Zarr store), else ``None``."""
+    if isinstance(source, str) and (source.startswith("builtin:") or "\0" in source):
+        return None
+    path = Path(source)
+    try:
+        return Path(os.path.realpath(path)) if path.is_dir() else None
+    except OSError:
+        return None
+
+
+def zarr_store_around(path: Path) -> Path | None:
+    """The Zarr store (a folder holding one of :data:`ZARR_MARKERS`) that ``path`` (resolved) is or lies in,
+    the innermost; ``None`` when there is none."""
+    for folder in (path, *path.parents):
+        try:
+            if folder.is_dir() and any((folder / marker).is_file() for marker in ZARR_MARKERS):
+                return folder
+        except OSError:
+            continue
+    return None
+
+
+def check_outside_inputs(out: Path, inputs: Iterable[str | os.PathLike[str]], option: str = "--out") -> None:
+    """Refuse an output path that lies inside an input folder, inside any Zarr store, or under a file, before
+    any work.
+
+    ``out`` is resolved through symbolic links (its own and its folders'), as the writer resolves it, so a
+    link that points into a Zarr store is caught too; ``inputs`` are the sources read (built-ins are
+    skipped). A Zarr store is refused whether or not this command reads it (``plot --out s.zarr/f.png``):
+    a file written there changes the store, or is taken for a chunk. An input that is a file is
+    :func:`check_output`'s to compare (the same file). Raises :class:`OutputError`.
+    """
+    for folder in Path(out).parents:
+        if folder.exists():
+            if not folder.is_dir():
+                raise OutputError(
+                    f"{option} {out}: {folder} is a file, not a folder, so nothing can be written under it; give "
+                    "a path in an existing folder"
+                )
+            break
+    target = Path(os.path.realpath(out))
+    for source in inputs:
+        folder = _input_folder(source)
+        if folder is not None and (target == folder or folder in target.parents):
+            what = "the Zarr store" if folder.suffix.lower() == ".zarr" else "the input folder"
+            raise OutputError(
+                f"{option} {out} lies inside {what} {os.fspath(source)}; writing there would change the input "
+                "(its metadata or a chunk) and the next read would fail or differ: choose a path outside it"
+            )
+    store = zarr_store_around(target)
+    if store is not None:
+        raise OutputError(
+            f"{option} {out} lies inside the Zarr store {store}; spcakit never writes into a data store (a file "
+            "there changes the store's metadata or a chunk, or is read as part of it): choose a path outside it"
         )
 
 

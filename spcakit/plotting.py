@@ -54,6 +54,13 @@ PLOT_EXTRA = "spcakit[plot]"
 FORMATS = (".png", ".svg", ".pdf")
 #: Resolution of new figures in dots per inch: a PNG of a ``w x h`` inch figure is ``100w x 100h`` pixels.
 DPI = 100
+#: The dots per inch :func:`save` takes, least and most: beyond 2400 no screen or printer shows a difference.
+DPI_RANGE = (10, 2400)
+#: Most pixels of a figure :func:`save` renders (its width times its height, in inches, times the dpi squared):
+#: about 200 MB of memory to render. Each side also stays below :data:`MAX_SIDE` pixels, matplotlib's limit.
+MAX_PIXELS = 50_000_000
+#: Pixels on one side of a figure, at most.
+MAX_SIDE = 2**16 - 1
 #: A heat-map names every variable up to this many rows; beyond it, some rows (chosen by matplotlib's locator).
 MAX_NAMED_ROWS = 60
 #: A heat-map prints the value in each nonzero cell when it has at most this many cells (``annotate=None``).
@@ -705,13 +712,14 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
     ------
     InvalidParameterError
         A suffix other than :data:`FORMATS` (nothing is written), a folder as ``path``, or a
-        missing parent folder (:class:`spcakit.output.OutputError`).
+        missing parent folder (:class:`spcakit.output.OutputError`); a ``dpi`` outside
+        :data:`DPI_RANGE`, or a figure of more than :data:`MAX_PIXELS` pixels at its dpi.
     """
     if not hasattr(figure, "savefig"):
         raise InvalidParameterError(f"save needs a matplotlib figure (what the plot functions return), not {type(figure).__name__}")
     out = check_plot_path(path)
-    if dpi is not None and not (isinstance(dpi, (int, float)) and math.isfinite(dpi) and dpi > 0):
-        raise InvalidParameterError(f"dpi must be a positive number of dots per inch, not {dpi!r}")
+    check_dpi(dpi)
+    check_pixels(tuple(figure.get_size_inches()), figure.dpi if dpi is None else dpi)
     suffix = out.suffix.lower()
     mpl = _matplotlib()
     fmt = suffix[1:]
@@ -720,6 +728,31 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
         figure.savefig(buffer, format=fmt, dpi=figure.dpi if dpi is None else dpi, metadata=dict(_METADATA[fmt]))
     write_output(out, buffer.getvalue())
     return out
+
+
+def check_dpi(dpi: Any) -> None:
+    """Refuse a ``dpi`` that is not a number of dots per inch within :data:`DPI_RANGE` (``None``, the
+    figure's own, passes): :class:`~spcakit.errors.InvalidParameterError`, before anything is drawn."""
+    if dpi is None:
+        return
+    low, high = DPI_RANGE
+    if isinstance(dpi, bool) or not isinstance(dpi, (int, float, np.integer, np.floating)) or not low <= dpi <= high:
+        raise InvalidParameterError(
+            f"dpi must be a positive number of dots per inch from {low} to {high} (spcakit.plotting.DPI_RANGE; "
+            f"default {DPI}); got {dpi!r}"
+        )
+
+
+def check_pixels(inches: tuple[float, float], dpi: float) -> None:
+    """Refuse a figure of ``inches`` (width, height) that at ``dpi`` would have more than :data:`MAX_PIXELS`
+    pixels, or more than :data:`MAX_SIDE` on a side, before it is rendered (its memory grows with both)."""
+    width, height = (round(size * dpi) for size in inches)
+    if width * height > MAX_PIXELS or max(width, height) > MAX_SIDE:
+        raise InvalidParameterError(
+            f"the figure would be {width:,} x {height:,} pixels ({inches[0]:g} x {inches[1]:g} inches at {dpi:g} "
+            f"dpi); spcakit renders at most {MAX_PIXELS:,} pixels (about {4 * MAX_PIXELS // 10**6} MB, "
+            f"spcakit.plotting.MAX_PIXELS) and at most {MAX_SIDE:,} on a side: lower the dpi, the width or the height"
+        )
 
 
 def check_plot_path(path: str | os.PathLike[str]) -> Path:

@@ -51,6 +51,10 @@ class Problem:
         (:class:`~spcakit.operators.PaddedCovariance`), its data matrix zero in
         their columns, and :attr:`varying` is the problem of the other columns
         alone (see :func:`with_constant_columns`).
+    offset_columns
+        Those of :attr:`constant_columns` whose values do differ, by less than
+        double precision resolves once centred (a large offset): left out the
+        same way, but never called constant (:func:`constant_columns_note`).
 
     Notes
     -----
@@ -68,6 +72,9 @@ class Problem:
         default=(), kw_only=True, converter=lambda columns: tuple(int(j) for j in columns)
     )
     _varying: Problem | None = attrs.field(default=None, kw_only=True, alias="varying", repr=False)
+    offset_columns: tuple[int, ...] = attrs.field(
+        default=(), kw_only=True, converter=lambda columns: tuple(int(j) for j in columns)
+    )
 
     @property
     def varying(self) -> Problem:
@@ -147,13 +154,27 @@ def zero_variance_text(indices: Sequence[int] | np.ndarray, names: Sequence[str]
     return f"{indices.size} {what}: {shown}{more}"
 
 
+#: How :func:`constant_columns_note` calls the columns of :attr:`Problem.offset_columns` (a warning of their own
+#: describes them: :func:`spcakit.inputs.checks.refuse_zero_variance`).
+OFFSET_WORDS = "column(s) vary too little for their magnitude (a large offset: see the warning about them)"
+
+
+def left_out_text(problem: Problem, words: str = CONSTANT_WORDS) -> str:
+    """The columns of ``problem`` left out of the fit, each described once and truly: the constant ones
+    (``words``), then those of :attr:`Problem.offset_columns`, whose values differ (a large offset)."""
+    offset = np.asarray(problem.offset_columns, dtype=int)
+    constant = np.setdiff1d(np.asarray(problem.constant_columns, dtype=int), offset)
+    return "; ".join(zero_variance_text(columns, problem.feature_names, what)
+                     for columns, what in ((constant, words), (offset, OFFSET_WORDS)) if columns.size)  # fmt: skip
+
+
 def constant_columns_note(problem: Problem) -> str:
-    """The warning of a fit to ``problem`` with constant columns: which they are and what becomes of them."""
+    """The warning of a fit to ``problem`` with constant columns: which they are (:func:`left_out_text`: a
+    column with a large offset is not called constant) and what becomes of them."""
     words = ZERO_VARIANCE_WORDS.get(problem.input.kind if problem.input is not None else "data", CONSTANT_WORDS)
-    text = zero_variance_text(problem.constant_columns, problem.feature_names, words)
     return (
-        f"{text}; they get zero loadings in every component (the method runs on the {problem.varying.p} of the "
-        f"{problem.p} that vary)"
+        f"{left_out_text(problem, words)}; they get zero loadings in every component (the method runs on the "
+        f"{problem.varying.p} of the {problem.p} that vary)"
     )
 
 
@@ -177,8 +198,12 @@ def _zero_columns(data: np.ndarray | DeferredData | None, index: np.ndarray) -> 
     return None if data is None else zeroed(np.array(data, dtype=float, copy=True))
 
 
-def with_constant_columns(problem: Problem, constant: Sequence[int] | np.ndarray) -> Problem:
-    r"""``problem`` with its columns ``constant`` (zero variance) left out of every fit.
+def with_constant_columns(
+    problem: Problem, constant: Sequence[int] | np.ndarray, offset: Sequence[int] | np.ndarray = ()
+) -> Problem:
+    r"""``problem`` with its columns ``constant`` (zero variance) left out of every fit; those of them in
+    ``offset`` vary by less than double precision resolves (a large offset), and are recorded as such
+    (:attr:`Problem.offset_columns`).
 
     Returns a problem of all the ``p`` columns whose :attr:`~Problem.varying`
     is the problem of the other :math:`p'` alone: its covariance is the
@@ -214,4 +239,5 @@ def with_constant_columns(problem: Problem, constant: Sequence[int] | np.ndarray
     names = tuple(problem.feature_names[j] for j in keep)
     varying = Problem(base, names, _take_columns(problem._data, keep), problem.source, sub_record)
     return Problem(PaddedCovariance(base, keep, p), problem.feature_names, _zero_columns(problem._data, constant),
-                   problem.source, record, constant_columns=constant, varying=varying)  # fmt: skip
+                   problem.source, record, constant_columns=constant, varying=varying,
+                   offset_columns=np.intersect1d(np.asarray(offset, dtype=int), constant))  # fmt: skip

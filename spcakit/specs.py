@@ -60,7 +60,7 @@ from typing import Any
 
 import attrs
 
-from spcakit.errors import SpecError
+from spcakit.errors import InvalidDataError, SpecError
 from spcakit.experiment_specs import (
     EXPERIMENT_KINDS,
     KIND_FIELD,
@@ -315,13 +315,16 @@ class MethodSpec:
 def read_toml(path: str | Path) -> dict[str, Any]:
     """The table of a TOML file; every way of not getting one is a :class:`SpecError` naming the file.
 
-    Missing files, folders, unreadable files, text that is not UTF-8, invalid TOML and files with
-    no keys (empty, or only comments) are refused.
+    Missing files, folders, devices, unreadable files, text that is not UTF-8, invalid TOML, TOML nested
+    deeper or with longer numbers than :mod:`spcakit.inputs.documents` allows, and files with no keys (empty,
+    or only comments) are refused.
     """
     path = Path(path)
     try:
         if path.is_dir():
             raise SpecError(f"{path}: is a folder; give a TOML spec file (*.toml)")
+        if path.is_char_device() or path.is_block_device() or path.is_socket():  # /dev/zero would be read forever
+            raise SpecError(f"{path}: is a device or a socket, not a regular file; give a TOML spec file (*.toml)")
         raw = path.read_bytes()
     except FileNotFoundError:
         raise SpecError(f"spec file not found: {path}") from None
@@ -337,8 +340,13 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             f"{path}: not UTF-8 text (byte {raw[exc.start:exc.start + 1]!r} on line {line}); TOML files are UTF-8: "
             "save it as UTF-8"
         ) from None
+    from spcakit.inputs.documents import check_toml_text  # noqa: PLC0415 - the bounded parsing every reader shares
+
     try:
+        check_toml_text(text, str(path))  # tomllib recurses once per nested bracket: measure the nesting first
         data = tomllib.loads(text)
+    except InvalidDataError as exc:
+        raise SpecError(str(exc)) from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
     if not data:

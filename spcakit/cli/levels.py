@@ -28,6 +28,7 @@ from spcakit.cli.common import (
 from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, parse_params
 from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
 from spcakit.errors import SpcakitError
+from spcakit.output import check_outside_inputs
 from spcakit.paths import PathLevel, SparsityPath
 from spcakit.paths import path as fit_path
 
@@ -160,7 +161,8 @@ def path_command(
 
 def check_plot(plot: Path, out: Path | None, data: str) -> None:
     """Refuse ``--plot`` before any work: a suffix :func:`spcakit.plotting.save` cannot write, a folder, the input
-    data or the ``--out`` file, or no matplotlib."""
+    data, a path inside it or inside any Zarr store, or the ``--out`` file, or no matplotlib."""
+    check_outside_inputs(plot, [data], "--plot")
     plotting.check_plot_path(plot)
     for other, what in ((data, "--data"), (out, "--out")):
         if other is not None and os.path.realpath(other) == os.path.realpath(plot):

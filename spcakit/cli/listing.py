@@ -11,7 +11,7 @@ import typer
 from spcakit.cli.common import app, fail, warn_plugin_failures
 from spcakit.cli.options import JsonOpt
 from spcakit.errors import SpcakitError
-from spcakit.output import NotJsonError, json_value
+from spcakit.output import NotJsonError, check_outside_inputs, json_value
 from spcakit.plugins import get_registry, get_session
 from spcakit.protocols import ROLES
 
@@ -118,11 +118,14 @@ def reproduce(
     a curve or traces (the other figures' data).
     """
     from spcakit import reproduce as rp
+    from spcakit.reproduce.common import data_source
 
     get_registry()
     warn_plugin_failures()
     try:
         spec = rp.load_experiment(name)
+        if out is not None:  # the folder of the outcome's files: never inside the data or any Zarr store
+            check_outside_inputs(out, [data_source(spec.data, root)] if spec.data else [], "--out")
         if (replot or tune) and spec.kind != "sweep":
             fail(f"--{'replot' if replot else 'tune'} is for an experiment of kind 'sweep'; {spec.name} is of kind {spec.kind!r}")
             return
@@ -185,7 +188,7 @@ def plot_command(
     title: Annotated[str | None, typer.Option("--title", help="the plot's title (default: the method, and for a path the data and r; '' for none)")] = None,
     width: Annotated[float | None, typer.Option("--width", metavar="INCHES", help="the figure's width in inches (default: the plot's own)")] = None,
     height: Annotated[float | None, typer.Option("--height", metavar="INCHES", help="the figure's height in inches (default: the plot's own)")] = None,
-    dpi: Annotated[float | None, typer.Option("--dpi", help="dots per inch of a PNG (default 100): it is width x dpi by height x dpi pixels")] = None,
+    dpi: Annotated[float | None, typer.Option("--dpi", help="dots per inch of a PNG (default 100; 10 to 2400): it is width x dpi by height x dpi pixels, at most 50,000,000")] = None,
 ) -> None:
     """Draw a figure from the JSON that `spcakit path`, `run` or `cv` wrote (needs matplotlib, the plot extra).
 

@@ -416,13 +416,15 @@ def refuse_zero_variance(
     what: str,
     high: np.ndarray | None = None,
     low: np.ndarray | None = None,
-) -> None:
+) -> np.ndarray:
     """Raise when no variable has variance (``indices``, those without, are all of them), naming the first few.
 
     Fewer are welcome: :func:`with_constant_columns` leaves them out of the fit. With the columns' extremes
     (``high``, ``low``), the columns among ``indices`` whose values differ - by less than double precision
     resolves once they are centred, a large offset - are told apart from constant ones: the refusal says so,
-    and when other columns vary a :class:`~spcakit.errors.ConstantColumnWarning` names them.
+    and when other columns vary a :class:`~spcakit.errors.ConstantColumnWarning` names them. Returns those
+    columns (a large offset; empty without the extremes), which
+    :func:`~spcakit.problem.with_constant_columns` records so that no message calls them constant.
     """
     offset = np.empty(0, dtype=int)
     if high is not None and low is not None and indices.size:
@@ -431,7 +433,7 @@ def refuse_zero_variance(
     if indices.size < len(names):
         if offset.size:
             warnings.warn(ConstantColumnWarning(_offset_text(offset, names, high, low)), stacklevel=4)  # type: ignore[arg-type]
-        return
+        return offset
     if offset.size:
         constant = indices.size - offset.size
         others = f"with the {constant} constant one(s), " if constant else ""

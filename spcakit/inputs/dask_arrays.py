@@ -391,7 +391,7 @@ def dask_problem(
         sum_of_squares = np.diag(second).copy() if tall else second  # of the columns divided by the divisors
         norms = divisors * np.sqrt(sum_of_squares)
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", moments.high, moments.low)
+    offset = refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", moments.high, moments.low)
     if tall and constant.size:  # left out of the fit: their rounding noise must not overflow below
         second = second.copy()
         second[constant, :] = second[:, constant] = 0.0
@@ -417,7 +417,7 @@ def dask_problem(
         covariance = DaskCovariance(x, mean, scale, deviations, variances / deviations**2 if standardize else variances)
     record = InputRecord(kind="data", shape=(n, p), sha256=None, center=center, standardize=standardize,
                          mean=mean, scale=deviations)  # fmt: skip
-    return with_constant_columns(Problem(covariance, names, None, source, record), constant)
+    return with_constant_columns(Problem(covariance, names, None, source, record), constant, offset)
 
 
 # -- the distributed operator ------------------------------------------------------------------------------

@@ -288,7 +288,7 @@ def data_problem(
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
         data = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
     constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
-    refuse_zero_variance(constant, names, CONSTANT_WORDS, high, low)
+    offset = refuse_zero_variance(constant, names, CONSTANT_WORDS, high, low)
     if constant.size:  # left out of the fit: their rounding noise must not overflow below
         largest = largest.copy()
         largest[constant] = 0.0
@@ -324,4 +324,4 @@ def data_problem(
     record = InputRecord(kind="data", shape=(n, p), sha256=scan.sha256, center=center, standardize=standardize,
                          mean=mean, scale=deviations,
                          sha256_skipped=None if scan.sha256 else hash_skipped_text(a.nbytes))  # fmt: skip
-    return with_constant_columns(Problem(covariance, names, data, source, record), constant)
+    return with_constant_columns(Problem(covariance, names, data, source, record), constant, offset)

@@ -5,10 +5,11 @@
   once, before a byte is read. A named pipe is read until its writer closes it, into a temporary file of
   at most :func:`spcakit.inputs.limits.memory_limit` bytes (:func:`readable_copy`), so that the readers,
   which read a file more than once, see all of it.
-* A result is never written inside an input (:func:`check_outside_inputs`): an ``--out`` or
-  ``--save-model`` path that is an input, or lies inside an input folder - a Zarr store's metadata or
-  one of its chunks, also through a symbolic link - is refused before any work. So is a path under an
-  existing file (``a.csv/x.json``), which says that ``a.csv`` is a file, not a folder.
+* A result is never written inside an input (:func:`spcakit.output.check_outside_inputs`, which every
+  writer's :func:`spcakit.output.check_output` applies): an ``--out`` or ``--save-model`` path that is
+  an input, or lies inside an input folder or any Zarr store - its metadata or one of its chunks, also
+  through a symbolic link - is refused before any work. So is a path under an existing file
+  (``a.csv/x.json``), which says that ``a.csv`` is a file, not a folder.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from spcakit.errors import InvalidDataError, format_size
-from spcakit.output import OutputError
+from spcakit.output import check_outside_inputs  # noqa: F401 - imported from here since issue 29's first round
 
 #: Bytes read from a named pipe at a time.
 PIPE_BLOCK = 1 << 20
@@ -85,41 +86,3 @@ def readable_copy(path: Path, limit: int) -> Iterator[Path]:
             yield copy
         except InvalidDataError as exc:
             raise InvalidDataError(str(exc).replace(str(copy), str(path))) from None
-
-
-def _input_folder(source: str | os.PathLike[str]) -> Path | None:
-    """The real path of an input that is a folder (a Zarr store), else ``None``."""
-    if isinstance(source, str) and (source.startswith("builtin:") or "\0" in source):
-        return None
-    path = Path(source)
-    try:
-        return Path(os.path.realpath(path)) if path.is_dir() else None
-    except OSError:
-        return None
-
-
-def check_outside_inputs(out: Path, inputs: Iterable[str | os.PathLike[str]], option: str = "--out") -> None:
-    """Refuse an output path that lies inside an input folder or under a file, before any work.
-
-    ``out`` is resolved through symbolic links (its own and its folders'), as the writer resolves it, so a
-    link that points into a Zarr store is caught too; ``inputs`` are the sources read (built-ins are
-    skipped). An input that is a file is :func:`spcakit.output.check_output`'s to compare (the same file).
-    Raises :class:`~spcakit.output.OutputError`.
-    """
-    for folder in Path(out).parents:
-        if folder.exists():
-            if not folder.is_dir():
-                raise OutputError(
-                    f"{option} {out}: {folder} is a file, not a folder, so nothing can be written under it; give "
-                    "a path in an existing folder"
-                )
-            break
-    target = Path(os.path.realpath(out))
-    for source in inputs:
-        folder = _input_folder(source)
-        if folder is not None and (target == folder or folder in target.parents):
-            what = "the Zarr store" if folder.suffix.lower() == ".zarr" else "the input folder"
-            raise OutputError(
-                f"{option} {out} lies inside {what} {os.fspath(source)}; writing there would change the input "
-                "(its metadata or a chunk) and the next read would fail or differ: choose a path outside it"
-            )

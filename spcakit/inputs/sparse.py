@@ -243,7 +243,7 @@ def sparse_problem(
         with np.errstate(over="ignore"):
             norms = largest * np.sqrt(centred_sum_of_squares(x, mean, stored, safe))
     constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", high, low)
+    offset = refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", high, low)
     scale = float(n - 1) if center else float(n)
     # the stored values are used as they are, standardised or not
     check_double_range(norms, largest, scale, names, constant)
@@ -254,7 +254,7 @@ def sparse_problem(
     covariance = CenteredSparseGram(x, mean, scale, deviations)
     record = InputRecord(kind="data", shape=(n, p), sha256=sparse_content_sha256(x), center=center,
                          standardize=standardize, mean=mean, scale=deviations)  # fmt: skip
-    return with_constant_columns(Problem(covariance, names, None, source, record), constant)
+    return with_constant_columns(Problem(covariance, names, None, source, record), constant, offset)
 
 
 # -- files ---------------------------------------------------------------------------------------------

@@ -293,7 +293,8 @@ def configured_row(spec: ExperimentSpec, method: MethodSpec, arguments: Mapping[
         try:
             part = registry.build(role, ref)
             if role == "truncator" and p is not None:
-                part.check(p)
+                with registry.attributed(role, ref.name):  # a check that raises other than to refuse: a bug, named
+                    part.check(p)
         except SpcakitError as exc:
             blame = [paths[k] for k in touched[role]] or paths.get("", ())
             context = "" if touched[role] else f"method {method.name!r}: "

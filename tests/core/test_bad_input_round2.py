@@ -335,3 +335,141 @@ def test_the_frame_check_names_categorical_and_datetime_columns():
         check_frame_columns(frame, "X")
     check_frame_columns(frame[["a"]], "X")  # numeric columns pass
     check_frame_columns(np.zeros((2, 2)), "X")  # and so does anything that is not a frame
+
+
+# -- round 2 leftovers: every reader and writer outside the first round's area ---------------------------------
+def test_an_experiment_toml_nested_five_thousand_deep_is_refused(tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text(f'name = "x"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\nextra = {DEEP}\n')
+    code, text = invoke("reproduce", path)
+    refused(text, code, f"{path}: nests arrays or tables 5000 deep, more than 64")
+
+
+def _plot_input(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "in.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["path", "cv"])
+def test_plot_refuses_json_nested_five_thousand_deep(tmp_path, kind):
+    pytest.importorskip("matplotlib")
+    path = _plot_input(tmp_path, '{"levels": ' + DEEP + "}")
+    out = tmp_path / "f.png"
+    code, text = invoke("plot", kind, path, "--out", out)
+    refused(text, code, f"{path}: nests arrays or tables 5001 deep, more than 64")
+    assert not out.exists()
+
+
+def test_plot_refuses_a_json_number_of_five_thousand_digits(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = _plot_input(tmp_path, '{"levels": [' + "7" * 5000 + "]}")
+    code, text = invoke("plot", "path", path, "--out", tmp_path / "f.png")
+    refused(text, code, "a number of 5,000 characters")
+
+
+def test_plot_refuses_a_device_at_once(tmp_path):
+    pytest.importorskip("matplotlib")
+    link = tmp_path / "zero.json"
+    link.symlink_to("/dev/zero")
+    out = tmp_path / "f.png"
+    code, text = quickly("plot", "path", link, "--out", out)
+    refused(text, code, "is a character device, not a regular file", "/dev/zero")
+    assert not out.exists()
+
+
+@pytest.fixture
+def model_of_store(store, tmp_path) -> Path:
+    model = tmp_path / "m.json"
+    code, text = invoke("run", "spcart", "-d", store, "-r", "1", "--save-model", model)
+    assert code == 0, text
+    return model
+
+
+def test_transform_writes_nothing_inside_the_store_it_reads(store, model_of_store):
+    before = tree_digest(store)
+    for target in (store / "scores.csv", chunk_files(store)[0]):
+        code, text = invoke("transform", model_of_store, "-d", store, "--out", target)
+        refused(text, code, f"--out {target} lies inside the Zarr store {store}")
+    assert tree_digest(store) == before
+
+
+def test_no_writer_writes_inside_any_zarr_store(store, model_of_store, tmp_path):
+    """A store this command does not read is still a store: a file written there changes it or is read as
+    part of it."""
+    pytest.importorskip("matplotlib")
+    result = tmp_path / "r.json"
+    assert invoke("run", "spcart", "-d", store, "-r", "1", "--json", "--out", result)[0] == 0
+    experiment = tmp_path / "e.toml"
+    experiment.write_text('name = "e"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\ncolumns = ["nz"]\n'
+                          '\n[[rows]]\nmethod = "spcart"\nparams = { k = 3 }\n')  # fmt: skip
+    before = tree_digest(store)
+    commands = [
+        ["transform", model_of_store, "-d", "builtin:random?n=5&p=6", "--out", store / "c" / "s.csv"],
+        ["plot", "loadings", result, "--out", store / "f.png"],
+        ["path", "spcart", "-d", "builtin:pitprops", "-r", "1", "-k", "1:2", "--plot", store / "c" / "f.png"],
+        ["reproduce", experiment, "--out", store / "outcome"],
+    ]
+    for command in commands:
+        code, text = invoke(*command)
+        refused(text, code, f"lies inside the Zarr store {os.path.realpath(store)}", "choose a path outside it")
+    assert tree_digest(store) == before
+    assert not (store / "outcome").exists()
+
+
+def test_path_plot_inside_the_store_it_reads_names_the_option(store):
+    pytest.importorskip("matplotlib")
+    before = tree_digest(store)
+    code, text = invoke("path", "spcart", "-d", store, "-r", "1", "-k", "1:2", "--plot", store / "f.png")
+    refused(text, code, f"--plot {store / 'f.png'} lies inside the Zarr store {store}")
+    assert tree_digest(store) == before
+
+
+def test_an_offset_column_is_never_also_called_constant():
+    rng = np.random.default_rng(2)
+    data = np.column_stack([rng.standard_normal((30, 3)), np.full(30, 5.0), 2.0**48 + rng.integers(0, 10, size=30)])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = spcakit.fit(data, "spcart", r=1)
+    texts = [str(w.message) for w in caught if issubclass(w.category, ConstantColumnWarning)]
+    offset = [t for t in texts if "a large offset, or precision lost" in t]
+    note = [t for t in texts if "they get zero loadings" in t]
+    assert len(offset) == 1 and "4 (x5)" in offset[0] and "3 (x4)" not in offset[0], texts
+    assert len(note) == 1, texts
+    assert "1 column(s) are constant (zero variance): 3 (x4); " in note[0], note  # the constant one, alone
+    assert "1 column(s) vary too little for their magnitude (a large offset: see the warning about them): 4 (x5)" \
+        in note[0], note
+    assert note[0] in result.warnings and np.all(result.loadings[3:] == 0)
+
+
+def test_a_refused_r_does_not_call_an_offset_column_constant():
+    rng = np.random.default_rng(3)
+    data = np.column_stack([rng.standard_normal((30, 2)), 2.0**48 + rng.integers(0, 10, size=30)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConstantColumnWarning)
+        with pytest.raises(spcakit.errors.InvalidParameterError) as info:
+            spcakit.fit(data, "spcart", r=3)
+    assert "a large offset" in str(info.value) and "constant" not in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["fit", "transform", "score", "reconstruction_error"])
+def test_the_estimator_names_a_categorical_or_datetime_column(method):
+    pd = pytest.importorskip("pandas")
+    numeric = pd.DataFrame(np.random.default_rng(4).standard_normal((20, 3)), columns=["a", "b", "c"])
+    bad = numeric.assign(c=pd.Categorical(list("xyz" * 6 + "xy")))  # the fitted columns, one now a category
+    model = spcakit.SparsePCA(n_components=1, k=2)
+    if method == "fit":
+        bad = bad.assign(when=pd.date_range("2020", periods=20))
+        expected = r"X is a DataFrame with 2 non-numeric columns: 'c' \(category\), 'when' \(datetime64"
+    else:
+        model.fit(numeric)
+        expected = r"X is a DataFrame with 1 non-numeric column: 'c' \(category\)"
+    with pytest.raises(InvalidDataError, match=expected):
+        getattr(model, method)(bad)
+
+
+def test_an_experiment_spec_that_is_a_device_is_refused_at_once(tmp_path):
+    link = tmp_path / "zero.toml"
+    link.symlink_to("/dev/zero")
+    code, text = quickly("reproduce", link)
+    refused(text, code, f"{link}: is a device or a socket, not a regular file")

@@ -161,3 +161,73 @@ def test_a_writable_file_and_a_long_name_are_still_written(tmp_path):
     long = tmp_path / ("r" * 240 + ".json")
     write_output(long, "{}")
     assert long.read_text() == "{}" and [p.name for p in tmp_path.iterdir()] == [long.name]  # no temporary left
+
+
+# -- the figure's resolution and size --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def path_json(tmp_path_factory) -> Path:
+    from spcakit import cli
+
+    path = tmp_path_factory.mktemp("plot") / "p.json"
+    with pytest.raises(SystemExit) as info:
+        cli.main(["path", "spcart", "-d", "builtin:pitprops", "-r", "1", "-k", "1:3", "--json", "--out", str(path)])
+    assert info.value.code == 0
+    return path
+
+
+def plot_refused(capsys, *args: object) -> str:
+    from spcakit import cli
+
+    with pytest.raises(SystemExit) as info:
+        cli.main([str(a) for a in args])
+    err = capsys.readouterr().err
+    assert info.value.code == 2, err
+    assert "Traceback" not in err and "Internal error" not in err and "MemoryError" not in err
+    return err
+
+
+@pytest.mark.parametrize("dpi", ["100000", "5", "0", "nan", "inf"])
+def test_a_dpi_outside_the_range_is_refused_before_any_work(path_json, tmp_path, capsys, dpi):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "f.png"
+    err = plot_refused(capsys, "plot", "path", path_json, "--out", out, "--dpi", dpi)
+    assert "dpi must be a positive number of dots per inch from 10 to 2400 (spcakit.plotting.DPI_RANGE" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("size", [["--dpi", "2400"], ["--width", "1000", "--height", "1000"], ["--width", "700"]])
+def test_a_figure_of_too_many_pixels_is_refused_before_it_is_rendered(path_json, tmp_path, capsys, size):
+    pytest.importorskip("matplotlib")
+    from spcakit import plotting
+
+    out = tmp_path / "f.png"
+    err = plot_refused(capsys, "plot", "path", path_json, "--out", out, *size)
+    assert f"spcakit renders at most {plotting.MAX_PIXELS:,} pixels" in err and "lower the dpi, the width or the height" in err
+    assert not out.exists()
+
+
+def test_the_pixel_rule_holds_in_the_api_too(tmp_path):
+    pytest.importorskip("matplotlib")
+    from spcakit import plotting
+    from spcakit.errors import InvalidParameterError
+
+    figure = plotting.plot_tradeoff([1, 2, 3], [0.2, 0.3, 0.4], ceiling=0.5)
+    with pytest.raises(InvalidParameterError, match=r"the figure would be [\d,]+ x [\d,]+ pixels"):
+        plotting.save(figure, tmp_path / "f.png", dpi=2400)
+    with pytest.raises(InvalidParameterError, match="from 10 to 2400"):
+        plotting.save(figure, tmp_path / "f.png", dpi=True)
+    assert not (tmp_path / "f.png").exists()
+    plotting.save(figure, tmp_path / "f.png", dpi=10)  # the range's ends are valid
+    assert (tmp_path / "f.png").stat().st_size > 0
+
+
+# -- python -m spcakit.cli ------------------------------------------------------------------------------------
+def test_python_m_spcakit_cli_guards_its_standard_output_too(tmp_path):
+    out = tmp_path / "r.json"
+    command = [sys.executable, "-m", "spcakit.cli", "run", "spcart", "-d", "builtin:pitprops", "--out", str(out)]
+    done = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *command], stderr=subprocess.PIPE, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"Error: cannot write to standard output (standard output is closed); the result is in --out {out}" \
+        in done.stderr
+    assert json.loads(out.read_text())["method"] == "spcart"

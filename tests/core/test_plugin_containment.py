@@ -346,3 +346,30 @@ def test_valid_names_of_every_kind_are_still_taken():
     with warnings.catch_warnings():
         warnings.simplefilter("error", MetricWarning)  # the built-in metrics warn about nothing
         assert spcakit.fit(X, "spcart", r=1, on_step=lambda *args: None).metrics["cpev"] > 0
+
+
+# -- round 2 leftovers -----------------------------------------------------------------------------------------
+def test_a_metric_left_out_is_recorded_in_the_result_warnings_too():
+    from spcakit.state import IssuedWarning
+
+    with plugged(MetricPlugin(METRICS["raises"], METRICS["nan"]), "contain-metrics"), \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = spcakit.fit(X, "spcart", r=2)
+    issued = [str(w.message) for w in caught if issubclass(w.category, MetricWarning)]
+    recorded = [w for w in result.warnings if w.startswith("metric ")]
+    assert len(issued) == 2 and recorded == issued  # the same texts, each once
+    assert all(isinstance(w, IssuedWarning) for w in recorded)  # already issued: SparsePCA does not warn again
+    assert "metric 'c-raises' (plugin 'contain-metrics') failed (ZeroDivisionError" in recorded[0]
+    assert json.loads(json.dumps(result.to_dict()))["warnings"] == list(result.warnings)
+
+
+def test_an_experiment_check_names_a_truncator_whose_check_fails(part_plugin, tmp_path):
+    from spcakit.reproduce.tables import check_experiment
+    from spcakit.specs import load_experiment_spec
+
+    path = tmp_path / "e.toml"
+    path.write_text('name = "e"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\ncolumns = ["nz"]\n\n'
+                    '[[rows]]\nmethod = "spcart"\nparams = { truncator = "c-check" }\n')  # fmt: skip
+    with pytest.raises(PartFailure, match=r"the truncator 'c-check' \(plugin 'contain-parts'\) failed: KeyError"):
+        check_experiment(load_experiment_spec(path), p=13)

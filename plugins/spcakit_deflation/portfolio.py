@@ -21,6 +21,15 @@ cost about :math:`r^2` times more with :math:`r`); ``auto`` still reaches at lea
 Every member is order-free (:mod:`spcakit.ties`), so ``auto`` is too. The cost is the members' costs
 added up.
 
+**Large problems** (issue 27). Greedy selection, the restarts and the swaps need work of the order of
+``p`` products with the covariance, :math:`\min(n, p)\,p^2` (:func:`problem_work`); the power iterations
+and SPCArt need a few dozen products of a block. Above :data:`FULL_WORK_LIMIT` (``1e11``: a formed
+covariance of 4600 variables, or 100 samples of 31 600 variables) ``auto`` runs the members of
+:data:`PASS_MEMBERS` alone and refines nothing, and its stopping reason says so: measured on
+500 x 10 000 Gaussian data (``r = 5``, ``k = 100``, one BLAS thread), TPower took 43 products' worth of
+time, SPCArt 27, greedy 538, the restarts 1432 and refining TPower's loadings by swaps 4038. Every data
+set of the quality panel is below the limit (the largest, Golub's 72 x 7129, is at 3.7e9).
+
 The pieces are parts like any other: the ``portfolio`` updater holds the members, ``k`` and the
 refiner, and the ``best-of`` driver runs them through :func:`spcakit.fit` on the problem it is given.
 The greedy member also runs with backward elimination up to
@@ -41,7 +50,7 @@ from spcakit.problem import Problem
 from spcakit.metrics import cpev
 from spcakit.protocols import Driver, Refined, StepCallback, Updater, means_none, part
 from spcakit.state import Carry, Outcome
-from spcakit.validators import boolean, integer, to_int
+from spcakit.validators import boolean, integer, positive, to_float, to_int
 from spcakit_deflation.solvers import BACKWARD_LIMIT
 
 PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
@@ -55,6 +64,28 @@ REFINE_ALL = 10
 
 #: Above this many variables the greedy member starts from the tied variable of largest |u_1| ("leading").
 BEST_PAIR_LIMIT = 1000
+
+#: The largest problem size :func:`problem_work` (``min(n, p) * p**2``) at which every member runs and is refined.
+FULL_WORK_LIMIT = 1e11
+
+#: The members ``auto`` runs above :data:`FULL_WORK_LIMIT`, unrefined: their cost is a few dozen passes over the data.
+PASS_MEMBERS = ("tpower", "spcart")
+
+
+def problem_work(problem: Problem) -> float:
+    r"""The size of ``problem`` as ``auto`` plans it: :math:`\min(n, p)\,p^2`, for ``n`` samples (``p`` for a
+    covariance given as such) and ``p`` variables.
+
+    The work of ``p`` products with the covariance, the unit of greedy selection (a column of :math:`C`
+    per variable it adds), the restarts (40 power runs per loading) and the swaps (a column per swap and
+    products over the union of the supports): :math:`p^3` with the covariance formed, :math:`n p^2` through
+    the data. A function of the shape alone, so that dense, sparse and Dask data of the same shape get
+    the same plan (and the same loadings).
+    """
+    p = problem.p
+    record = problem.input
+    n = record.shape[0] if record is not None and record.kind == "data" and len(record.shape) == 2 else p
+    return float(min(n, p)) * float(p) ** 2
 
 
 non_negative_int = integer(0)
@@ -113,6 +144,9 @@ class PortfolioUpdater(Updater):
         loadings non-negative run with ``nonnegative=True`` (:func:`spcakit.composition.with_nonnegative`;
         with the built-in members: TPower, SPCArt and restarted TPower), the others are skipped and named,
         and the refiner is not applied (support swaps re-fit the loadings without the sign constraint).
+    full_work
+        Up to this :func:`problem_work` (:math:`\min(n, p)\,p^2`) every member runs and is refined; above,
+        only :data:`PASS_MEMBERS`, unrefined (a huge value such as ``1e300``: always every member).
     """
 
     methods: tuple[str, ...] = attrs.field(default=MEMBERS, converter=_names, validator=_check_members)
@@ -120,6 +154,7 @@ class PortfolioUpdater(Updater):
     refiner: str = attrs.field(default="swap")
     refine_all: int = attrs.field(default=REFINE_ALL, converter=to_int, validator=non_negative_int)
     nonnegative: bool = attrs.field(default=False, validator=boolean)
+    full_work: float = attrs.field(default=FULL_WORK_LIMIT, converter=to_float, validator=positive)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry
@@ -161,6 +196,9 @@ class BestOfDriver(Driver):
                 f"none of the portfolio's methods ({', '.join(portfolio.methods)}) is registered; a plugin they come "
                 f"from may be disabled (SPCAKIT_DISABLE_PLUGINS); registered methods: {', '.join(registry.method_names())}"
             )
+        full = problem_work(problem) <= portfolio.full_work
+        if not full:
+            available = tuple(name for name in available if name in PASS_MEMBERS) or available[:1]
         if portfolio.nonnegative:  # only the members that can keep their loadings non-negative
             signed = [name for name in available
                       if nonnegative_refusal(attrs.evolve(registry.method(name), refiner=None), registry) is not None]
@@ -177,7 +215,8 @@ class BestOfDriver(Driver):
             result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seed, metrics=["cpev"],
                          registry=registry, nonnegative=portfolio.nonnegative, **params)  # fmt: skip
             runs.append([label, result.loadings, float(result.metrics["cpev"]), None, result.iterations])
-        refiner = None if means_none(portfolio.refiner) or portfolio.nonnegative else registry.build("refiner", portfolio.refiner)
+        unrefined = means_none(portfolio.refiner) or portfolio.nonnegative or not full
+        refiner = None if unrefined else registry.build("refiner", portfolio.refiner)
         if refiner is not None:
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
             chosen = order if r <= portfolio.refine_all else order[:1]
@@ -194,6 +233,9 @@ class BestOfDriver(Driver):
         each = "CPEV of each member" if refiner is None else "CPEV of each member alone, then refined"
         skipped = f"; skipped: {', '.join(missing)}" if portfolio.nonnegative and missing else (
             f"; not registered, skipped: {', '.join(missing)}" if missing else "")
+        if not full:
+            skipped += (f"; a large problem (min(n, p) p^2 = {problem_work(problem):.3g} > {portfolio.full_work:.3g}): "
+                        f"only {', '.join(available)}, unrefined")
         return Outcome(
             loadings=runs[best][1],
             iterations=sum(run[4] for run in runs),

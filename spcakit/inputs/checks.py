@@ -268,13 +268,32 @@ class RowScan(NamedTuple):
     finite: bool
     #: The first row of the block where the pass stopped at a non-finite entry (``n`` when it did not).
     stopped_at: int
+    #: :math:`\sum_i (a_i - s)(a_i - s)^\top` over the rows :math:`a_i`, when asked for (``None`` otherwise):
+    #: the Gram matrix of the rows less :attr:`shift` (see :func:`scan_rows`).
+    gram: np.ndarray | None = None
+    #: The shift :math:`s` of :attr:`gram`: ``None`` for none (the plain Gram matrix), else the first block's means.
+    shift: np.ndarray | None = None
 
 
-def scan_rows(matrix: np.ndarray, *, sums: bool = False, sha256: bool = False) -> RowScan:
+#: :func:`scan_rows` shifts the rows by the first block's means when some column's mean there exceeds this
+#: many of its standard deviations (for the Gram matrix; see :func:`gram_from_scan`).
+SHIFT_RATIO = 4.0
+
+
+def scan_rows(
+    matrix: np.ndarray, *, sums: bool = False, sha256: bool = False, gram: bool = False, shift: bool = True
+) -> RowScan:
     r"""One pass over a 2-D float ``matrix``, a block of :data:`BLOCK_BYTES` of rows at a time
     (:func:`row_blocks`: no copy beyond one block): its finiteness, each column's extremes, and when asked
-    its column sums and :func:`content_sha256` (each block is fed to the hash, in order, while it is in the
-    cache).
+    its column sums, :func:`content_sha256` (each block is fed to the hash, in order, while it is in the
+    cache) and the Gram matrix of its rows (``gram``; issue 27: the covariance of tall data is then formed
+    in the same pass as the checks, which read the data once instead of twice).
+
+    The Gram matrix is :math:`G_s = \sum_i (a_i - s)(a_i - s)^\top` (a symmetric rank-k update per block),
+    with :math:`s = 0` unless a column's mean in the first block exceeds :data:`SHIFT_RATIO` of its standard
+    deviation there (and ``shift`` allows it: for data that will be centred), in which case :math:`s` is the first block's means (the block shifted into one reused
+    buffer): the centred Gram matrix is then :math:`G_s - n(\mu - s)(\mu - s)^\top`
+    (:func:`gram_from_scan`), whose subtraction loses little when :math:`s` is near :math:`\mu`.
 
     NaN and :math:`\pm\infty` show in the extremes (``numpy.maximum`` propagates NaN), so no boolean copy is
     made; at the first block holding one the pass stops (:func:`nonfinite_error` then says where and how
@@ -292,6 +311,9 @@ def scan_rows(matrix: np.ndarray, *, sums: bool = False, sha256: bool = False) -
     total = np.zeros(p) if sums else None
     carry = np.zeros(p) if sums else None
     digest = _start_digest(matrix.shape) if sha256 else None
+    gram_sum = np.zeros((p, p)) if gram else None
+    offset: np.ndarray | None = None
+    shifted: np.ndarray | None = None
     with np.errstate(over="ignore", invalid="ignore"):
         for first, block, c_block in row_blocks(matrix, c_order=digest is not None):
             block_high, block_low = block.max(axis=0), block.min(axis=0)
@@ -308,8 +330,66 @@ def scan_rows(matrix: np.ndarray, *, sums: bool = False, sha256: bool = False) -
                 total = added
             if digest is not None:
                 digest.update(c_block)
+            if gram_sum is not None:
+                if first == 0 and shift and block.shape[0] > 1:
+                    means, spread = block.mean(axis=0), block.std(axis=0)
+                    if np.any(np.abs(means) > SHIFT_RATIO * spread):
+                        offset, shifted = means, np.empty(block.shape)
+                if offset is None or shifted is None:
+                    gram_sum += block.T @ block  # BLAS syrk: NumPy sees the transpose of one operand
+                else:
+                    rows = shifted[: block.shape[0]]
+                    np.subtract(block, offset, out=rows)
+                    gram_sum += rows.T @ rows
         column_sums = None if total is None or carry is None else total + carry
-    return RowScan(high, low, column_sums, None if digest is None else digest.hexdigest(), finite=True, stopped_at=n)
+    return RowScan(high, low, column_sums, None if digest is None else digest.hexdigest(), finite=True, stopped_at=n,
+                   gram=gram_sum, shift=offset)
+
+
+#: :func:`gram_from_scan` keeps the scan's Gram matrix when no column's rounding grows by more than this factor
+#: (three of the sixteen digits) over what the centred second pass would make.
+GRAM_LOSS = 2.0**10
+
+
+def gram_from_scan(scan: RowScan, n: int, mean: np.ndarray | None) -> np.ndarray | None:
+    r"""The centred Gram matrix :math:`\sum_i (a_i - \mu)(a_i - \mu)^\top` from the scan's :math:`G_s`, or
+    ``None`` where the subtraction would lose too much (then form it again, centred a block at a time).
+
+    :math:`G = G_s - n\,d d^\top` with :math:`d = \mu - s` (``mean=None``: :math:`G_s` itself, no
+    subtraction). Two roundings grow in it, relative to :math:`G_{jj}`:
+
+    * :math:`G_s`'s, relative to :math:`(G_s)_{jj} = G_{jj} + n d_j^2`: a factor :math:`(G_s)_{jj}/G_{jj}`;
+    * the mean's: :math:`\mu_j` is exact to about :math:`\varepsilon m_j` (:math:`m_j` the column's largest
+      magnitude), and that error :math:`\delta` enters :math:`n d_j d_k` linearly, :math:`n d_j \delta_k`,
+      where the centred pass sees it only squared (:math:`\sum_i (a_{ij} - \mu_j) = 0`): a factor
+      :math:`n |d_j| m_j / G_{jj}`.
+
+    If their sum exceeds :data:`GRAM_LOSS` for any column the result is ``None``, except for columns that
+    are exactly constant (their extremes equal), whose rows and columns are exactly zero.
+
+    The subtraction is made in place, in :math:`G_s` itself (a block of rows at a time: no other
+    :math:`p \times p` array), so the scan's matrix is spent either way.
+    """
+    gram = scan.gram
+    if gram is None:
+        return None
+    if mean is None:
+        return gram if scan.shift is None else None
+    offset = mean if scan.shift is None else mean - scan.shift
+    squares = np.diag(gram).copy()
+    magnitude = np.maximum(np.abs(scan.high), np.abs(scan.low))
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = max(1, BLOCK_BYTES // (8 * gram.shape[0]))
+        for start in range(0, gram.shape[0], step):
+            gram[start : start + step] -= (n * offset[start : start + step])[:, None] * offset
+        constant = scan.high == scan.low
+        gram[constant, :] = 0.0
+        gram[:, constant] = 0.0
+        centred = np.diag(gram)
+        kept = squares + n * np.abs(offset) * magnitude <= GRAM_LOSS * centred
+    if not np.all(kept | constant) or not np.all(np.isfinite(gram)):
+        return None
+    return gram
 
 
 def is_scipy_sparse(data: object) -> bool:
@@ -338,11 +418,12 @@ def check_matrix(
 
 
 def finite_matrix(
-    matrix: object, what: str, names: Sequence[str] | None = None, *, sums: bool = False, sha256: bool = False
+    matrix: object, what: str, names: Sequence[str] | None = None, *, sums: bool = False, sha256: bool = False,
+    gram: bool = False, shift: bool = True,
 ) -> tuple[np.ndarray, tuple[str, ...] | None, RowScan]:
     """:func:`check_matrix`, and what its one pass over the data (:func:`scan_rows`) found: the columns'
-    extremes, and when asked their sums (``sums``) and the content hash (``sha256``: computed when the
-    matrix takes at most :data:`HASH_LIMIT` bytes, else ``None``)."""
+    extremes, and when asked their sums (``sums``), the content hash (``sha256``: computed when the
+    matrix takes at most :data:`HASH_LIMIT` bytes, else ``None``) and the Gram matrix of the rows (``gram``, shifted when ``shift`` allows: :func:`scan_rows`)."""
     arr, frame_names = numeric_array(matrix, what)
     if arr.ndim != 2:
         raise InvalidDataError(
@@ -351,7 +432,7 @@ def finite_matrix(
         )
     if arr.size == 0 or min(arr.shape) == 0:
         raise InvalidDataError(f"{what} is empty (shape {arr.shape}); it needs at least one row and one column")
-    scan = scan_rows(arr, sums=sums, sha256=sha256 and arr.nbytes <= HASH_LIMIT)
+    scan = scan_rows(arr, sums=sums, sha256=sha256 and arr.nbytes <= HASH_LIMIT, gram=gram, shift=shift)
     if not scan.finite:
         raise nonfinite_error(arr, what, names if names is not None else frame_names, scan.stopped_at,
                               frame=frame_names is not None)  # fmt: skip

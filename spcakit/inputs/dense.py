@@ -23,6 +23,7 @@ from spcakit.inputs.checks import (
     check_frame_order,
     check_names,
     finite_matrix,
+    gram_from_scan,
     hash_skipped_text,
     is_dask_array,
     is_scipy_sparse,
@@ -210,8 +211,13 @@ def data_problem(
     underflows double precision are refused (see the module's description).
 
     When the covariance is formed, it is formed from the caller's array a
-    block of :data:`BLOCK_BYTES` of rows at a time (centred, scaled, then a
-    symmetric rank-k update), and the centred copy :math:`A` is made only if
+    block of :data:`BLOCK_BYTES` of rows at a time in the same pass as the
+    checks (a symmetric rank-k update per block, of the rows shifted by the
+    first block's means when they are far from zero; the mean's part is then
+    subtracted, :func:`~spcakit.inputs.checks.gram_from_scan`), so the data
+    are read once; where that subtraction would lose more than three digits
+    (a mean far from the first block's, in units of the spread) a second pass
+    forms it from the centred blocks. The centred copy :math:`A` is made only if
     a part reads ``problem.data`` (:class:`DeferredData`): building the
     problem then takes the Gram matrix and one block beyond the data. The
     problem keeps a reference to the caller's array until then: do not change
@@ -250,7 +256,10 @@ def data_problem(
             "spcakit.fit), which keeps scipy.sparse data sparse and reads Dask arrays in chunks"
         )
     # one pass over the data: finite, each column's extremes and sum, and the content hash (HASH_LIMIT)
-    a, frame_names, scan = finite_matrix(matrix, "the data matrix", feature_names, sums=center, sha256=True)
+    shape = tuple(getattr(matrix, "shape", ()))  # arrays and frames; nested lists form it in the second pass
+    formed = len(shape) == 2 and shape[0] >= shape[1] and shape[1] <= DENSE_COVARIANCE_LIMIT  # the Gram matrix is formed
+    a, frame_names, scan = finite_matrix(matrix, "the data matrix", feature_names, sums=center, sha256=True, gram=formed,
+                                         shift=center)
     n, p = a.shape
     high, low = scan.high, scan.low
     names = check_names(feature_names if feature_names is not None else frame_names, p)
@@ -268,13 +277,20 @@ def data_problem(
     largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
     # plain: no square (nor a sum of n of them) can over- or underflow, the plain sums of squares are exact enough
-    plain = not standardize and SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]
+    squares_safe = SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]
+    plain = not standardize and squares_safe
     scale = float(n - 1) if center else float(n)
     if n >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: the Gram matrix makes every later product O(p^2); it is
         # formed a block of rows at a time from the caller's array, and the centred copy is made only if a
         # part reads the data
-        gram = _centred_gram(a, mean, None if plain else 1.0 / safe)
+        # from the checks' own pass when exact enough (gram_from_scan), else a second pass, centred a block at a time
+        gram = gram_from_scan(scan, n, mean) if squares_safe else None
+        if gram is not None and not plain:  # standardising: the Gram matrix of the columns scaled to at most 1
+            gram /= safe[:, None]
+            gram /= safe
+        if gram is None:
+            gram = _centred_gram(a, mean, None if plain else 1.0 / safe)
         sum_of_squares = np.diag(gram).copy()  # of the centred columns (scaled to at most 1 unless plain)
         with np.errstate(over="ignore"):
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)

@@ -19,7 +19,7 @@ from spcakit.errors import (
     BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError,
 )  # fmt: skip
 from spcakit.bounds import check_relaxation
-from spcakit.metrics import compute_metrics
+from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, constant_columns_note, left_out_text
 from spcakit.inputs import as_problem
@@ -177,19 +177,6 @@ def recorded_parameters(entry: dict[str, Any]) -> dict[str, Any]:
                          "result's JSON record cannot hold; a parameter is a number, string, boolean, list or table") from None
 
 
-def _metric_names(metrics: Any) -> list[str]:
-    """``metrics`` as a list of names: a string is one name, not a sequence of letters."""
-    if isinstance(metrics, str):
-        return [metrics]
-    try:
-        names = list(metrics)
-    except TypeError:
-        raise InvalidParameterError(f"metrics must be a list of metric names or None; got {metrics!r}") from None
-    if not all(isinstance(n, str) for n in names):
-        raise InvalidParameterError(f"metrics must be a list of metric names or None; got {metrics!r}")
-    return names
-
-
 def fit(
     data: Any,
     method: str | MethodSpec | None = None,
@@ -302,10 +289,17 @@ def fit(
         Work inside one step (the ``exact`` method's search) reports through
         :mod:`spcakit.progress` instead.
     metrics
-        The names of the metrics to compute (``spcakit.get_registry().metrics()``
-        lists them; default: all). Some metrics cost more than the fit on
-        large data (the encoders' losses need passes over the data); name
-        only those you read, as :class:`spcakit.SparsePCA` does.
+        The names of the metrics to compute (``spcakit metrics`` and
+        ``spcakit.get_registry().metrics()`` list them), ``"all"`` for every
+        registered one, or ``None`` (the default) for the method's default set
+        (:func:`spcakit.metrics.select_metrics`): NZ, pattern, CPEV,
+        orthogonality, additional variance, bound and gap for every method,
+        and a paper's own criteria for that paper's methods (SPCArt's SP, STD,
+        worst SP, EV and NOR for the ``spcart`` and ``subspace`` plugins' methods,
+        the cumulative variance for ``deflation``'s, the encoders' losses for
+        the encoders, FSPCA's objective and NEV for FSPCA). Every default
+        metric is computed from products with the covariance, never from a
+        copy of the data.
     bound
         The relaxation of the metrics ``bound`` and ``gap`` (per loading, an upper bound on the variance any
         loading as sparse can explain on what the earlier ones leave; :func:`spcakit.bounds.component_bounds`):
@@ -362,7 +356,7 @@ def fit(
                "params": params, "nonnegative": bool(nonnegative)}  # fmt: skip
     spec = configure(requested, registry=registry, k=k, **choices)
     check_driver(spec, registry)
-    chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in _metric_names(metrics)]
+    chosen_metrics = select_metrics(registry, metrics, requested.name)
     bound = check_relaxation(bound)
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from spcakit.errors import InvalidParameterError
 from spcakit.operators import CovarianceOperator, top_eigenpairs
 
 if TYPE_CHECKING:
@@ -316,9 +317,20 @@ def _format_default(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, float) else json.dumps(value)
 
 
+#: In :attr:`Metric.default_for`: the metric is in the default set of every method's runs.
+EVERY_METHOD = "*"
+
+
+def _plugin_names(value: Any) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(name, str) and name for name in names):
+        raise TypeError(f"Metric.default_for must be a list of plugin names (or '*'); got {value!r}")
+    return names
+
+
 @attrs.frozen(kw_only=True)
 class Metric:
-    """A criterion reported for every run.
+    """A criterion reported for the runs that ask for it, and by default for the methods it is meant for.
 
     Attributes
     ----------
@@ -333,6 +345,10 @@ class Metric:
         a number or a list of numbers).
     format
         ``format(value) -> str`` for the text table.
+    default_for
+        The plugins whose methods report the metric when the run names no metrics
+        (:func:`select_metrics`): :data:`EVERY_METHOD` (the default) for every method, a paper's plugin
+        for that paper's methods (the encoders' losses for the encoders), ``()`` only on request.
     """
 
     name: str
@@ -340,6 +356,37 @@ class Metric:
     description: str = ""
     compute: Callable[[Problem, np.ndarray, MetricContext], Any] = attrs.field(eq=False)
     format: Callable[[Any], str] = attrs.field(default=_format_default, eq=False)
+    default_for: tuple[str, ...] = attrs.field(default=(EVERY_METHOD,), converter=_plugin_names)
+
+
+#: ``metrics=ALL_METRICS`` asks for every registered metric.
+ALL_METRICS = "all"
+
+
+def select_metrics(registry: Any, metrics: Any, method: str | None = None) -> list[Metric]:
+    """The metrics a run reports: ``metrics`` by name, every registered one for ``"all"``, and for ``None``
+    the default set of ``method`` (a registered method's name, or ``None`` for a composed one): the
+    metrics whose :attr:`~Metric.default_for` holds :data:`EVERY_METHOD` or the plugin that registered
+    the method, in registration order.
+
+    The default set keeps a run at the cost of its method: every metric in it is computed from products
+    with the covariance and the loadings (issue 27); a paper's own criteria (the encoders' losses, which
+    need the ``r`` leading eigenvalues of :math:`C`; SPCArt's sparsity statistics) come with that paper's
+    methods, and any metric on request.
+    """
+    if metrics is None:
+        plugin = registry.method_plugin(method) if method is not None and method in registry.method_names() else None
+        return [m for m in registry.metrics() if EVERY_METHOD in m.default_for or (plugin is not None and plugin in m.default_for)]
+    if isinstance(metrics, str) and metrics == ALL_METRICS:
+        return list(registry.metrics())
+    names = [metrics] if isinstance(metrics, str) else metrics
+    try:
+        names = list(names)
+    except TypeError:
+        raise InvalidParameterError(f"metrics must be a list of metric names, 'all' or None; got {metrics!r}") from None
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidParameterError(f"metrics must be a list of metric names, 'all' or None; got {metrics!r}")
+    return [registry.metric(name) for name in names]
 
 
 class MetricWarning(UserWarning):
@@ -435,21 +482,21 @@ CORE_METRICS = (
     Metric(name="pattern", label="pattern", description="nonzeros per loading",
            compute=lambda pr, x, c: pattern(x), format=lambda v: " ".join(map(str, v))),
     Metric(name="sp", label="SP", description="mean sparsity",
-           compute=lambda pr, x, c: float(np.mean(sparsity(x))), format=format_number()),
+           compute=lambda pr, x, c: float(np.mean(sparsity(x))), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="std", label="STD", description="std of sparsity (ddof=1)",
-           compute=lambda pr, x, c: sparsity_std(x), format=format_number()),
+           compute=lambda pr, x, c: sparsity_std(x), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="worst_sp", label="worst SP", description="least sparse loading",
-           compute=lambda pr, x, c: float(np.min(sparsity(x))), format=format_number()),
+           compute=lambda pr, x, c: float(np.min(sparsity(x))), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="cpev", label="CPEV", description="cumulative percentage of explained variance",
            compute=_on_covariance(cpev), format=format_number()),
     Metric(name="ev", label="EV", description="tr(X^T C X)",
-           compute=_on_covariance(explained_variance), format=format_number()),
+           compute=_on_covariance(explained_variance), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="nor", label="NOR", description="nonorthogonality",
-           compute=lambda pr, x, c: nonorthogonality(x), format=format_number()),
+           compute=lambda pr, x, c: nonorthogonality(x), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",
            compute=lambda pr, x, c: orthogonality(x), format=format_number()),
     Metric(name="additional_variance", label="add. var", description="additional variance per loading",
            compute=lambda pr, x, c: _shared_additional(pr, x, c), format=format_number()),
     Metric(name="cumulative_variance", label="cum. var", description="cumulative variance / tr(C)",
-           compute=lambda pr, x, c: _cumulative(_shared_additional(pr, x, c), pr.covariance), format=format_number()),
+           compute=lambda pr, x, c: _cumulative(_shared_additional(pr, x, c), pr.covariance), format=format_number(), default_for=("deflation",)),
 )  # fmt: skip

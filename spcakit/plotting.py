@@ -314,6 +314,16 @@ def _per_component(metrics: Mapping[str, Any], key: str) -> np.ndarray | None:
     return array
 
 
+def _running_share(metrics: Mapping[str, Any], additional: np.ndarray) -> np.ndarray | None:
+    r"""The cumulative variance over :math:`\operatorname{tr} C` from CPEV and the additional variances (their
+    sum is the variance of the loadings' span), when the result has CPEV and some additional variance."""
+    share = metrics.get("cpev")
+    total = float(np.sum(additional))
+    if not isinstance(share, (int, float)) or isinstance(share, bool) or not np.isfinite(share) or not total > 0:
+        return None
+    return float(share) * np.cumsum(additional) / total
+
+
 def plot_variance(
     result: Any,
     ax: Axes | None = None,
@@ -328,10 +338,12 @@ def plot_variance(
     the part of :math:`x_t` orthogonal to :math:`x_1, \dots, x_{t-1}` (normalised): what the
     component adds to those before it, so the bars never count a direction twice (Mackey,
     §2.3.3; :func:`spcakit.metrics.additional_variances`). When the result also has
-    ``cumulative_variance`` (:math:`\sum_{s \le t} q_s^\top C q_s / \operatorname{tr} C`), bars
+    ``cumulative_variance`` (:math:`\sum_{s \le t} q_s^\top C q_s / \operatorname{tr} C`), or
+    ``cpev`` (then the running sum is :math:`\mathrm{CPEV}\,\sum_{s \le t} a_s / \sum_s a_s`, the same
+    numbers: the additional variances add up to the variance of the span), bars
     and line are in percent of the total variance :math:`\operatorname{tr} C` (bar :math:`t`
     is the step of the cumulative line at :math:`t`, and the line ends at the CPEV); without
-    it the bars are in the data's units and there is no line.
+    either the bars are in the data's units and there is no line.
 
     Parameters
     ----------
@@ -369,6 +381,8 @@ def plot_variance(
             f"{', '.join(sorted(metrics)) or 'no metrics'}"
         )
     running = _per_component(metrics, "cumulative_variance")
+    if running is None:
+        running = _running_share(metrics, additional)
     if running is not None and running.size != additional.size:
         raise InvalidDataError(
             f"metrics['cumulative_variance'] has {running.size} values but 'additional_variance' has {additional.size}"

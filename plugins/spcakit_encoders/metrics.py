@@ -215,10 +215,10 @@ def _criterion(name: str) -> Callable[[Problem, np.ndarray, MetricContext], floa
 #: The metrics this plugin registers (in the order of the text table).
 METRICS = (
     Metric(name="loss", label="loss", description="||X - XH(XH)^+X||_F^2 (X: data, or C^1/2)",
-           compute=_criterion("loss"), format=format_general),
+           compute=_criterion("loss"), format=format_general, default_for=("encoders",)),
     Metric(name="normalized_loss", label="norm.loss", description="loss / ||X - X_k||_F^2 (>= 1)",
-           compute=_criterion("normalized_loss"), format=format_number(4)),
+           compute=_criterion("normalized_loss"), format=format_number(4), default_for=("encoders",)),
     Metric(name="symmetric_explained_variance", label="sym. EV",
            description="symmetric explained variance ||XHH^+||_F^2 / ||X_k||_F^2",
-           compute=_criterion("symmetric_explained_variance"), format=format_number(4)),
+           compute=_criterion("symmetric_explained_variance"), format=format_number(4), default_for=("encoders",)),
 )  # fmt: skip

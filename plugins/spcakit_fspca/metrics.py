@@ -130,8 +130,8 @@ def _normalized_explained_variance(problem: Problem, loadings: np.ndarray, conte
 #: The FSPCA criteria every run reports (registered by the plugin, in this order).
 METRICS = (
     Metric(name="objective", label="objective", description="FSPCA objective tr(W^T C W)",
-           compute=_objective, format=format_general),
+           compute=_objective, format=format_general, default_for=("fspca",)),
     Metric(name="normalized_explained_variance", label="NEV",
            description="normalized explained variance tr(W^T C W) / tr(C_r)",
-           compute=_normalized_explained_variance, format=format_number(4)),
+           compute=_normalized_explained_variance, format=format_number(4), default_for=("fspca",)),
 )  # fmt: skip

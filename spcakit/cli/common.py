@@ -17,7 +17,8 @@ import typer
 
 from spcakit.api import fit
 from spcakit.bounds import check_relaxation
-from spcakit.cli.options import BadInput, FitOptions, csv_header, index_column, parse_k, parse_lam, parse_names, parse_params
+from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, parse_k, parse_lam, parse_metrics, parse_names,
+                                  parse_params)
 from spcakit.errors import ConstantColumnWarning, SpcakitError
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
@@ -311,6 +312,7 @@ def run_and_report(
     target_sparsity: float | None = None,
     target_cpev: float | None = None,
     time_limit: float | None = None,
+    metrics: str | None = None,
 ) -> None:
     """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result."""
     data = options.data
@@ -319,6 +321,9 @@ def run_and_report(
         check_save_model(save_model, data, out)
         lam_value = parse_lam(lam)
         param_values = parse_params(options.param)
+        metric_choice = parse_metrics(metrics)
+        if metric_choice is not None:
+            param_values["metrics"] = metric_choice
         if k is not None:
             if "k" in param_values:
                 raise BadInput("k is given twice (-k and --param k=...); give it once")

@@ -21,6 +21,7 @@ from spcakit.cli.options import (
     JsonOpt,
     KOpt,
     LamOpt,
+    MetricsOpt,
     OutOpt,
     RefinerOpt,
     SaveModelOpt,
@@ -53,6 +54,7 @@ def run(
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds per loading for a solver that stops at a time limit with its best loading, bound and gap (exact); the same as --param time_limit=S")] = None,
+    metrics: MetricsOpt = None,
     *,
     options: FitOptions,
 ) -> None:
@@ -60,7 +62,7 @@ def run(
     check_method(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
                    target_sparsity=target_sparsity, target_cpev=target_cpev,
-                   time_limit=time_limit)  # fmt: skip
+                   time_limit=time_limit, metrics=metrics)  # fmt: skip
 
 
 @app.command()
@@ -78,6 +80,7 @@ def compose(
     as_json: JsonOpt = False,
     out: OutOpt = None,
     save_model: SaveModelOpt = None,
+    metrics: MetricsOpt = None,
     *,
     options: FitOptions,
 ) -> None:
@@ -92,7 +95,7 @@ def compose(
     except SpcakitError as exc:
         fail(str(exc))
         return
-    run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model)
+    run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model, metrics=metrics)
 
 
 def scores_csv(names: tuple[str, ...], scores: Any) -> str:

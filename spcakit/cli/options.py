@@ -195,6 +195,19 @@ SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRES
 BoundOpt = Annotated[str, typer.Option("--bound", metavar="fast|threshold", help="the relaxation of the metrics bound and gap: fast (eigenvalue, diagonal and Gershgorin bounds, milliseconds) or threshold (also the threshold bound of each deflated covariance, the least kept: much tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000)")]
 
 
+MetricsOpt = Annotated[str | None, typer.Option("--metrics", metavar="NAMES|all", help="the metrics to report: names separated by commas (see docs/metrics.md), or all; default: the method's default set (NZ, pattern, CPEV, orthogonality, additional variance, bound, gap and its paper's own criteria)")]
+
+
+def parse_metrics(text: str | None) -> str | list[str] | None:
+    """``--metrics``: ``None`` (the method's default set), ``"all"``, or the names it lists (commas)."""
+    if text is None:
+        return None
+    if text.strip() == "all":
+        return "all"
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise BadInput(f"--metrics takes metric names separated by commas, or all; got {text!r}")
+    return names
 NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries; methods that truncate, and auto, take it; the others refuse it, naming those that do")]
 
 

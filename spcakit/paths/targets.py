@@ -10,7 +10,7 @@ import attrs
 from spcakit.api import check_r, fit
 from spcakit.errors import InvalidParameterError
 from spcakit.inputs import as_problem
-from spcakit.metrics import compute_metrics
+from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.paths.grids import k_for_sparsity
 from spcakit.paths.records import CPEV_RTOL, check_targets, unreachable
 from spcakit.paths.sweep import check_takes_k, lowest_level, method_spec, pca_ceiling
@@ -158,7 +158,7 @@ def target_k(
                          feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
     r = check_r(r, problem)
     ceiling = pca_ceiling(problem, r)
-    chosen_metrics = registry.metrics() if metrics is None else [registry.metric(name) for name in metric_names(metrics)]
+    chosen_metrics = select_metrics(registry, metrics, spec.name)
     cache: dict[int, Result] = {}
 
     def evaluate(level: int) -> float:
@@ -240,9 +240,3 @@ def smallest_reaching(
 
 def result_cpev(result: Result) -> float:
     return float(result.metrics["cpev"])
-
-
-def metric_names(metrics: Any) -> list[str]:
-    if isinstance(metrics, str):
-        return [metrics]
-    return list(metrics)

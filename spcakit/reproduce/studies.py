@@ -159,10 +159,11 @@ def run_realizations(spec: StudySpec, realizations: int | None = None,
                     draws = np.random.default_rng(1000 * i + spec.seed)
                     for _ in range(row.single_starts):
                         w0 = np.linalg.qr(draws.standard_normal((a.shape[0], r)))[0]
-                        _score(out[row.label], fit(cov, method, r=r, **keywords, w0=w0), best)
+                        _score(out[row.label], fit(cov, method, r=r, **keywords, w0=w0, metrics=["objective"]), best)
                     continue
                 seed = {"seed": 1000 * i + spec.seed} if row.seeded else {}
-                _score(out[row.label], fit(cov, method, r=r, **keywords, **seed, **_start(row, a, r, keywords)), best)
+                _score(out[row.label], fit(cov, method, r=r, **keywords, **seed, **_start(row, a, r, keywords), metrics=["objective"]),
+                       best)
         scores[case.name] = {label: Scores(ir=tuple(v["ir"]), re=tuple(v["re"]), iterations=tuple(v["it"]),
                                            hit_tol=spec.hit_tol) for label, v in out.items()}
         if on_case is not None:
@@ -184,7 +185,7 @@ def run_curve(spec: StudySpec, values: tuple[Any, ...] | None = None, root: Path
     for value in values:
         for row in spec.rows:
             r = row.r or spec.r
-            result = fit(cov, row.method, r=r, **_keywords(spec, row, {spec.parameter: value}))
+            result = fit(cov, row.method, r=r, **_keywords(spec, row, {spec.parameter: value}), metrics=[spec.metric])
             if row.score != "metric":
                 curves[row.label].append(float(scores[row.score](result, covariance=a, eigenvalues=eigenvalues,
                                                                  m=spec.r, r=r, value=value)))  # fmt: skip

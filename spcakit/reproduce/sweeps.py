@@ -93,7 +93,8 @@ def run_sweep(spec: ExperimentSpec, sparsities: Sequence[int] | None = None, roo
         series, r = point(row)
         if sparsities is not None and r not in sparsities:
             continue
-        result = fit(data, row.method, r=spec.r, **fit_arguments(spec, row))
+        wanted = ["pattern", *(panel.column for panel in sweep.panels)]  # a paper's metrics, whatever the method
+        result = fit(data, row.method, r=spec.r, **{"metrics": wanted, **fit_arguments(spec, row)})
         record = {"method": series, "r": r, "spec_method": row.method, "params": dict(row.params),
                   "pattern": list(result.metrics["pattern"])}
         record.update({panel.column: float(result.metrics[panel.column]) for panel in sweep.panels})

@@ -14,6 +14,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit.metrics import ALL_METRICS
 from spcakit.api import check_driver, check_seed, fit
 from spcakit.composition import K_MEANING, configure, needs_k
 from spcakit.errors import SpcakitError, SpecError
@@ -347,7 +348,7 @@ def check_experiment(spec: ExperimentSpec, registry: Registry | None = None, p: 
 
 def run_row(spec: ExperimentSpec, row: ExperimentRow, data: Any) -> RowOutcome:
     """Run one row (:func:`spcakit.fit` with :func:`fit_arguments`) and compare its columns with the paper's."""
-    result = fit(data, row.method, r=spec.r, **fit_arguments(spec, row))
+    result = fit(data, row.method, r=spec.r, **{"metrics": ALL_METRICS, **fit_arguments(spec, row)})  # the paper's columns
     columns = spec.columns or tuple(row.paper)
     unknown = [c for c in columns if c not in COLUMNS]
     if unknown:

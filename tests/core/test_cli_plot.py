@@ -173,7 +173,9 @@ def test_variance_figure_bars_are_the_documents_variance(inputs):
     document = json.loads(inputs["run"].read_text())
     figure = figures.figure_from_json("variance", inputs["run"])
     heights = [bar.get_height() for bar in figure.axes[0].patches]
-    expected = 100 * np.diff(document["metrics"]["cumulative_variance"], prepend=0.0)
+    metrics = document["metrics"]  # the run's default metrics: CPEV and the additional variances
+    additional = np.asarray(metrics["additional_variance"])
+    expected = 100 * metrics["cpev"] * additional / additional.sum()
     assert heights == pytest.approx(expected, abs=1e-12)
 
 
@@ -197,7 +199,7 @@ def test_cv_document_also_draws_its_refit_result(inputs):
     assert np.array_equal(drawn, np.asarray(document["result"]["loadings"]))
     assert int(np.count_nonzero(drawn)) == document["chosen"]  # r = 1: the chosen k nonzeros
     heights = [bar.get_height() for bar in figures.figure_from_json("variance", document).axes[0].patches]
-    assert heights == pytest.approx([100 * document["result"]["metrics"]["cumulative_variance"][0]], abs=1e-12)
+    assert heights == pytest.approx([100 * document["result"]["metrics"]["cpev"]], abs=1e-12)
 
 
 def test_title_option_replaces_the_default(inputs):

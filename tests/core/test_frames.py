@@ -207,7 +207,8 @@ def test_loadings_frame(result):
     assert (result.loadings_frame() != 0).sum().tolist() == result.metrics["pattern"]
 
 
-def test_metrics_frame(result):
+def test_metrics_frame():
+    result = spcakit.fit("builtin:pitprops", "spcart", r=6, metrics="all")  # every kind of metric
     frame = result.metrics_frame()
     assert list(frame.index) == [*result.component_names, "all"]
     per_component = [k for k, v in result.metrics.items() if isinstance(v, list)]

@@ -99,8 +99,8 @@ METHODS = [("spcart", {"k": 5}), ("tpower", {"k": 5}), ("greedy", {"k": 5}), ("f
 @pytest.mark.parametrize("method,kwargs", METHODS, ids=[m for m, _ in METHODS])
 @pytest.mark.parametrize("center,standardize", [(True, False), (False, False), (True, True)])
 def test_results_equal_the_dense_path(method, kwargs, center, standardize):
-    sparse = spcakit.fit(X_SPARSE, method, r=3, center=center, standardize=standardize, **kwargs)
-    dense = spcakit.fit(X_DENSE, method, r=3, center=center, standardize=standardize, **kwargs)
+    sparse = spcakit.fit(X_SPARSE, method, r=3, center=center, standardize=standardize, metrics="all", **kwargs)
+    dense = spcakit.fit(X_DENSE, method, r=3, center=center, standardize=standardize, metrics="all", **kwargs)
     # both paths apply the same covariance, rounded differently (a few eps relative); the methods' fixed
     # points are well separated here, so the loadings agree to a small multiple of that
     np.testing.assert_allclose(sparse.loadings, dense.loadings, rtol=0, atol=1e-10)

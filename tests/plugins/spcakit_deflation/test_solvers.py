@@ -327,7 +327,7 @@ def test_pitprops_generalized_deflation_explains_the_most_variance(greedy_runs):
 
 @pytest.mark.parametrize("deflator", DEFLATORS)
 def test_tpower_with_cardinality_k_runs_with_every_deflator(pitprops_cov, deflator):
-    result = spcakit.fit(pitprops_cov, "tpower", r=6, k=4, deflator=deflator)
+    result = spcakit.fit(pitprops_cov, "tpower", r=6, k=4, deflator=deflator, metrics="all")
     assert result.metrics["pattern"] == [4] * 6
     assert result.spec["deflator"]["name"] == deflator
     assert result.spec["truncator"]["k"] == 4

@@ -199,6 +199,7 @@ def fit(
     metrics: Sequence[str] | None = None,
     bound: str = "fast",
     nonnegative: bool = False,
+    sample_weight: Any = None,
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -277,6 +278,18 @@ def fit(
         recorded scale), not by zero: it stays at zero and gets zero loadings.
     feature_names
         One name per variable (instead of a DataFrame's or a file's names).
+    sample_weight
+        Observation weights, one non-negative number per row of a data
+        matrix, as frequency weights: integer weights give exactly the result
+        of the data with each row repeated that many times (0 leaves a row
+        out). The mean is :math:`\\mu = \\sum_i w_i a_i / W`,
+        :math:`W = \\sum_i w_i`, and the covariance
+        :math:`\\sum_i w_i (a_i - \\mu)(a_i - \\mu)^\\top / (W - 1)`;
+        ``standardize`` uses the weighted standard deviations. Scaling all
+        weights by a constant changes no loading nor any relative metric
+        (CPEV), only the variances through :math:`W - 1`. Taken for dense,
+        ``scipy.sparse`` and Dask data; refused for a covariance input;
+        ``result.input.weights`` records their count, sum, zeros and hash.
     columns, drop
         Keep only the named columns (in that order) / remove the named ones,
         e.g. an ID or label column; a DataFrame's non-numeric columns must
@@ -366,7 +379,7 @@ def fit(
 
     # the problem: the data read once, the columns that vary, k checked against them
     problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
-                         feature_names=feature_names, columns=columns, drop=drop)
+                         feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight)
     r = check_r(r, problem)
     check_k(k, r)
     check_relaxation(bound, problem.p)

@@ -20,12 +20,18 @@ full :class:`~spcakit.state.Result` is kept as ``result_``.
 
 ``X`` may be a ``scipy.sparse`` matrix or array (CSR or CSC as they are, other
 formats converted to CSR by scikit-learn's validation): it is never densified.
+A DataFrame whose columns are all sparse (``pd.arrays.SparseArray`` with fill value 0) is read as CSR too
+(``df.sparse.to_coo().tocsr()``), and its column names become ``feature_names_in_``.
 ``fit`` centres and standardises it implicitly
 (:class:`~spcakit.operators.CenteredSparseGram`), ``transform`` computes
 :math:`(X - \mathbf 1\mu^\top)R` as :math:`XR - \mathbf 1(\mu^\top R)`, and
 ``reconstruction_error`` takes the squared norms of the centred rows from the
 stored entries; ``score``, whose leave-one-variable-out predictions need the
 dense rows, densifies one block of rows at a time.
+
+One module, a little above the 600 lines the others keep to: it is the one scikit-learn class and the
+conventions of scikit-learn's inputs it honours (the checks of its parameters, dtypes kept, sparse
+frames, sample weights), which the other modules must not import scikit-learn for.
 """
 
 from __future__ import annotations
@@ -41,7 +47,10 @@ import scipy.sparse as sp
 try:
     from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.utils.validation import _check_feature_names_in, check_array, check_is_fitted, check_random_state, validate_data
+    from sklearn.utils.validation import (
+        _check_feature_names, _check_feature_names_in, _check_n_features, check_array, check_is_fitted,
+        check_random_state, validate_data,
+    )
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "spcakit.SparsePCA needs scikit-learn >= 1.6 (for sklearn.utils.validation.validate_data); "
@@ -66,6 +75,11 @@ __all__ = ["SparsePCA"]
 
 #: The ``scipy.sparse`` formats the estimator works in (others are converted to the first by scikit-learn).
 SPARSE_FORMATS = ("csr", "csc")
+
+#: The dtypes the estimator keeps (scikit-learn's ``preserves_dtype``): float32 data give float32
+#: ``components_`` and scores, float64 data float64; any other input (integers, booleans) is read as float64.
+#: The fit itself computes in float64 (see :class:`SparsePCA`'s Notes, *dtypes*).
+PRESERVED_DTYPES = (np.float64, np.float32)
 
 
 
@@ -220,11 +234,43 @@ def _centred_row_blocks(x: Any, mean: np.ndarray, scale: np.ndarray | None) -> I
     height = max(1, ROW_BLOCK_BYTES // (8 * max(p, 1)))
     for start in range(0, n, height):
         block = x[start : start + height]
-        block = block.toarray() if sp.issparse(block) else np.array(block, dtype=np.float64)
+        block = block.toarray().astype(np.float64, copy=False) if sp.issparse(block) else np.array(block, dtype=np.float64)
         block -= mean
         if scale is not None:
             block /= scale
         yield block
+
+
+def _sparse_frame(X: Any) -> bool:
+    """Whether ``X`` is a pandas DataFrame whose columns are all sparse (``pd.arrays.SparseArray``) with fill
+    value 0: such a frame is read as a CSR matrix (``X.sparse.to_coo().tocsr()``), never densified."""
+    if type(X).__name__ != "DataFrame" or not hasattr(X, "sparse") or X.shape[1] == 0:
+        return False
+    try:
+        from pandas import SparseDtype  # pandas is there: X is a DataFrame
+    except ImportError:  # pragma: no cover - a DataFrame without pandas
+        return False
+    return all(isinstance(dtype, SparseDtype) and dtype.fill_value == 0 for dtype in X.dtypes)
+
+
+def _validate(estimator: Any, X: Any, *, reset: bool, **kwargs: Any) -> Any:
+    """scikit-learn's ``validate_data`` (float32 and float64 kept, scipy.sparse accepted), except that a
+    DataFrame of sparse columns (:func:`_sparse_frame`) becomes a CSR matrix without a dense copy: its column
+    names are checked and recorded (``feature_names_in_``) as scikit-learn does for a dense frame, and the
+    CSR matrix is validated instead (scikit-learn would convert such a frame to float64 CSR itself, losing
+    float32, and densifies, with a warning, a frame that mixes sparse and dense columns)."""
+    if not _sparse_frame(X):
+        return validate_data(estimator, X, accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), reset=reset,
+                             **kwargs)  # fmt: skip
+    _check_feature_names(estimator, X, reset=reset)
+    x = check_array(X.sparse.to_coo().tocsr(), accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), **kwargs)
+    _check_n_features(estimator, x, reset=reset)
+    return x
+
+
+def _output_dtype(x: Any) -> np.dtype:
+    """The dtype of what the estimator returns for the validated ``x``: float32 for float32, else float64."""
+    return np.dtype(np.float32) if x.dtype == np.float32 else np.dtype(np.float64)
 
 
 # -- the estimator -----------------------------------------------------------------------------------------
@@ -396,6 +442,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     by the earlier scores; both agree for PCA, but only the form used here sums
     to the variance that ``inverse_transform`` reconstructs.
 
+    **dtypes.** float32 ``X`` gives float32 ``components_`` and float32 results from ``transform``,
+    ``fit_transform`` and ``inverse_transform`` (float32 scores), as scikit-learn's ``PCA`` does
+    (``preserves_dtype``); float64 stays float64 and other dtypes are read as float64. The fit computes in
+    float64 (the covariance or Gram matrix, means, scales and iterations: the data operator holds a float64
+    copy of float32 data), the scores and reconstructions are computed in float64 and rounded when
+    returned; ``mean_``, ``scale_``, ``explained_variance_`` and ``result_`` stay float64.
+
     **Score.** ``score(X)`` is the negative held-out error of
     :func:`spcakit.cross_validate` on the rows of ``X``, so that
     ``GridSearchCV(SparsePCA(...), {"k": range(1, p + 1)})`` chooses ``k`` by
@@ -462,8 +515,14 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.nonnegative = nonnegative
 
     # -- fitting ---------------------------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any = None) -> SparsePCA:
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SparsePCA:
         """Fit the sparse components to ``X`` (``n_samples x n_features``; ``y`` is ignored).
+
+        ``sample_weight`` (one non-negative number per sample, dense ``X`` only) are
+        frequency weights, as in :func:`spcakit.fit`: integer weights give exactly the
+        fit to ``X`` with each row repeated that many times; ``mean_`` (what
+        :meth:`transform` subtracts) is then the weighted mean and ``scale_`` the
+        weighted standard deviations.
 
         Constant columns (zero variance) are welcome, as in scikit-learn's PCA:
         they get zero loadings in every component (the method runs on the
@@ -471,20 +530,20 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         names them; ``k`` above the number of columns that vary is lowered to
         it. ``n_components`` must be at most that number.
         """
-        self._fit(X)
+        self._fit(X, sample_weight)
         return self
 
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        """Fit to ``X`` and return its scores (as ``fit(X).transform(X)``, validating ``X`` once)."""
-        return self._scores(self._fit(X))
+    def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
+        """Fit to ``X`` and return its scores (as ``fit(X, sample_weight=...).transform(X)``, validating ``X`` once)."""
+        return self._scores(self._fit(X, sample_weight))
 
-    def _fit(self, X: Any) -> np.ndarray:
+    def _fit(self, X: Any, sample_weight: Any = None) -> np.ndarray:
         """Fit and return the validated ``X`` as a float array."""
         center = _check_flag(self.center, "center")
         standardize = _check_flag(self.standardize, "standardize")
         check_arguments(params=self.params)
         check_frame_columns(X, "X")  # a DataFrame's text, category or date columns named, before scikit-learn converts it
-        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, ensure_min_samples=2 if center else 1)
+        x = _validate(self, X, reset=True, ensure_min_samples=2 if center else 1)
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
         k = check_k(self.k, p=n_features)
@@ -501,7 +560,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 
         # one pass over the data: centred, scaled (when standardising) and recorded by spcakit itself
-        problem = as_problem(x, center=center, standardize=standardize, feature_names=names)
+        problem = as_problem(x, center=center, standardize=standardize, feature_names=names, weights=sample_weight)
         mean = problem.input.mean if center else np.zeros(n_features)
         scale = problem.input.scale if standardize else None
         if target is None:
@@ -527,7 +586,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         total_variance = problem.covariance.trace()
         adjusted = np.asarray(result.metrics["additional_variance"], dtype=float)
 
-        self.components_ = np.ascontiguousarray(loadings.T)
+        self.components_ = np.ascontiguousarray(loadings.T, dtype=_output_dtype(x))  # float32 data: float32 out
         self.mean_ = mean
         self.scale_ = scale
         self.n_components_ = r
@@ -544,14 +603,20 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return x
 
     # -- transforming ----------------------------------------------------------------------------------------
-    def _scores(self, x: Any) -> np.ndarray:
+    def _scores64(self, x: Any) -> np.ndarray:
+        """The scores of the validated ``x`` in float64 (the mean and the regression map are float64)."""
         if sp.issparse(x):  # (X - 1 mu^T) R without densifying X
-            return np.asarray(x @ self._regression) - self.mean_ @ self._regression
+            return np.asarray(x @ self._regression, dtype=np.float64) - self.mean_ @ self._regression
         return (x - self.mean_) @ self._regression  # type: ignore[no-any-return]
+
+    def _scores(self, x: Any) -> np.ndarray:
+        """The scores of the validated ``x``, computed in float64, in ``x``'s dtype (float32 for float32 data)."""
+        return self._scores64(x).astype(_output_dtype(x), copy=False)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.transformer_tags.preserves_dtype = [np.dtype(d).name for d in PRESERVED_DTYPES]
         return tags
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
@@ -568,22 +633,24 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
+        x = _validate(self, X, reset=False)
         return self._scores(x)
 
     def inverse_transform(self, X: Any) -> np.ndarray:
-        """Rows reconstructed from scores: ``X @ components_`` (times ``scale_``) plus ``mean_``."""
+        """Rows reconstructed from scores: ``X @ components_`` (times ``scale_``) plus ``mean_``, computed in
+        float64 and returned in the scores' dtype (float32 scores give float32 rows)."""
         check_is_fitted(self)
-        scores = check_array(X, dtype=np.float64)
+        scores = check_array(X, dtype=list(PRESERVED_DTYPES))
         if scores.shape[1] != self.n_components_:
             raise InvalidDataError(
                 f"inverse_transform takes scores with {self.n_components_} columns (one per component); "
                 f"got {scores.shape[1]}"
             )
-        reconstruction = scores @ self.components_
+        reconstruction = scores.astype(np.float64, copy=False) @ self.result_.loadings.T  # float64 loadings
         if self.scale_ is not None:
             reconstruction *= self.scale_
-        return reconstruction + self.mean_
+        reconstruction += self.mean_
+        return reconstruction.astype(_output_dtype(scores), copy=False)
 
     def score(self, X: Any, y: Any = None) -> float:
         """The negative held-out error of ``X``: each entry predicted from its row's other variables, the squared
@@ -591,8 +658,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
-        return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.components_.T)
+        x = _validate(self, X, reset=False)
+        return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.result_.loadings)
 
     def reconstruction_error(self, X: Any) -> float:
         r"""The mean squared reconstruction error per sample of ``X``, :math:`\frac1n \sum_i \|a_i - \hat a_i\|^2`
@@ -601,12 +668,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         prefers denser loadings, so it cannot choose ``k``."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = validate_data(self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False)
+        x = _validate(self, X, reset=False)
         if sp.issparse(x):
-            return _sparse_residual(x, self.mean_, self.scale_, self._scores(x), self.components_) / x.shape[0]
+            x = x.astype(np.float64, copy=False)  # float32: the stored entries only, to sum squares in float64
+            return _sparse_residual(x, self.mean_, self.scale_, self._scores64(x), self.result_.loadings.T) / x.shape[0]
         rows = x - self.mean_
         scores = rows @ self._regression
         if self.scale_ is not None:
             rows /= self.scale_
-        residual = rows - scores @ self.components_
+        residual = rows - scores @ self.result_.loadings.T  # the float64 loadings (components_ may be float32)
         return float(np.einsum("ij,ij->", residual, residual)) / x.shape[0]

@@ -498,7 +498,7 @@ class Model:
                 loadings=_matrix(fields["loadings"], where), mean=fields["mean"], scale=fields["scale"],
                 input=InputRecord(
                     kind=record["kind"], shape=tuple(record["shape"]), sha256=record["sha256"],
-                    sha256_skipped=record["sha256_skipped"],
+                    sha256_skipped=record["sha256_skipped"], weights=record["weights"],
                     center=record["center"], standardize=record["standardize"],
                     mean=_frozen_optional(fields["mean"]), scale=_frozen_optional(fields["scale"]),
                 ),
@@ -641,6 +641,7 @@ _INPUT = Table({
     "standardize": Field(Bool(), required=True),
     "sha256": Field(_nullable(Str(), "a string or null"), required=True),
     "sha256_skipped": Field(_nullable(Str(), "a string or null"), default=None),
+    "weights": Field(_nullable(TableOf(Anything()), "an object or null"), default=None),
 })  # fmt: skip
 #: The schema of a model file's JSON object (shapes are checked by :class:`Model` itself).
 MODEL_SCHEMA = Table({

@@ -208,6 +208,13 @@ class InputRecord:
         part in comparisons. The JSON output's ``input.sha256`` is then
         ``null`` and ``input.sha256_skipped`` carries this note (absent when
         the data were hashed).
+    weights
+        For data fitted with observation weights (``sample_weight=``,
+        ``--weights``), a summary of them: ``count`` (one per row), ``sum``,
+        ``zeros`` (rows left out) and ``sha256`` (of the weights as one float64
+        column, as :func:`spcakit.inputs.checks.content_sha256`; ``None`` when
+        the data were not hashed); ``None`` without weights. ``mean`` and
+        ``scale`` are then the weighted ones.
     """
 
     kind: str
@@ -218,6 +225,7 @@ class InputRecord:
     mean: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
     scale: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
     sha256_skipped: str | None = attrs.field(default=None, eq=False, repr=False)
+    weights: dict[str, Any] | None = attrs.field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``input`` object of the JSON output (the mean and scale vectors are left out; ``sha256_skipped`` only
@@ -229,6 +237,7 @@ class InputRecord:
             "standardize": self.standardize,
             "sha256": self.sha256,
             **({"sha256_skipped": self.sha256_skipped} if self.sha256_skipped else {}),
+            **({"weights": dict(self.weights)} if self.weights is not None else {}),
         }
 
 

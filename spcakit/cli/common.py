@@ -17,12 +17,13 @@ import typer
 
 from spcakit.api import fit
 from spcakit.bounds import check_relaxation
-from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, parse_k, parse_lam, parse_metrics, parse_names,
+from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
 from spcakit.errors import ConstantColumnWarning, SpcakitError
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.files import check_outside_inputs
+from spcakit.inputs import as_problem
 from spcakit.inputs.dense import Covariance
 from spcakit.model import Model, check_model_path
 from spcakit.output import check_output, write_output
@@ -219,6 +220,11 @@ def fit_or_target(
     """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
     if target_sparsity is None and target_cpev is None:
         return fit(data, method, **kwargs), None
+    if kwargs.get("sample_weight") is not None:  # the weighted problem, built here: target_k takes a problem as it is
+        names = ("covariance", "center", "standardize", "feature_names", "columns", "drop")
+        reading = {name: kwargs.pop(name) for name in names if name in kwargs}
+        data = as_problem(data, weights=kwargs.pop("sample_weight"), **reading)
+    kwargs.pop("sample_weight", None)
     chosen = target_k(data, method, sparsity=target_sparsity, cpev=target_cpev, **kwargs)
     return chosen.result, chosen
 
@@ -258,14 +264,17 @@ def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     return connected(scheduler)
 
 
-def read_input(options: FitOptions) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
+def read_input(options: FitOptions, *, weights: bool = False) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
     """Read ``--data`` as ``run``, ``compose``, ``path`` and ``cv`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
 
     ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
     are dropped are never read as numbers: they may hold text (labels, IDs). An unknown ``--bound`` is refused
-    first, before the data are read.
+    first, before the data are read. ``--weights`` is refused unless the command takes it (``weights``:
+    ``run`` and ``compose``, which read the file with :func:`~spcakit.cli.options.load_weights`).
     """
+    if options.weights is not None and not weights:
+        raise BadInput("--weights is taken by run and compose only, not by this command")
     check_relaxation(options.bound)
     data, covariance, index_col = options.data, options.covariance, options.index_col
     dropped, kept = parse_names(options.drop), parse_names(options.columns)
@@ -337,7 +346,8 @@ def run_and_report(
         check_targets(target_sparsity, target_cpev, sparsity_given=[
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip
-        dataset, matrix, is_cov, kept, dropped = read_input(options)
+        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True)
+        sample_weight = None if options.weights is None else load_weights(options.weights)
         if save_model is not None and is_cov:
             raise BadInput(
                 f"--save-model: {dataset.source} is a covariance matrix, which has no column means to centre new data "
@@ -365,6 +375,7 @@ def run_and_report(
                     on_step=progress,
                     bound=options.bound,
                     nonnegative=options.nonnegative,
+                    sample_weight=sample_weight,
                     **param_values,
                 )
         finally:

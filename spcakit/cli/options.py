@@ -114,7 +114,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "sample_weight")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -217,6 +217,59 @@ AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", h
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
+WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run and compose, dense data")]
+
+
+#: Most bytes a --weights file may take (8 x 10^8 rows as text or float64 is far beyond it: 1 GiB).
+WEIGHTS_FILE_LIMIT = 1 << 30
+
+
+def load_weights(path: Path) -> Any:
+    """``--weights FILE``: the numbers of a one-column CSV (one per line; a first line that is not a number is a
+    header; empty lines are skipped) or of a ``.npy`` file (1-D, or one column), as floats. A file that cannot
+    be read or is not so is :class:`BadInput`; the values are checked against the data by
+    :func:`spcakit.inputs.weights.check_weights`."""
+    import numpy as np  # noqa: PLC0415 - numpy is imported by the fit anyway
+
+    try:
+        if not path.is_file():
+            raise BadInput(f"--weights {path}: no such file (give a one-column CSV or a .npy file of weights)")
+        if path.stat().st_size > WEIGHTS_FILE_LIMIT:
+            raise BadInput(f"--weights {path}: the file takes more than 1 GiB; that is not one column of weights")
+        if path.suffix.lower() == ".npy":
+            try:
+                values = np.load(path, allow_pickle=False)
+            except ValueError as exc:
+                raise BadInput(f"--weights {path}: not a readable .npy file of numbers ({exc})") from None
+            if values.ndim == 2 and values.shape[1] == 1:
+                values = values[:, 0]
+            if values.ndim != 1 or values.dtype.kind not in "biuf":
+                raise BadInput(f"--weights {path}: needs one column of numbers; got an array of shape {values.shape} "
+                               f"and dtype {values.dtype}")  # fmt: skip
+            return values.astype(float)
+        lines = [line.strip() for line in path.read_text(encoding="utf-8-sig").splitlines()]
+    except OSError as exc:
+        raise BadInput(f"--weights {path}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"--weights {path}: not a text (CSV) file; give a one-column CSV or a .npy file") from None
+    numbers: list[float] = []
+    for number, line in enumerate(lines, start=1):
+        if not line:
+            continue
+        try:
+            value = float(line.strip('"'))
+        except ValueError:
+            if number == 1:  # a header
+                continue
+            kind = "more than one column" if "," in line or "\t" in line else "not a number"
+            raise BadInput(f"--weights {path}: line {number} ({line[:40]!r}) is {kind}; the file must hold one "
+                           "number per line, one per data row") from None  # fmt: skip
+        numbers.append(value)
+    if not numbers:
+        raise BadInput(f"--weights {path}: holds no numbers; give one weight per data row")
+    return np.asarray(numbers)
+
+
 # -- the options of the fit commands, as one record ----------------------------------------------
 @attrs.frozen
 class FitOptions:
@@ -245,6 +298,7 @@ class FitOptions:
     bound: str = "fast"
     allow_missing_chunks: bool = False
     nonnegative: bool = False
+    weights: Path | None = None
 
 
 #: ``name: (typer annotation, default)`` of every :class:`FitOptions` field, in the order ``--help`` lists them.
@@ -266,6 +320,7 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "bound": (BoundOpt, "fast"),
     "allow_missing_chunks": (AllowMissingChunksOpt, False),
     "nonnegative": (NonNegativeOpt, False),
+    "weights": (WeightsOpt, None),
 }
 
 

@@ -139,6 +139,7 @@ def as_problem(
     columns: Sequence[str] | str | None = None,
     drop: Sequence[str] | str | None = None,
     source: str = "",
+    weights: object = None,
 ) -> Problem:
     """Turn what a user passed into a :class:`Problem`.
 
@@ -167,6 +168,11 @@ def as_problem(
     ``x2``, ..., zero-padded to one width: ``x01`` from ten columns on); for a
     covariance matrix the rows go with the columns.
     A Problem or an operator is used as it is: it takes neither.
+
+    ``weights`` are observation (row) weights for a data matrix: frequency
+    weights, so that integer weights give exactly the result of repeated rows
+    (see :func:`data_problem`; ``scipy.sparse`` and Dask data take them too); a
+    covariance, a Problem or an operator with weights is refused.
     """
     column_names, dropped = name_list(columns, "columns"), name_list(drop, "drop")
     selecting = column_names is not None or dropped is not None
@@ -180,6 +186,11 @@ def as_problem(
                 f"a {kind} is used as it is, so {given} cannot apply to it; pass the data matrix or the covariance "
                 "matrix itself (as an array, DataFrame, spcakit.Covariance or file) to have it standardised or its "
                 "columns chosen"
+            )
+        if weights is not None:
+            raise InvalidParameterError(
+                "observation weights (sample_weight) apply to the rows of a data matrix; a spcakit.Problem or a "
+                "covariance operator has no rows: pass the data matrix itself with its weights"
             )
         if isinstance(data, Problem):
             return data
@@ -195,19 +206,24 @@ def as_problem(
         covariance, matrix, names = True, data.matrix, feature_names or data.feature_names
     else:
         matrix, names = data, feature_names
+    if weights is not None and covariance:
+        raise InvalidParameterError(
+            "observation weights (sample_weight, --weights) apply to the rows of a data matrix, but the input is a "
+            "covariance matrix; pass the data matrix itself with its weights, or weight the covariance before"
+        )
     if not covariance and is_scipy_sparse(matrix):
         from spcakit.inputs.sparse import sparse_problem  # noqa: PLC0415 - scipy.sparse only for sparse input
 
         return sparse_problem(matrix, names, center=center, standardize=standardize, source=source,
-                              columns=column_names, drop=dropped)  # fmt: skip
+                              columns=column_names, drop=dropped, weights=weights)  # fmt: skip
     if not covariance and is_dask_array(matrix):
         from spcakit.inputs.dask_arrays import dask_problem  # noqa: PLC0415 - dask only for dask input
 
         return dask_problem(matrix, names, center=center, standardize=standardize, source=source,
-                            columns=column_names, drop=dropped)  # fmt: skip
+                            columns=column_names, drop=dropped, weights=weights)  # fmt: skip
     if selecting:
         matrix, chosen = selected_columns(matrix, covariance, names, column_names, dropped)
         names = chosen if chosen is not None else names
     if covariance:
         return covariance_problem(matrix, names, source, standardize=standardize)
-    return data_problem(matrix, names, center=center, standardize=standardize, source=source)
+    return data_problem(matrix, names, center=center, standardize=standardize, source=source, weights=weights)

@@ -90,6 +90,7 @@ from spcakit.operators import (
     operator_lanczos,
 )
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
+from spcakit.inputs.weights import check_weights, weighted_dask_rows, weights_summary
 from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
 from spcakit.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
@@ -339,6 +340,7 @@ def dask_problem(
     source: str = "",
     columns: Sequence[str] | None = None,
     drop: Sequence[str] | None = None,
+    weights: object = None,
 ) -> Problem:
     r"""Check a dask data matrix (``n`` samples x ``p`` variables) and wrap it as a :class:`~spcakit.problem.Problem`.
 
@@ -353,6 +355,13 @@ def dask_problem(
     anything is read. The problem holds no data matrix (``problem.data`` is
     ``None``); its ``input`` record has the shape, the means and the
     standard deviations, and no content hash.
+
+    ``weights`` are observation (frequency) weights, as for NumPy data
+    (:func:`spcakit.inputs.dense.data_problem`): the problem is then that of
+    the lazy weighted centred rows :math:`\operatorname{diag}(\sqrt w)(X - \mathbf 1\mu^\top)`
+    with the weighted means :math:`\mu`, uncentred, divided by :math:`W - 1`
+    (two more passes over the data, for the extremes and the weighted means);
+    the record's ``weights`` has no hash, as the data have none.
     """
     what = "the data matrix"
     check_dask_array(x, what)
@@ -364,9 +373,16 @@ def dask_problem(
             x = x[:, chosen]
             names = tuple(names[j] for j in chosen)
             p = len(chosen)
-    if center and n < 2:
+    w = None if weights is None else check_weights(weights, n, center=center)
+    if w is None and center and n < 2:
         raise InvalidDataError(f"{what} has {n} row; centring needs at least 2 samples (rows)")
-    tall = is_tall(n, p)
+    weighted_mean = None
+    if w is not None:
+        x, given_high, given_low, weighted_mean = weighted_dask_rows(x, w, center)
+        if not (np.isfinite(given_high).all() and np.isfinite(given_low).all()):
+            _refuse_non_finite(x, what, names)
+    count = float(n) if w is None else float(w.sum())  # the observations the rows stand for
+    tall = is_tall(int(count), p) if w is not None else is_tall(n, p)
     if not tall:
         x = x.astype(np.float64).persist()  # read from the source once; every product reads the workers' copy
     moments = data_moments(x, gram=tall)
@@ -379,9 +395,10 @@ def dask_problem(
     if not plain and tall:  # extreme magnitudes: a second pass with every column scaled to at most 1
         divisors = safe
         moments = data_moments(x, divisors, gram=True)
+    centred = center and w is None  # weighted rows are centred already: their plain Gram matrix is wanted
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = divisors * moments.mean if center else None
-        if center:
+        mean = divisors * moments.mean if centred else None
+        if centred:
             largest = centred_extremes(moments.high, moments.low, mean, magnitude)
             second = moments.second
         else:
@@ -390,12 +407,18 @@ def dask_problem(
             second = moments.second + n * (np.outer(scaled_mean, scaled_mean) if tall else scaled_mean**2)
         sum_of_squares = np.diag(second).copy() if tall else second  # of the columns divided by the divisors
         norms = divisors * np.sqrt(sum_of_squares)
-    constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
-    offset = refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", moments.high, moments.low)
+    high, low = moments.high, moments.low
+    if w is not None:  # constant columns and the messages go by the data as given (the rows with positive weight)
+        high, low = given_high, given_low
+        magnitude = np.maximum(high, -low)
+        with np.errstate(over="ignore", invalid="ignore"):
+            largest = centred_extremes(high, low, weighted_mean, magnitude) if center else magnitude
+    constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(count))[0]
+    offset = refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", high, low)
     if tall and constant.size:  # left out of the fit: their rounding noise must not overflow below
         second = second.copy()
         second[constant, :] = second[:, constant] = 0.0
-    scale = float(n - 1) if center else float(n)
+    scale = count - 1.0 if center else count
     deviations = None
     if standardize:
         unit = np.sqrt(sum_of_squares / scale)  # the standard deviations of the columns divided by the divisors
@@ -416,7 +439,8 @@ def dask_problem(
         variances = sum_of_squares / scale
         covariance = DaskCovariance(x, mean, scale, deviations, variances / deviations**2 if standardize else variances)
     record = InputRecord(kind="data", shape=(n, p), sha256=None, center=center, standardize=standardize,
-                         mean=mean, scale=deviations)  # fmt: skip
+                         mean=mean if w is None else weighted_mean, scale=deviations,
+                         weights=None if w is None else weights_summary(w, sha256=False))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, None, source, record), constant, offset)
 
 

@@ -32,6 +32,7 @@ from spcakit.inputs.checks import (
     refuse_zero_variance,
     row_blocks,
 )
+from spcakit.inputs.weights import check_weights, weights_summary
 from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, centred_column_blocks
 from spcakit.problem import CONSTANT_WORDS, ZERO_VARIANCE_WORDS, DeferredData, Problem, with_constant_columns
 from spcakit.state import InputRecord
@@ -137,14 +138,16 @@ def _centred_sum_of_squares(a: np.ndarray, mean: np.ndarray | None, divisors: np
     return total
 
 
-def _centred_gram(a: np.ndarray, mean: np.ndarray | None, weights: np.ndarray | None) -> np.ndarray:
-    r""":math:`B^\top B` for :math:`B = (A - \mathbf 1\mu^\top)\,\operatorname{diag}(w)`, a block of
-    :data:`BLOCK_BYTES` of rows at a time in one reused buffer: no copy of the data (``mean`` and ``weights``
-    ``None`` for none). Each block's product is a symmetric rank-k update (NumPy calls BLAS ``syrk`` for
-    ``block.T @ block``).
+def _centred_gram(
+    a: np.ndarray, mean: np.ndarray | None, weights: np.ndarray | None, row_weights: np.ndarray | None = None
+) -> np.ndarray:
+    r""":math:`B^\top B` for :math:`B = \operatorname{diag}(\sqrt{\omega})(A - \mathbf 1\mu^\top)\,\operatorname{diag}(w)`,
+    a block of :data:`BLOCK_BYTES` of rows at a time in one reused buffer: no copy of the data (``mean``,
+    column ``weights`` :math:`w` and observation weights ``row_weights`` :math:`\omega` ``None`` for none).
+    Each block's product is a symmetric rank-k update (NumPy calls BLAS ``syrk`` for ``block.T @ block``).
     """
     n, p = a.shape
-    if mean is None and weights is None:
+    if mean is None and weights is None and row_weights is None:
         return a.T @ a
     rows = min(n, block_rows(p))
     buffer = np.empty((rows, p))
@@ -152,25 +155,31 @@ def _centred_gram(a: np.ndarray, mean: np.ndarray | None, weights: np.ndarray | 
     for start in range(0, n, rows):
         block = buffer[: min(rows, n - start)]
         if mean is None:
-            np.multiply(a[start : start + rows], weights, out=block)
+            np.multiply(a[start : start + rows], 1.0 if weights is None else weights, out=block)
         else:
             np.subtract(a[start : start + rows], mean, out=block)
             if weights is not None:
                 block *= weights
+        if row_weights is not None:
+            block *= np.sqrt(row_weights[start : start + rows])[:, None]
         gram += block.T @ block
     return gram
 
 
 def _centred_copy_maker(
-    a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray, standardize: bool
+    a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray, standardize: bool,
+    row_weights: np.ndarray | None = None,
 ) -> Callable[[], np.ndarray]:
-    """A function making the centred copy of ``a`` (columns divided by ``divisors`` when standardising)."""
+    """A function making the centred copy of ``a`` (columns divided by ``divisors`` when standardising; rows
+    multiplied by the square roots of ``row_weights``, the observation weights, when given)."""
 
     def make() -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):
             data = a - mean if mean is not None else np.array(a, dtype=float, copy=True)
         if standardize:
             np.divide(data, divisors, out=data)
+        if row_weights is not None:
+            data *= np.sqrt(row_weights)[:, None]
         return data
 
     return make
@@ -192,6 +201,28 @@ def _column_means(a: np.ndarray, sums: np.ndarray, magnitude: np.ndarray) -> np.
     return mean  # type: ignore[no-any-return]
 
 
+def _weighted_pass(
+    a: np.ndarray, w: np.ndarray, magnitude: np.ndarray, center: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    r"""The extremes of the rows with positive weight (those of the data the weights stand for) and, when
+    ``center``, the weighted column means :math:`\sum_i w_i a_i / \sum_i w_i`, a block of rows at a time,
+    the columns scaled to at most 1 so that nothing overflows."""
+    p = a.shape[1]
+    high, low = np.full(p, -np.inf), np.full(p, np.inf)
+    safe = np.where(magnitude > 0, magnitude, 1.0)
+    scaled = np.zeros(p)
+    for first, block, _ in row_blocks(a, c_order=False):
+        weights = w[first : first + block.shape[0]]
+        kept = block[weights > 0]
+        if kept.shape[0]:
+            np.maximum(high, kept.max(axis=0), out=high)
+            np.minimum(low, kept.min(axis=0), out=low)
+        if center:
+            scaled += weights @ (block / safe)
+    mean = safe * (scaled / float(w.sum())) if center else None
+    return high, low, mean
+
+
 def data_problem(
     matrix: object,
     feature_names: Sequence[str] | None = None,
@@ -199,6 +230,7 @@ def data_problem(
     center: bool = True,
     standardize: bool = False,
     source: str = "",
+    weights: object = None,
 ) -> Problem:
     r"""Check a data matrix (``n`` samples x ``p`` variables; an array or a DataFrame) and wrap it.
 
@@ -249,6 +281,25 @@ def data_problem(
     (the :class:`~spcakit.operators.GramCovariance` of the caller's array) the
     columns that vary are then copied. Data whose columns are all constant are
     refused.
+
+    Observation weights
+    -------------------
+    ``weights`` (``n`` finite numbers :math:`w_i \ge 0`, checked by
+    :func:`~spcakit.inputs.weights.check_weights`) are frequency weights: an
+    integer weight counts its row that many times, so integer weights give
+    exactly the result of the data with repeated rows (a zero weight leaves
+    the row out). The mean is :math:`\mu = \sum_i w_i a_i / W`,
+    :math:`W = \sum_i w_i`, the covariance
+    :math:`C = \sum_i w_i (a_i - \mu)(a_i - \mu)^\top / (W - 1)` (:math:`/W`
+    when ``center=False``, about 0), and ``standardize`` divides by the
+    weighted standard deviations :math:`\sqrt{C_{jj}}`. The covariance is the
+    Gram matrix of :math:`B = \operatorname{diag}(\sqrt w)(A - \mathbf 1\mu^\top)`
+    over :math:`W - 1`, formed a block of rows at a time (the checks' pass does
+    not form it: a second pass does, once the weighted mean is known); the
+    matrix-free path keeps :math:`B` (one copy of the data) in a
+    :class:`~spcakit.operators.GramCovariance`, and ``problem.data`` is
+    :math:`B` (scaled when standardising). The record's ``mean`` and ``scale``
+    are the weighted ones and ``weights`` summarises the weights.
     """
     if is_scipy_sparse(matrix) or is_dask_array(matrix):
         raise InvalidDataError(
@@ -258,19 +309,27 @@ def data_problem(
     # one pass over the data: finite, each column's extremes and sum, and the content hash (HASH_LIMIT)
     shape = tuple(getattr(matrix, "shape", ()))  # arrays and frames; nested lists form it in the second pass
     formed = len(shape) == 2 and shape[0] >= shape[1] and shape[1] <= DENSE_COVARIANCE_LIMIT  # the Gram matrix is formed
-    a, frame_names, scan = finite_matrix(matrix, "the data matrix", feature_names, sums=center, sha256=True, gram=formed,
-                                         shift=center)
+    weighted = weights is not None
+    a, frame_names, scan = finite_matrix(matrix, "the data matrix", feature_names, sums=center and not weighted,
+                                         sha256=True, gram=formed and not weighted, shift=center)  # fmt: skip
     n, p = a.shape
     high, low = scan.high, scan.low
     names = check_names(feature_names if feature_names is not None else frame_names, p)
     magnitude = np.maximum(high, -low)  # each column's largest magnitude as given (finite)
     mean = None
-    if center:
+    w = None
+    if weighted:
+        w = check_weights(weights, n, center=center)
+        high, low, mean = _weighted_pass(a, w, magnitude, center)
+        magnitude = np.maximum(high, -low)
+    elif center:
         if n < 2:
             raise InvalidDataError(
                 f"the data matrix has {n} row; centring needs at least 2 samples (rows)"
             )
         mean = _column_means(a, scan.sums, magnitude)  # type: ignore[arg-type]
+    count = float(w.sum()) if w is not None else float(n)  # the number of observations the rows stand for
+    record_mean = mean  # what transform centres by (the weighted mean with weights)
     # each column against its own magnitude: a constant column keeps only rounding noise (~1e-16 of its
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
@@ -279,31 +338,35 @@ def data_problem(
     # plain: no square (nor a sum of n of them) can over- or underflow, the plain sums of squares are exact enough
     squares_safe = SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]
     plain = not standardize and squares_safe
-    scale = float(n - 1) if center else float(n)
-    if n >= p and p <= DENSE_COVARIANCE_LIMIT:
+    scale = count - 1.0 if center else count
+    # with weights the rows stand for count observations: the same choice as the repeated rows would get
+    if count >= p and p <= DENSE_COVARIANCE_LIMIT:
         # the data already take n*p >= p*p numbers: the Gram matrix makes every later product O(p^2); it is
         # formed a block of rows at a time from the caller's array, and the centred copy is made only if a
         # part reads the data
         # from the checks' own pass when exact enough (gram_from_scan), else a second pass, centred a block at a time
-        gram = gram_from_scan(scan, n, mean) if squares_safe else None
+        gram = gram_from_scan(scan, n, mean) if squares_safe and not weighted else None
         if gram is not None and not plain:  # standardising: the Gram matrix of the columns scaled to at most 1
             gram /= safe[:, None]
             gram /= safe
         if gram is None:
-            gram = _centred_gram(a, mean, None if plain else 1.0 / safe)
+            gram = _centred_gram(a, mean, None if plain else 1.0 / safe, w)
         sum_of_squares = np.diag(gram).copy()  # of the centred columns (scaled to at most 1 unless plain)
         with np.errstate(over="ignore"):
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
-        data: np.ndarray | DeferredData = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
+        data: np.ndarray | DeferredData = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize, w))
     else:
         # the operator centres (and scales) the caller's array in its products: the data are held once; the
         # sums of squares are taken a block of columns at a time (scaled to at most 1 unless plain)
         gram = None
+        if w is not None:  # the weighted centred rows sqrt(w_i) (a_i - mu): one copy, then centred (mean None)
+            a = _centred_copy_maker(a, mean, safe, False, w)()
+            mean = None
         sum_of_squares = _centred_sum_of_squares(a, mean, None if plain else safe)
         with np.errstate(over="ignore"):
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
         data = DeferredData((n, p), _centred_copy_maker(a, mean, safe, standardize))
-    constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(n))[0]
+    constant = np.nonzero(norms <= 1e-12 * magnitude * np.sqrt(count))[0]
     offset = refuse_zero_variance(constant, names, CONSTANT_WORDS, high, low)
     if constant.size:  # left out of the fit: their rounding noise must not overflow below
         largest = largest.copy()
@@ -321,7 +384,7 @@ def data_problem(
             gram = gram / np.outer(unit, unit) / scale
         divisors = safe * unit
         divisors[constant] = 1.0  # divided by 1: a constant column stays at (about) zero
-        data = DeferredData((n, p), _centred_copy_maker(a, mean, divisors, True))
+        data = DeferredData((n, p), _centred_copy_maker(a, mean, divisors, True, w if gram is not None else None))
     else:
         check_double_range(norms, largest, scale, names, constant)
         if gram is not None:
@@ -337,7 +400,8 @@ def data_problem(
                 "in double precision (its entries overflow); rescale the data, e.g. divide by a power of 10"
             )
         covariance = DenseCovariance((gram + gram.T) / 2)
+    summary = None if w is None else weights_summary(w, sha256=scan.sha256 is not None)
     record = InputRecord(kind="data", shape=(n, p), sha256=scan.sha256, center=center, standardize=standardize,
-                         mean=mean, scale=deviations,
+                         mean=record_mean, scale=deviations, weights=summary,
                          sha256_skipped=None if scan.sha256 else hash_skipped_text(a.nbytes))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, data, source, record), constant, offset)

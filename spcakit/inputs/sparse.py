@@ -57,12 +57,15 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import scipy.sparse as sp
 
 from spcakit.errors import SHOWN, InvalidDataError, format_size
 from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, canonical_csr, stored_per_column
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
+from spcakit.inputs.weights import check_weights, weights_summary
+from spcakit.operators.base import optional_array_eq
 from spcakit.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
 from spcakit.inputs.limits import check_declared_size
@@ -189,6 +192,127 @@ def centred_sum_of_squares(x: Any, mean: np.ndarray | None, stored: np.ndarray, 
     return total
 
 
+def _entry_rows(x: Any) -> np.ndarray:
+    """The row of each stored entry of the CSR ``x`` (``8 nnz`` bytes)."""
+    return np.repeat(np.arange(x.shape[0]), np.diff(x.indptr))
+
+
+@attrs.frozen(eq=False)
+class WeightedSparseGram(CenteredSparseGram):
+    r"""The weighted covariance of a ``scipy.sparse`` data matrix, centred and standardised implicitly:
+
+    .. math::
+
+        C = D^{-1}\,\frac{(X - \mathbf 1\mu^\top)^\top \Omega\,(X - \mathbf 1\mu^\top)}{s}\,D^{-1},
+        \qquad \Omega = \operatorname{diag}(w),
+
+    with the observation weights ``row_weights`` :math:`w`, the weighted means :math:`\mu` and
+    :math:`s = \sum_i w_i - 1` (:func:`sparse_problem` with ``weights``). Products are those of
+    :class:`~spcakit.operators.CenteredSparseGram` with the centred products :math:`z` multiplied by
+    :math:`w` before :math:`X^\top z`; :math:`X` stays sparse.
+    """
+
+    row_weights: np.ndarray = attrs.field(kw_only=True)
+
+    def matmat(self, v: np.ndarray) -> np.ndarray:
+        v = np.asarray(v, dtype=float)
+        u = self._unscale(v)
+        z = np.asarray(self.data @ u)
+        if self.mean is not None:
+            z -= self.mean @ u
+        z *= self.row_weights if z.ndim == 1 else self.row_weights[:, None]
+        y = np.asarray(self.data.T @ z)
+        return self._finish_product(y, None if self.mean is None else z.sum(axis=0))
+
+    def diagonal(self) -> np.ndarray:
+        x, p = self.data, self.p
+        weights = self.row_weights[_entry_rows(x)]
+        deviations = x.data if self.mean is None else x.data - self.mean[x.indices]
+        squares = np.bincount(x.indices, weights=weights * deviations * deviations, minlength=p)
+        if self.mean is not None:  # the implicit zeros, centred, with the weights of their rows
+            unstored = float(self.row_weights.sum()) - np.bincount(x.indices, weights=weights, minlength=p)
+            squares += np.maximum(unstored, 0.0) * self.mean**2
+        diagonal = squares / self.scale
+        return diagonal if self.column_scale is None else diagonal / self.column_scale**2
+
+    def _small_covariance(self) -> np.ndarray:
+        gram = np.asarray((self.data.T @ (sp.diags(self.row_weights) @ self.data)).toarray())
+        if self.mean is not None:
+            gram -= float(self.row_weights.sum()) * np.outer(self.mean, self.mean)
+        gram /= self.scale
+        if self.column_scale is not None:
+            gram /= np.outer(self.column_scale, self.column_scale)
+        return (gram + gram.T) / 2
+
+    def submatrix(self, index: np.ndarray) -> np.ndarray:
+        index = np.asarray(index, dtype=int)
+        k = index.size
+        picked = self.data[:, index]
+        rows = np.flatnonzero(np.diff(picked.indptr))
+        picked, weights = picked[rows], self.row_weights[rows]
+        mean = np.zeros(k) if self.mean is None else self.mean[index]
+        gram = (float(self.row_weights.sum()) - float(weights.sum())) * np.outer(mean, mean)
+        height = max(1, (1 << 22) // (8 * max(k, 1)))
+        for start in range(0, rows.size, height):
+            block = picked[start : start + height].toarray() - mean
+            gram += block.T @ (block * weights[start : start + height, None])
+        gram /= self.scale
+        if self.column_scale is not None:
+            scales = self.column_scale[index]
+            gram /= np.outer(scales, scales)
+        return (gram + gram.T) / 2
+
+    def restrict(self, index: np.ndarray) -> WeightedSparseGram:
+        index = np.asarray(index, dtype=int)
+        return WeightedSparseGram(
+            self.data[:, index], None if self.mean is None else self.mean[index], self.scale,
+            None if self.column_scale is None else self.column_scale[index], row_weights=self.row_weights,
+        )  # fmt: skip
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, WeightedSparseGram) and CenteredSparseGram.__eq__(self, other)
+                and optional_array_eq(self.row_weights, other.row_weights))  # fmt: skip
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _weighted_statistics(
+    x: Any, w: np.ndarray, center: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, Callable[[np.ndarray | None, np.ndarray | None], np.ndarray]]:
+    r"""With observation weights ``w``: the extremes of the rows with positive weight (implicit zeros
+    included), the weighted means (``center``), and a function giving the weighted centred sums of squares
+    :math:`\sum_i w_i ((x_{ij} - \mu_j)/d_j)^2` for a mean and divisors."""
+    n, p = x.shape
+    rows = _entry_rows(x)
+    weights = w[rows]
+    kept = weights > 0
+    high, low = np.full(p, -np.inf), np.full(p, np.inf)
+    np.maximum.at(high, x.indices[kept], x.data[kept])
+    np.minimum.at(low, x.indices[kept], x.data[kept])
+    positive = int(np.count_nonzero(w > 0))
+    implicit = np.bincount(x.indices[kept], minlength=p) < positive  # a row with positive weight lacks an entry
+    high[implicit] = np.maximum(high[implicit], 0.0)
+    low[implicit] = np.minimum(low[implicit], 0.0)
+    total = float(w.sum())
+    stored_weight = np.bincount(x.indices, weights=weights, minlength=p)
+    mean = None
+    if center:
+        safe = np.where(np.maximum(high, -low) > 0, np.maximum(high, -low), 1.0)
+        mean = safe * (np.bincount(x.indices, weights=weights * (x.data / safe[x.indices]), minlength=p) / total)
+
+    def squares(mean: np.ndarray | None, divisors: np.ndarray | None) -> np.ndarray:
+        deviations = x.data if mean is None else x.data - mean[x.indices]
+        if divisors is not None:
+            deviations = deviations / divisors[x.indices]
+        result = np.bincount(x.indices, weights=weights * deviations * deviations, minlength=p)
+        if mean is not None:
+            zero = mean if divisors is None else mean / divisors
+            result += np.maximum(total - stored_weight, 0.0) * zero * zero
+        return result
+
+    return high, low, mean, squares
+
+
 def sparse_problem(
     matrix: Any,
     feature_names: Sequence[str] | None = None,
@@ -198,6 +322,7 @@ def sparse_problem(
     source: str = "",
     columns: Sequence[str] | None = None,
     drop: Sequence[str] | None = None,
+    weights: object = None,
 ) -> Problem:
     r"""Check a ``scipy.sparse`` data matrix (``n`` samples x ``p`` variables) and wrap it, never densified.
 
@@ -212,6 +337,13 @@ def sparse_problem(
     ``None``); its ``input`` record has the shape, the hash
     (:func:`sparse_content_sha256`), the means and the :math:`s_j`. See the
     module's description for the memory taken and the checks made.
+
+    ``weights`` are observation (frequency) weights, as for dense data
+    (:func:`spcakit.inputs.dense.data_problem`): the weighted means, the
+    covariance :math:`\sum_i w_i (x_i - \mu)(x_i - \mu)^\top/(W - 1)` applied by
+    :class:`WeightedSparseGram`, the weighted standard deviations; still never
+    densified (the row of each stored entry is kept while the statistics are
+    taken: ``8 nnz`` more bytes).
     """
     what = "the data matrix"
     shape = tuple(int(d) for d in getattr(matrix, "shape", ()))
@@ -231,29 +363,43 @@ def sparse_problem(
     stored, sums, high, low, finite = _column_statistics(x)
     if not finite:
         _refuse_non_finite(x, what, names)
-    if center and n < 2:
+    w = None if weights is None else check_weights(weights, n, center=center)
+    if w is None and center and n < 2:
         raise InvalidDataError(f"{what} has {n} row; centring needs at least 2 samples (rows)")
-    magnitude = np.maximum(high, -low)  # each column's largest magnitude as given
-    mean = _column_means(x, sums, magnitude) if center else None
+    if w is None:
+        magnitude = np.maximum(high, -low)  # each column's largest magnitude as given
+        mean = _column_means(x, sums, magnitude) if center else None
+
+        def sum_of_squares(mean: np.ndarray | None, divisors: np.ndarray | None) -> np.ndarray:
+            return centred_sum_of_squares(x, mean, stored, divisors)
+    else:
+        high, low, mean, sum_of_squares = _weighted_statistics(x, w, center)
+        magnitude = np.maximum(high, -low)
+    count = float(n) if w is None else float(w.sum())  # the observations the rows stand for
     largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
     safe = np.where(largest > 0, largest, 1.0)
     if SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]:
-        norms = np.sqrt(centred_sum_of_squares(x, mean, stored, None))
+        norms = np.sqrt(sum_of_squares(mean, None))
     else:  # extreme magnitudes: each column scaled to at most 1 before squaring
         with np.errstate(over="ignore"):
-            norms = largest * np.sqrt(centred_sum_of_squares(x, mean, stored, safe))
-    constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(n))[0]
+            norms = largest * np.sqrt(sum_of_squares(mean, safe))
+    constant = np.nonzero(norms <= 1e-12 * magnitude * math.sqrt(count))[0]
     offset = refuse_zero_variance(constant, names, "column(s) are constant (zero variance)", high, low)
-    scale = float(n - 1) if center else float(n)
+    scale = count - 1.0 if center else count
     # the stored values are used as they are, standardised or not
     check_double_range(norms, largest, scale, names, constant)
     deviations = None
     if standardize:
         deviations = norms / math.sqrt(scale)
         deviations[constant] = 1.0  # divided by 1, not by zero: the column is left out of the fit
-    covariance = CenteredSparseGram(x, mean, scale, deviations)
-    record = InputRecord(kind="data", shape=(n, p), sha256=sparse_content_sha256(x), center=center,
-                         standardize=standardize, mean=mean, scale=deviations)  # fmt: skip
+    if w is None:
+        covariance = CenteredSparseGram(x, mean, scale, deviations)
+    else:
+        covariance = WeightedSparseGram(x, mean, scale, deviations, row_weights=w)
+    sha256 = sparse_content_sha256(x)
+    record = InputRecord(kind="data", shape=(n, p), sha256=sha256, center=center,
+                         standardize=standardize, mean=mean, scale=deviations,
+                         weights=None if w is None else weights_summary(w, sha256=sha256 is not None))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, None, source, record), constant, offset)
 
 

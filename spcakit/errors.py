@@ -88,3 +88,9 @@ def format_size(nbytes: int) -> str:
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"
     return f"{nbytes} bytes"
+
+
+def install_hint(libraries: str, extra: str) -> str:
+    """How to install an optional capability: its libraries from the package index, or spcakit's extra
+    ``extra`` from spcakit's repository (spcakit itself is not on the index)."""
+    return f"pip install {libraries} (or, in spcakit's repository, pip install -e '.[{extra}]')"

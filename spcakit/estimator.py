@@ -1,6 +1,6 @@
 r"""``spcakit.SparsePCA``: any spcakit method as a scikit-learn transformer.
 
-Needs scikit-learn (``pip install "spcakit[sklearn]"``); ``import spcakit``
+Needs scikit-learn (``pip install -e '.[sklearn]'``); ``import spcakit``
 never imports it: ``spcakit.SparsePCA`` loads this module on first use.
 
 >>> from sklearn.datasets import load_breast_cancer
@@ -54,7 +54,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
         "spcakit.SparsePCA needs scikit-learn >= 1.6 (for sklearn.utils.validation.validate_data); "
-        f"install it with: pip install 'spcakit[sklearn]' ({exc})"
+        f"install it with: pip install -e '.[sklearn]' ({exc})"
     ) from exc
 
 from spcakit.composition import check_k, configure

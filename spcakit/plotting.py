@@ -1,6 +1,6 @@
 r"""Plots of sparse PCA results: loadings, variance, trade-off paths and cross-validation curves.
 
-Needs matplotlib, the optional extra ``spcakit[plot]`` (``pip install 'spcakit[plot]'``).
+Needs matplotlib, the optional extra ``spcakit[plot]`` (``pip install -e '.[plot]'``).
 matplotlib is imported when a function here is first *called*, never when this module or
 ``spcakit`` is imported; without it a call raises :class:`PlotDependencyError` (an
 :class:`ImportError`) saying how to install it.
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError
+from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
 from spcakit.output import check_output, write_output
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 #: The optional dependency that every plot needs.
-PLOT_EXTRA = "spcakit[plot]"
+PLOT_EXTRA = "plot"
 #: File formats :func:`save` writes, by suffix.
 FORMATS = (".png", ".svg", ".pdf")
 #: Resolution of new figures in dots per inch: a PNG of a ``w x h`` inch figure is ``100w x 100h`` pixels.
@@ -82,7 +82,7 @@ _METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None}, "png": {}}
 
 
 class PlotDependencyError(SpcakitError, ImportError):
-    """A plot was asked for but matplotlib is not installed (``pip install 'spcakit[plot]'``)."""
+    """A plot was asked for but matplotlib is not installed (``pip install -e '.[plot]'``)."""
 
 
 def _matplotlib() -> Any:
@@ -95,7 +95,7 @@ def _matplotlib() -> Any:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
     except ImportError as exc:
         raise PlotDependencyError(
-            f"plots need matplotlib: pip install '{PLOT_EXTRA}' (or pip install matplotlib) ({exc})"
+            f"plots need matplotlib: {install_hint('matplotlib', PLOT_EXTRA)} ({exc})"
         ) from exc
     return SimpleNamespace(
         rc_context=matplotlib.rc_context, rcParams=matplotlib.rcParams, colormaps=matplotlib.colormaps,

@@ -7,10 +7,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import ZeroLoadingError
+from spcakit.errors import ZeroLoadingError, install_hint
 
 #: The optional dependency that :meth:`Result.loadings_frame` and :meth:`Result.metrics_frame` need.
-PANDAS_EXTRA = "spcakit[pandas]"
+PANDAS_EXTRA = "pandas"
 #: Components shown one by one in :meth:`Result.__repr__` (more are elided).
 REPR_COMPONENTS = 10
 
@@ -248,7 +248,7 @@ def import_pandas(what: str) -> Any:
     except ImportError as exc:
         raise ImportError(
             f"{what} returns a pandas DataFrame, but pandas is not installed; install it with "
-            f"pip install '{PANDAS_EXTRA}' (or pip install pandas), or use the arrays (Result.loadings, "
+            f"{install_hint('pandas', PANDAS_EXTRA)}, or use the arrays (Result.loadings, "
             f"Result.metrics) instead ({exc})"
         ) from exc
     return pandas
@@ -350,7 +350,7 @@ class Result:
         """The loadings as a pandas DataFrame: one row per variable (``feature_names``), one column per
         component (:attr:`component_names`).
 
-        Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
+        Needs pandas (``pip install -e '.[pandas]'``); raises :class:`ImportError` saying so without it.
         The frame holds a copy: changing it leaves the result unchanged.
         """
         pandas = import_pandas("Result.loadings_frame()")

@@ -27,7 +27,7 @@ from spcakit.cli.common import (
 )
 from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, parse_params
 from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
-from spcakit.errors import SpcakitError
+from spcakit.errors import SpcakitError, install_hint
 from spcakit.output import check_outside_inputs
 from spcakit.paths import PathLevel, SparsityPath
 from spcakit.paths import path as fit_path
@@ -168,8 +168,7 @@ def check_plot(plot: Path, out: Path | None, data: str) -> None:
         if other is not None and os.path.realpath(other) == os.path.realpath(plot):
             raise BadInput(f"--plot and {what} name the same file {str(plot)!r}; give the figure its own path")
     if importlib.util.find_spec("matplotlib") is None:
-        raise BadInput(f"--plot draws with matplotlib, which is not installed: pip install '{plotting.PLOT_EXTRA}' "
-                       "(or pip install matplotlib)")  # fmt: skip
+        raise BadInput(f"--plot draws with matplotlib, which is not installed: {install_hint('matplotlib', plotting.PLOT_EXTRA)}")
 
 
 def render_cv(found: CrossValidation, source: str) -> str:

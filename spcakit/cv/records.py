@@ -205,7 +205,7 @@ class CrossValidation:
     def frame(self) -> Any:
         """The rows of :meth:`to_rows` as a pandas DataFrame indexed by the level (``k`` or ``lam``).
 
-        Needs pandas (``pip install 'spcakit[pandas]'``); raises :class:`ImportError` saying so without it.
+        Needs pandas (``pip install -e '.[pandas]'``); raises :class:`ImportError` saying so without it.
         """
         pandas = import_pandas("CrossValidation.frame()")
         return pandas.DataFrame(self.to_rows()).set_index(self.knob)

@@ -34,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from spcakit.errors import InvalidParameterError, SpcakitError
+from spcakit.errors import InvalidParameterError, SpcakitError, install_hint
 
 #: Seconds :func:`connected` waits for a scheduler to answer, and the longest a computation on the cluster waits
 #: while the scheduler has no worker or does not answer (a lost worker, a lost scheduler); the environment
@@ -48,7 +48,7 @@ COMPUTE_TIMEOUT = 3600.0
 def _missing_extra(exc: ImportError) -> InvalidParameterError:
     return InvalidParameterError(
         f"--scheduler needs dask, distributed and zarr, which are not installed ({exc}); install them with "
-        "pip install 'spcakit[dask]'"
+        f"{install_hint('dask distributed zarr', 'dask')}"
     )
 
 

@@ -9,7 +9,7 @@ when a ``distributed.Client`` is active (:func:`connected`, the CLI's
 ``--scheduler ADDRESS``). spcakit imports dask only here, and this module
 only when it is given a dask array or a Zarr store: ``import spcakit`` never
 imports dask, distributed or zarr (install them with
-``pip install 'spcakit[dask]'``).
+``pip install -e '.[dask]'``).
 
 Tall data: one pass
 -------------------
@@ -78,7 +78,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError
+from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, install_hint
 from spcakit.operators import (
     DENSE_EIGEN_LIMIT,
     DENSE_GRAM_LIMIT,
@@ -100,7 +100,7 @@ from spcakit.inputs.clusters import (  # noqa: F401 - re-exported: connected is 
 from spcakit.state import InputRecord
 
 #: The optional extra that installs dask, distributed and zarr.
-DASK_EXTRA = "spcakit[dask]"
+DASK_EXTRA = "dask"
 #: Block results merged by one task of the tree of merges.
 MERGE_WIDTH = 8
 #: NumPy dtype kinds a dask array or Zarr store may hold: booleans, integers, floats.
@@ -111,7 +111,7 @@ NUMERIC_KINDS = "biuf"
 def _missing_extra(what: str, exc: ImportError) -> InvalidParameterError:
     return InvalidParameterError(
         f"{what} needs dask, distributed and zarr, which are not installed ({exc}); install them with "
-        f"pip install '{DASK_EXTRA}'"
+        f"{install_hint('dask distributed zarr', DASK_EXTRA)}"
     )
 
 

@@ -6,7 +6,7 @@ A sweep is a table experiment whose rows are labelled ``"SERIES, r = R"`` and wh
 panels (a metric column each, and whether its best value is the least or the largest). Each row runs as a
 table's row does (:func:`spcakit.reproduce.tables.fit_arguments`) into a flat record; :func:`write_outputs`
 writes the records as CSV and JSON, a Markdown table and an SVG plot (:mod:`spcakit.plotting`, which needs
-matplotlib: ``pip install 'spcakit[plot]'``); :func:`replot` redraws the SVG from the JSON alone.
+matplotlib: ``pip install -e '.[plot]'``); :func:`replot` redraws the SVG from the JSON alone.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def curves(records: Sequence[dict[str, Any]], sweep: SweepSettings, key: str) ->
 def plot(spec: ExperimentSpec, records: Sequence[dict[str, Any]]) -> Any:
     """One panel per ``sweep.panels`` entry, its column against r, one line per series, the legend below.
 
-    Drawn by :func:`spcakit.plotting.plot_tradeoff` (needs matplotlib: ``pip install 'spcakit[plot]'``);
+    Drawn by :func:`spcakit.plotting.plot_tradeoff` (needs matplotlib: ``pip install -e '.[plot]'``);
     returns the :class:`matplotlib.figure.Figure`, for :func:`spcakit.plotting.save`.
     """
     from spcakit import plotting

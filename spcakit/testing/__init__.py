@@ -14,7 +14,7 @@
   no ``k`` (GPower's penalties): every test that runs every registered method uses these.
 * :mod:`spcakit.testing.strategies` - Hypothesis strategies for vectors,
   orthonormal bases, covariance and data matrices and problems. Needs
-  ``hypothesis`` (``pip install 'spcakit[test]'``); it is imported only when
+  ``hypothesis`` (``pip install -e '.[test]'``); it is imported only when
   first used, so ``import spcakit.testing`` works without it.
 
 Examples

@@ -314,7 +314,7 @@ def test_missing_matplotlib_is_a_clear_error(inputs, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     out = tmp_path / "p.png"
     message = fails("plot", "path", inputs["path"], "--out", out)
-    assert message.startswith("Error: plots need matplotlib: pip install 'spcakit[plot]'")
+    assert message.startswith("Error: plots need matplotlib: pip install matplotlib (or, in spcakit's repository, pip install -e '.[plot]')")
     assert not out.exists()
 
 

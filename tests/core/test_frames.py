@@ -229,7 +229,7 @@ def test_frames_without_pandas_say_which_extra_to_install(result, monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # "import pandas" now raises ImportError
     for method in (result.loadings_frame, result.metrics_frame):
         with pytest.raises(ImportError, match=r"returns a pandas DataFrame, but pandas is not installed; install it "
-                                              r"with pip install 'spcakit\[pandas\]'"):
+                                              r"with pip install pandas \(or, in spcakit's repository, pip install -e '\.\[pandas\]'\)"):
             method()
 
 

@@ -313,7 +313,7 @@ def test_missing_matplotlib_is_a_clear_import_error(monkeypatch):
     with pytest.raises(plotting.PlotDependencyError) as info:
         plotting.plot_tradeoff([1, 2], [0.1, 0.2])
     assert isinstance(info.value, ImportError) and isinstance(info.value, SpcakitError)
-    assert str(info.value).startswith("plots need matplotlib: pip install 'spcakit[plot]'")
+    assert str(info.value).startswith("plots need matplotlib: pip install matplotlib (or, in spcakit's repository, pip install -e '.[plot]')")
 
 
 def test_import_spcakit_does_not_import_matplotlib_and_plots_never_touch_pyplot(tmp_path):

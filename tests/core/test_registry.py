@@ -305,7 +305,7 @@ def test_core_and_contracts_import_without_hypothesis():
         "try:\n"
         "    spcakit.testing.strategies\n"
         "except ImportError as exc:\n"
-        "    assert 'spcakit[test]' in str(exc), exc\n"
+        "    assert \"pip install -e '.[test]'\" in str(exc), exc\n"
         "else:\n"
         "    raise SystemExit('strategies imported without hypothesis')\n"
     )

@@ -11,10 +11,12 @@ import contextlib
 import hashlib
 import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
+import spcakit.plugins
 from spcakit import cli
 
 EXAMPLES = int(os.environ.get("SPCAKIT_FUZZ_EXAMPLES", "0"))
@@ -25,6 +27,17 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     database=None,
 )
+
+
+@contextlib.contextmanager
+def installed(plugin: object, name: str) -> Iterator[None]:
+    """``plugin`` loaded into the plugin session under ``name`` while the block runs, removed after it."""
+    session = spcakit.plugins.get_session()
+    session.add(plugin, name)
+    try:
+        yield
+    finally:
+        session.remove(name)
 
 
 def invoke(*args: str) -> tuple[int, str]:

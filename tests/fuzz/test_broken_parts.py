@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.errors import PartFailure, SpcakitError
 
-from .conftest import FUZZ, assert_contract, invoke
+from .conftest import FUZZ, assert_contract, installed, invoke
 
 PLUGIN = "fuzz-garbage"
 #: what the part under test returns or raises this example (set by the test before each run)
@@ -88,10 +88,8 @@ class _Plugin:
 
 @pytest.fixture(scope="module", autouse=True)
 def fuzz_plugin():
-    session = spcakit.plugins.get_session()
-    session.add(_Plugin(), PLUGIN)
-    yield
-    session.remove(PLUGIN)
+    with installed(_Plugin(), PLUGIN):
+        yield
 
 
 def _array(shape, fill):

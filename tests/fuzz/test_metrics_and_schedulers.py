@@ -25,7 +25,7 @@ import spcakit
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import Metric
 
-from .conftest import EXAMPLES, FUZZ, assert_contract, invoke
+from .conftest import EXAMPLES, FUZZ, assert_contract, installed, invoke
 
 PLUGIN = "fuzz-metrics"
 #: what the metric under test returns or raises this example (set by the test before each run)
@@ -58,10 +58,8 @@ class _Plugin:
 
 @pytest.fixture(scope="module", autouse=True)
 def fuzz_plugin():
-    session = spcakit.plugins.get_session()
-    session.add(_Plugin(), PLUGIN)
-    yield
-    session.remove(PLUGIN)
+    with installed(_Plugin(), PLUGIN):
+        yield
 
 
 @pytest.fixture(scope="module")

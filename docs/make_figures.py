@@ -2,6 +2,7 @@
 
     python docs/make_figures.py                  # into docs/figures/tutorial/
     python docs/make_figures.py --out-dir DIR    # anywhere else (tests/test_site.py: a copy of docs/)
+    python docs/make_figures.py --single-cell    # docs/single-cell.md's figure, into docs/figures/single-cell/
 
 The figures are what the tutorial's code draws, by the same fits and plots: the trade-off paths of three
 methods on the standardised Wisconsin breast-cancer data (bundled with scikit-learn: nothing is downloaded),
@@ -60,11 +61,44 @@ def draw(out_dir: Path) -> list[Path]:
     return [plotting.save(figure, out_dir / name) for name, figure in figures.items()]
 
 
+#: Where the single-cell page's figure goes (``--single-cell``), and where docs/single-cell.md links to it.
+SINGLE_CELL_FIGURES = Path(__file__).resolve().parent / "figures" / "single-cell"
+
+
+def draw_single_cell(out_dir: Path) -> list[Path]:
+    """Draw docs/single-cell.md's embedding plot into ``out_dir``, by the page's own steps (needs the scanpy extra:
+    ``pip install -e ".[scanpy]"``): simulated counts, normalised, the highly variable genes, ``sparse_pca``, then
+    scanpy's ``sc.pl.embedding`` of ``obsm["X_spca"]`` coloured by each cell's most active program."""
+    import matplotlib
+    import scanpy as sc
+
+    from spcakit.anndata import simulated_counts, sparse_pca
+
+    matplotlib.rcdefaults()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    adata = simulated_counts(n_cells=3000, n_genes=2000, seed=0)
+    sc.pp.normalize_total(adata)
+    sc.pp.log1p(adata)
+    sc.pp.highly_variable_genes(adata, n_top_genes=500)
+    sparse_pca(adata, n_components=6, k=30)
+    figure = sc.pl.embedding(adata, basis="X_spca", color="program", components=["1,2", "3,4", "5,6"],
+                             return_fig=True, show=False)  # fmt: skip
+    path = out_dir / "embedding.png"
+    figure.savefig(path, dpi=80, metadata={"Software": None})
+    return [path]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Draw the tutorial's figures (docs/tutorial.md).")
-    parser.add_argument("--out-dir", type=Path, default=FIGURES, help=f"folder of the PNG files (default {FIGURES})")
+    parser.add_argument("--out-dir", type=Path, help=f"folder of the PNG files (default {FIGURES}, or "
+                        f"{SINGLE_CELL_FIGURES} with --single-cell)")  # fmt: skip
+    parser.add_argument("--single-cell", action="store_true", help="draw docs/single-cell.md's figure instead")
     args = parser.parse_args(argv)
-    for path in draw(args.out_dir):
+    if args.single_cell:
+        paths = draw_single_cell(args.out_dir or SINGLE_CELL_FIGURES)
+    else:
+        paths = draw(args.out_dir or FIGURES)
+    for path in paths:
         print(f"wrote {path}")
     return 0
 

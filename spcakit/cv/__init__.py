@@ -101,6 +101,20 @@ Statistical Learning*, 2nd ed., §7.10): never denser than the minimum, since th
 qualifies. The sparsest is the smallest ``k``; on a λ grid, the level with the fewest nonzeros
 on average over the folds, the earlier in the grid at a tie.
 
+Sparse and Dask data
+--------------------
+A ``scipy.sparse`` data matrix (or a sparse ``.npz``/``.mtx`` file) and a ``dask.array.Array`` (or a
+``.zarr`` store) are cross-validated without being densified whole (:mod:`~spcakit.cv.held_out`): a fold's
+training rows are a row selection of the data (a CSR row slice, a dask take) made into a problem as
+:func:`spcakit.fit` makes one, and its held-out rows are made dense one block at a time (at most
+:data:`~spcakit.cv.held_out.HELD_OUT_BLOCK_BYTES`, 16 MiB), centred (and scaled) by the training rows'
+means (and standard deviations), scored and dropped; one pass over the rows scores every fold of a level.
+The errors are those of the same rows made dense, to rounding (about :math:`10^{-15}` relative, measured),
+and the constant columns of a fold are found and named the same way. On sparse data with a planted support
+(300 x 60, one factor on 6 or 10 variables, a third of the entries stored), ``rule="1se"`` chose ``k``
+within one of the support size in all 12 runs of the tests (3 seeds, SPCArt and TPower);
+``benchmarks/cv_planted_support.py --sparse`` times a larger case.
+
 References
 ----------
 H. T. Eastment and W. J. Krzanowski, "Cross-validatory choice of the number of components from
@@ -114,8 +128,9 @@ T. Hastie, R. Tibshirani and J. Friedman, *The Elements of Statistical Learning*
 Springer (2009), §7.10.
 
 The package's modules: :mod:`~spcakit.cv.criterion` (the held-out error), :mod:`~spcakit.cv.records`
-(:class:`CVLevel`, :class:`CrossValidation`, :func:`choose_level`) and :mod:`~spcakit.cv.search`
-(:func:`cross_validate`, :func:`fold_indices`).
+(:class:`CVLevel`, :class:`CrossValidation`, :func:`choose_level`), :mod:`~spcakit.cv.search`
+(:func:`cross_validate`, :func:`fold_indices`) and :mod:`~spcakit.cv.held_out` (the held-out rows of sparse
+and Dask data, a block at a time).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def leave_one_variable_out_residuals(rows: Any, loadings: Any) -> np.ndarray:
     x = np.asarray(rows, dtype=float)
     v = np.asarray(loadings, dtype=float)
     _check_shapes(x, v)
-    return _residuals(x, _span(v))
+    return _residuals(x, loadings_span(v))
 
 
 def _check_shapes(x: np.ndarray, v: np.ndarray) -> None:
@@ -59,9 +59,11 @@ def _check_shapes(x: np.ndarray, v: np.ndarray) -> None:
         )
 
 
-def _span(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """An orthonormal basis of the span of the loadings ``v`` and ``1 - h_j`` per variable; ``None`` when they
-    span nothing."""
+def loadings_span(loadings: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    r"""An orthonormal basis :math:`U` of the span of the loadings (``p x r``) and :math:`1 - h_j` per
+    variable (:math:`h_j = \|u_j\|^2`); ``None`` when they span nothing. What :func:`residual_sums` takes,
+    computed once for many blocks of rows."""
+    v = np.asarray(loadings, dtype=float)
     basis, singular, _ = np.linalg.svd(v, full_matrices=False)
     if singular.size == 0 or not singular[0] > 0:
         return None
@@ -71,13 +73,26 @@ def _span(v: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 def _residuals(x: np.ndarray, span: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """The leave-one-variable-out residuals of the rows ``x`` for the loadings' :func:`_span`."""
+    """The leave-one-variable-out residuals of the rows ``x`` for the loadings' :func:`loadings_span`."""
     if span is None:
         return x.copy()  # no loading: nothing predicts anything
     basis, free = span
     predictable = free > UNPREDICTABLE
-    fitted = (x @ basis) @ basis.T
-    return np.where(predictable, (x - fitted) / np.where(predictable, free, 1.0), x)
+    residuals = (x @ basis) @ basis.T  # the fitted values, made the residuals in place: one array of x's size
+    np.subtract(x, residuals, out=residuals)
+    np.divide(residuals, np.where(predictable, free, 1.0), out=residuals)
+    if not predictable.all():
+        residuals[:, ~predictable] = x[:, ~predictable]
+    return residuals
+
+
+def residual_sums(rows: np.ndarray, span: tuple[np.ndarray, np.ndarray] | None) -> tuple[float, float]:
+    r"""``(residual, total)`` for a block of held-out ``rows`` (``m x p``, centred and scaled): the sum of their
+    squared leave-one-variable-out residuals for the :func:`loadings_span` ``span``, and their total sum of
+    squares. Both add up over blocks of rows; :func:`held_out_error` is their ratio over all the blocks."""
+    x = np.asarray(rows, dtype=float)
+    errors = _residuals(x, span)
+    return float(np.einsum("ij,ij->", errors, errors)), float(np.einsum("ij,ij->", x, x))
 
 
 def held_out_error(rows: Any, loadings: Any) -> float:
@@ -125,10 +140,10 @@ def held_out_error(rows: Any, loadings: Any) -> float:
         x = np.asarray(block, dtype=float)
         _check_shapes(x, v)
         if not spanned:
-            span, spanned = _span(v), True
-        total += float(np.einsum("ij,ij->", x, x))
-        errors = _residuals(x, span)
-        residual += float(np.einsum("ij,ij->", errors, errors))
+            span, spanned = loadings_span(v), True
+        squares, total_squares = residual_sums(x, span)
+        residual += squares
+        total += total_squares
     if not total > 0:
         raise InvalidDataError(
             "the held-out rows have no variance about the training means (every row equals them, or there are "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,9 +14,13 @@ import numpy as np
 from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, check_seed, fit
 from spcakit.cv.criterion import held_out_error
+from spcakit.cv.held_out import fold_scoring, held_out_sums
 from spcakit.cv.records import CrossValidation, CVLevel, check_rule, choose_level
 from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError, ZeroLoadingError
 from spcakit.inputs import as_problem
+from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse
+from spcakit.inputs.columns import column_positions, name_list, unread_columns
+from spcakit.inputs.datasets import load_source
 from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
 from spcakit.paths.sweep import check_takes_k, lowest_level, method_spec
 from spcakit.plugins import get_registry
@@ -44,10 +49,45 @@ def fold_error(training: Problem, result: Result, rows: np.ndarray) -> float:
     try:
         return held_out_error(held_out, result.loadings)
     except InvalidDataError:
-        raise InvalidDataError(
-            "a held-out fold has no variance about the training rows' means (its rows equal them): its error is "
-            "undefined; the data have too few distinct rows for this many folds, use fewer folds"
-        ) from None
+        raise InvalidDataError(NO_HELD_OUT_VARIANCE) from None
+
+
+#: Why a fold's error is undefined.
+NO_HELD_OUT_VARIANCE = (
+    "a held-out fold has no variance about the training rows' means (its rows equal them): its error is "
+    "undefined; the data have too few distinct rows for this many folds, use fewer folds"
+)
+
+
+def read_rows(
+    data: Any, feature_names: Sequence[str] | None, columns: Any, drop: Any
+) -> tuple[Any, Sequence[str] | None, str, bool]:
+    """``(matrix, feature_names, source, chosen)``: the data matrix of ``data`` (read from its file when ``data``
+    is a path or a ``builtin:`` name; a covariance is refused). A ``scipy.sparse`` one becomes a canonical CSR
+    array and has the columns ``columns``/``drop`` chosen already (``chosen``), as does a dask array, so that the
+    folds take rows of the columns used; anything else is returned as it is (``chosen`` false), for
+    :func:`spcakit.as_problem` to check and choose its columns."""
+    source = ""
+    if isinstance(data, (str, os.PathLike)):  # read once here, as spcakit.as_problem would read it
+        dataset = load_source(data, unread_columns(data, name_list(columns, "columns"), name_list(drop, "drop")))
+        if dataset.is_covariance:
+            refuse_covariance(dataset.source)
+        data, feature_names, source = dataset.matrix, feature_names or dataset.feature_names, dataset.source
+    if is_scipy_sparse(data):
+        from spcakit.operators import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        data = canonical_csr(data)  # the problem's own form: sparse_problem uses it without a copy
+    elif not is_dask_array(data):
+        return data, feature_names, source, False
+    if columns is not None or drop is not None:
+        names = check_names(feature_names, int(data.shape[1]))
+        chosen = column_positions(names, name_list(columns, "columns"), name_list(drop, "drop"))
+        if chosen != list(range(len(names))):
+            data = data[:, chosen]
+            if is_scipy_sparse(data):
+                data = canonical_csr(data, owned=True)
+            feature_names = [names[j] for j in chosen]
+    return data, feature_names, source, True
 
 
 def check_folds(folds: Any, n: int | None = None) -> int:
@@ -113,9 +153,20 @@ def cross_validate(
     ----------
     data, method, r
         As for :func:`spcakit.fit`: a data matrix (array, DataFrame, ``.npy``/``.csv`` path, or a
-        ``builtin:`` data set that holds rows). A covariance or correlation matrix has no rows to
-        hold out and is refused. Constant columns get zero loadings, as in :func:`spcakit.fit`,
-        and so do columns constant among a fold's training rows, in that fold (see the module's
+        ``builtin:`` data set that holds rows), a ``scipy.sparse`` data matrix (any format, or a
+        sparse ``.npz``/``.mtx`` path) or a ``dask.array.Array`` (or a ``.zarr`` store). A
+        ``scipy.sparse`` or Dask matrix is never densified whole: each fold's training rows are a
+        row selection of it, made into a problem as :func:`spcakit.fit` makes one (an implicitly
+        centred operator, a one-pass covariance), and the held-out rows are made dense one block of
+        at most 16 MiB at a time (:data:`spcakit.cv.held_out.HELD_OUT_BLOCK_BYTES`), centred and
+        scaled by the training rows' statistics, in one pass over the rows per level (for Dask, one
+        ``dask.compute`` per level, a row chunk per task); the errors are the dense computation's,
+        to rounding (:mod:`spcakit.cv.held_out`). As for dense data, every fold's training problem
+        is held at once: for sparse data a copy of its rows' stored entries, for Dask data a
+        ``p x p`` covariance (tall data, one pass over its rows) or its rows persisted (wide data),
+        as :func:`spcakit.fit` would hold them. A covariance or correlation matrix has no rows to
+        hold out and is refused. Constant columns get zero loadings, as in :func:`spcakit.fit`, and
+        so do columns constant among a fold's training rows, in that fold (see the module's
         description); ``k`` above the number of columns that vary in a fold is lowered to it there.
     k
         The grid of ``k`` (nonzero variables per loading), as :func:`spcakit.path` takes it:
@@ -148,7 +199,8 @@ def cross_validate(
     **fit_kwargs
         The rest of :func:`spcakit.fit`'s arguments (``truncator``, ``deflator``, ``stopper``,
         part parameters). ``metrics`` names the metrics of the refit :attr:`CrossValidation.result`
-        (default: all); the folds' fits compute none.
+        (default: all); the folds' fits compute none. Observation weights (``sample_weight``) are
+        not taken: the folds are scored unweighted.
 
     Returns
     -------
@@ -159,10 +211,10 @@ def cross_validate(
     Raises
     ------
     InvalidParameterError
-        A covariance input, ``folds`` not an integer in :math:`[2, n]`, an unknown ``rule``, both
-        ``k`` and ``lam``, a bad grid, a method that takes no ``k`` with a ``k`` grid; a level the
-        method refuses is named first in the message (``k = 2: ...``), a fold too
-        (``fold 3 of 5``).
+        A covariance input, observation weights, ``folds`` not an integer in :math:`[2, n]`, an
+        unknown ``rule``, both ``k`` and ``lam``, a bad grid, a method that takes no ``k`` with a
+        ``k`` grid; a level the method refuses is named first in the message (``k = 2: ...``), a
+        fold too (``fold 3 of 5``).
 
     Examples
     --------
@@ -178,24 +230,28 @@ def cross_validate(
     folds = check_folds(folds)
     if k is not None and lam is not None:
         raise InvalidParameterError("give the grid as k (nonzeros per loading) or as lam (the method's λ), not both")
+    for name in ("sample_weight", "weights"):
+        if name in fit_kwargs:
+            raise InvalidParameterError(
+                f"cross_validate takes no observation weights ({name}=): its folds hold out rows and score them "
+                "unweighted; cross-validate without weights to choose the level, then fit with them there "
+                "(spcakit.fit(data, method, r, k=cv.chosen, sample_weight=w))"
+            )
     refit_metrics = fit_kwargs.pop("metrics", None)
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     spec = method_spec(method, registry)
-    problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
-                         feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
-    if problem.data is None and problem.input is not None and problem.input.kind == "data":
-        raise InvalidParameterError(
-            f"cross-validation needs the rows of the data as a dense array, and {problem.source or 'the input'} is held "
-            "only through its covariance operator (scipy.sparse or Dask input); give a dense array (e.g. "
-            "x.toarray() when it fits in memory), or choose the sparsity by a target instead: spcakit.target_k(data, "
-            "method, r, cpev=F) (spcakit path METHOD --target-cpev F), the sparsest k whose CPEV is at least F x PCA's"
-        )
-    if problem.data is None:
+    matrix, names, source, chosen = (data, feature_names, "", False) if covariance else read_rows(data, feature_names,
+                                                                                                  columns, drop)  # fmt: skip
+    # a scipy.sparse (canonical CSR) or Dask data matrix is held as given, and never densified whole
+    outside = matrix if is_scipy_sparse(matrix) or is_dask_array(matrix) else None
+    problem = as_problem(matrix, covariance=covariance, center=center, standardize=standardize, feature_names=names,
+                         source=source, columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
+    if outside is None and problem.data is None:
         refuse_covariance(problem.source)
-    rows = problem.data
-    n = rows.shape[0]
+    rows = outside if outside is not None else problem.data
+    n = int(rows.shape[0])
     folds = check_folds(folds, n)
     r = check_r(r, problem)
     knob = "k" if lam is None else "lam"
@@ -207,11 +263,13 @@ def cross_validate(
     # again by their own is the same, up to rounding, as doing it to the rows as given
     training: list[Problem] = []
     notes: list[str] = []
+    labels = np.empty(n, dtype=np.intp)  # the fold that holds out each row
     for f, test in enumerate(held_out):
+        labels[test] = f
         keep = np.ones(n, dtype=bool)
         keep[test] = False
         try:
-            training.append(as_problem(rows[keep], center=center, standardize=standardize,
+            training.append(as_problem(rows[np.flatnonzero(keep)], center=center, standardize=standardize,
                                        feature_names=problem.feature_names))  # fmt: skip
         except (InvalidParameterError, InvalidDataError) as exc:
             raise type(exc)(f"fold {f + 1} of {folds} ({int(keep.sum())} training rows): {exc}") from None
@@ -227,7 +285,7 @@ def cross_validate(
         warnings.warn(note, ConstantColumnWarning, stacklevel=2)
 
     def evaluate(level: Any) -> CVLevel:
-        errors, nonzeros = [], []
+        errors, nonzeros, results = [], [], []
         for f, (train, test) in enumerate(zip(training, held_out)):
             try:
                 with warnings.catch_warnings():  # the folds' constant columns are named once, above
@@ -236,8 +294,16 @@ def cross_validate(
                                  **fit_kwargs)  # fmt: skip
             except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
                 raise type(exc)(f"{knob} = {level}, fold {f + 1} of {folds}: {exc}") from None
-            errors.append(fold_error(train, result, rows[test]))
+            if outside is None:
+                errors.append(fold_error(train, result, rows[test]))
+            results.append(result)
             nonzeros.append(np.count_nonzero(result.loadings))
+        if outside is not None:  # every fold's held-out rows in one pass, a block at a time
+            scorings = [fold_scoring(train, problem, result.loadings) for train, result in zip(training, results)]
+            sums = held_out_sums(outside, labels, scorings)
+            if not (sums[:, 1] > 0).all():
+                raise InvalidDataError(NO_HELD_OUT_VARIANCE)
+            errors = [float(residual / total) for residual, total in sums]
         spread = float(np.std(errors, ddof=1)) / math.sqrt(folds)
         return CVLevel(level=level, mean_error=float(np.mean(errors)), std_error=spread, fold_errors=tuple(errors),
                        nz=float(np.mean(nonzeros)))  # fmt: skip

@@ -215,12 +215,14 @@ def test_a_covariance_cannot_be_cross_validated(data: Any, kwargs: dict[str, Any
         cross_validate(data, "spcart", 1, k="1:3", **kwargs)
 
 
-def test_sparse_data_are_refused_as_sparse_not_as_a_covariance() -> None:
+def test_sparse_data_are_cross_validated_as_data_not_refused_as_a_covariance() -> None:
+    # sparse data were refused until issue 28 ("needs the rows of the data as a dense array"); they are now
+    # cross-validated as the same rows made dense are (tests/core/test_cv_sparse.py checks this in depth)
     scipy_sparse = pytest.importorskip("scipy.sparse")
     x = scipy_sparse.random_array((60, 8), density=0.5, format="csr", rng=np.random.default_rng(0))
-    with pytest.raises(InvalidParameterError, match=r"dense array.*scipy\.sparse.*toarray.*target_k") as caught:
-        cross_validate(x, "spcart", 1, k="1:3")
-    assert "covariance (or correlation) matrix" not in str(caught.value)
+    cv, dense = cross_validate(x, "spcart", 1, k="1:3"), cross_validate(x.toarray(), "spcart", 1, k="1:3")
+    np.testing.assert_allclose(cv.fold_errors, dense.fold_errors, rtol=1e-8, atol=0)  # rounding: ~1e-15
+    assert (cv.chosen, cv.n_samples) == (dense.chosen, 60)
 
 
 @pytest.mark.parametrize("folds", [1, 0, -3, 2.5, True, "5", 241])

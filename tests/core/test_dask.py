@@ -222,9 +222,13 @@ def test_other_bad_dask_input_is_refused(array, message):
         as_problem(array)
 
 
-def test_methods_that_need_rows_refuse_dask_input():
-    with pytest.raises(spcakit.SpcakitError, match="covariance"):
-        spcakit.cross_validate(chunked(TALL), "spcart", r=1, k="2,4", folds=2)
+@pytest.mark.parametrize("x", [TALL, WIDE], ids=["tall", "wide"])
+def test_cross_validation_takes_dask_input(x):
+    # refused until issue 28; now the same curve as the dense rows' (tests/core/test_cv_sparse.py), to rounding
+    cv = spcakit.cross_validate(chunked(x), "spcart", r=1, k="2,4", folds=2)
+    dense = spcakit.cross_validate(x, "spcart", r=1, k="2,4", folds=2)
+    np.testing.assert_allclose(cv.fold_errors, dense.fold_errors, rtol=1e-8, atol=0)
+    assert cv.chosen == dense.chosen
 
 
 def test_import_spcakit_imports_no_dask():

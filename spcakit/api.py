@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -16,13 +17,16 @@ from spcakit.validators import check_arguments
 from spcakit.version import __version__
 from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import (
-    BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError, UnknownNameError,
+    BadPartResult, ConstantColumnWarning, InvalidParameterError, MissingValuesError, PartFailure, SpcakitError,
+    UnknownNameError,
 )  # fmt: skip
 from spcakit.bounds import check_relaxation
 from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, constant_columns_note, left_out_text
-from spcakit.inputs import as_problem
+from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
+from spcakit.inputs.columns import name_list
+from spcakit.imputation import check_missing, error_text, impute_and_fit
 from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
@@ -200,6 +204,7 @@ def fit(
     bound: str = "fast",
     nonnegative: bool = False,
     sample_weight: Any = None,
+    missing: str = "auto",
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -330,6 +335,15 @@ def fit(
         (greedy, exhaustive, PCA, FSPCA, the encoders) or with a refiner that re-fits the loadings
         refuses it, naming the methods that take it
         (:func:`~spcakit.composition.with_nonnegative`). Recorded as ``Result.spec["nonnegative"]``.
+    missing
+        What to do with missing values (NaN entries, stored NaN of ``scipy.sparse`` data, empty or ``NA``
+        cells of a CSV file): ``"auto"`` (the default) imputes them by EM on the sparse low-rank model
+        (:mod:`spcakit.imputation`: the method is fitted to the data completed by the loadings'
+        reconstruction until the imputed values settle) with a :class:`~spcakit.errors.MissingValueWarning`
+        saying the fraction missing; ``"em"`` does the same without the warning; ``"error"`` refuses them
+        (:class:`~spcakit.errors.MissingValuesError`). Data without NaN are fitted exactly as without
+        this option. ``result.input.missing`` records the fraction, the EM iterations and whether they
+        converged. Infinite entries, and NaN in a covariance or a Dask array, are refused always.
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
@@ -378,8 +392,27 @@ def fit(
         raise InvalidParameterError(f"standardize must be True or False; got {standardize!r}")
 
     # the problem: the data read once, the columns that vary, k checked against them
-    problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
-                         feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight)
+    missing = check_missing(missing)
+    source = ""
+    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
+        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
+                                                           missing=True)  # fmt: skip
+        covariance, feature_names = covariance or is_covariance, feature_names or names
+    try:
+        problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
+                             feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight, source=source)
+    except MissingValuesError as exc:
+        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
+            raise
+        if missing == "error":
+            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
+                raise
+            raise MissingValuesError(error_text(str(exc))) from None
+        return _fit_missing(data, method, r, feature_names=feature_names, columns=columns, drop=drop, announce=missing == "auto",
+                            k=k, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
+                            seed=seed, center=center, standardize=standardize, on_step=on_step, metrics=metrics,
+                            bound=bound, nonnegative=nonnegative, sample_weight=sample_weight, registry=registry,
+                            **params)  # fmt: skip
     r = check_r(r, problem)
     check_k(k, r)
     check_relaxation(bound, problem.p)
@@ -444,6 +477,19 @@ def fit(
         version=__version__,
         input=problem.input,
     )
+
+
+def _fit_missing(
+    data: Any, method: Any, r: int, *, feature_names: Any, columns: Any, drop: Any, announce: bool, **options: Any,
+) -> Result:
+    """:func:`fit` on data with missing values: EM on the sparse low-rank model (:mod:`spcakit.imputation`)."""
+    missing_data = read_missing(data, feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
+
+    def fit_once(matrix: Any) -> Result:
+        return fit(matrix, method, r, feature_names=missing_data.names, missing="error", **options)
+
+    imputed = impute_and_fit(missing_data, fit_once, weights=options.get("sample_weight"), announce=announce, stacklevel=4)
+    return imputed.result
 
 
 def _requested_spec(method: str | MethodSpec | None, registry: Registry) -> MethodSpec:

@@ -46,6 +46,26 @@ class ConstantColumnWarning(UserWarning):
     """
 
 
+class MissingValuesError(InvalidDataError):
+    """The data hold missing values (NaN entries, empty or ``NA`` cells of a CSV file) and nothing else amiss.
+
+    :func:`spcakit.fit` catches it to impute the missing entries (``missing="auto"`` or ``"em"``:
+    :mod:`spcakit.imputation`); with ``missing="error"``, and wherever no imputation applies, it reaches the
+    user like any :class:`InvalidDataError` (which it is). Infinite entries raise a plain
+    :class:`InvalidDataError`: they are never taken for missing.
+    """
+
+
+class MissingValueWarning(UserWarning):
+    """The data hold missing values (NaN) and spcakit imputed them (``missing="auto"``, the default).
+
+    :func:`spcakit.fit` and :class:`spcakit.SparsePCA` issue it, saying the fraction of entries missing and
+    the model used (EM on the low-rank sparse model, :mod:`spcakit.imputation`); also for columns with no
+    observed value (they get zero loadings). ``missing="em"`` imputes without this warning (but still warns
+    about such columns); ``missing="error"`` refuses NaN.
+    """
+
+
 class SpecError(SpcakitError, ValueError):
     """A TOML method or experiment spec is malformed."""
 

@@ -60,7 +60,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from spcakit.composition import check_k, configure
 from spcakit.api import fit
 from spcakit.validators import check_arguments
-from spcakit.errors import InvalidDataError, InvalidParameterError
+from spcakit.errors import InvalidDataError, InvalidParameterError, MissingValuesError
+from spcakit.imputation import check_missing, error_text
 from spcakit.model import regression_map
 from spcakit.cv import held_out_error
 from spcakit.operators import ROW_BLOCK_BYTES, stored_per_column
@@ -258,13 +259,44 @@ def _validate(estimator: Any, X: Any, *, reset: bool, **kwargs: Any) -> Any:
     DataFrame of sparse columns (:func:`_sparse_frame`) becomes a CSR matrix without a dense copy: its column
     names are checked and recorded (``feature_names_in_``) as scikit-learn does for a dense frame, and the
     CSR matrix is validated instead (scikit-learn would convert such a frame to float64 CSR itself, losing
-    float32, and densifies, with a warning, a frame that mixes sparse and dense columns)."""
+    float32, and densifies, with a warning, a frame that mixes sparse and dense columns). An AnnData is refused
+    first, pointing to :func:`spcakit.anndata.sparse_pca` (scikit-learn would try to convert it for seconds)."""
+    from spcakit.inputs import refuse_anndata  # noqa: PLC0415 - a check on the class alone, anndata not imported
+
+    refuse_anndata(X, "SparsePCA")
     if not _sparse_frame(X):
         return validate_data(estimator, X, accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), reset=reset,
                              **kwargs)  # fmt: skip
     _check_feature_names(estimator, X, reset=reset)
     x = check_array(X.sparse.to_coo().tocsr(), accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), **kwargs)
     _check_n_features(estimator, x, reset=reset)
+    return x
+
+
+def _has_nan(x: Any) -> bool:
+    """Whether the validated ``x`` (dense, or sparse with stored values) holds a NaN."""
+    values = x.data if sp.issparse(x) else x
+    return bool(np.isnan(values).any())
+
+
+def _rows_with_nan(x: Any) -> np.ndarray:
+    """The indices of the validated ``x``'s rows with a NaN entry (a stored one, for sparse ``x``)."""
+    if sp.issparse(x):
+        csr = x.tocsr()
+        bad = np.isnan(csr.data)
+        return np.unique(np.searchsorted(csr.indptr, np.flatnonzero(bad), side="right") - 1)  # type: ignore[no-any-return]
+    return np.flatnonzero(np.isnan(x).any(axis=1))
+
+
+def _complete(estimator: Any, X: Any, method: str) -> Any:
+    """``X`` validated for a method that needs complete rows: NaN refused with a message saying so."""
+    x = _validate(estimator, X, reset=False, ensure_all_finite="allow-nan")
+    if _has_nan(x):
+        raise InvalidDataError(
+            f"{method} needs complete rows, but X has missing values (NaN): it predicts every entry of a row, "
+            "which a missing entry cannot be compared with; score complete rows only (e.g. X[~np.isnan(X).any(axis=1)]), "
+            "or use transform, which scores incomplete rows from their observed entries"
+        )
     return x
 
 
@@ -350,6 +382,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         passed to :func:`spcakit.fit` (results are reproducible by default);
         ``None`` or a ``RandomState`` give a seed drawn from them, recorded
         as ``seed_``.
+    missing : {"auto", "em", "error"}, default="auto"
+        Missing values (NaN, or stored NaN of a sparse ``X``): ``"auto"`` imputes them by EM on the sparse
+        low-rank model with a :class:`~spcakit.errors.MissingValueWarning`, ``"em"`` without it, ``"error"``
+        refuses them (:func:`spcakit.fit`'s ``missing``; :mod:`spcakit.imputation`). Data without NaN are
+        fitted exactly as without it. ``transform`` scores a row with missing entries from its observed
+        entries alone (see Notes); ``score`` and ``reconstruction_error`` refuse NaN.
     params : dict, optional
         Further part parameters, as :func:`spcakit.fit` takes them
         (``{"stopper.tol": 1e-4}``, ``{"epsilon": 0.2}``), and replacements of
@@ -416,6 +454,14 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     loadings are linearly dependent (rank below ``n_components``), ``fit`` warns
     and the pseudo-inverse gives the minimum-norm scores; the reconstruction is
     still the projection onto their span.
+
+    **Missing values.** With ``missing="auto"`` or ``"em"``, ``fit`` imputes NaN entries by EM
+    (:func:`spcakit.imputation.impute_and_fit`): ``mean_``, ``scale_`` and ``explained_variance_`` are those of the
+    completed data, and ``result_.input.missing`` records the fraction missing, the EM iterations and whether they
+    converged. ``transform`` scores a row :math:`a` with missing entries from its observed entries :math:`o`
+    alone, :math:`t = \arg\min_t \|(a_o - \mu_o)/s_o - X_o t\|` (least squares, minimum-norm when
+    :math:`X_o` is rank-deficient; :func:`spcakit.imputation.observed_scores`), which for a complete row is the
+    regression score above; a row with no observed entry gets scores 0 (the mean).
 
     **Adjusted variance.** Let :math:`X = QR` be the thin QR decomposition of the
     loadings (Gram-Schmidt in component order) and :math:`C` the covariance used.
@@ -498,6 +544,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         target_cpev: float | None = None,
         bound: str = "fast",
         nonnegative: bool = False,
+        missing: str = "auto",
     ) -> None:
         self.n_components = n_components
         self.method = method
@@ -513,6 +560,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.target_cpev = target_cpev
         self.bound = bound
         self.nonnegative = nonnegative
+        self.missing = missing
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SparsePCA:
@@ -543,7 +591,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         standardize = _check_flag(self.standardize, "standardize")
         check_arguments(params=self.params)
         check_frame_columns(X, "X")  # a DataFrame's text, category or date columns named, before scikit-learn converts it
-        x = _validate(self, X, reset=True, ensure_min_samples=2 if center else 1)
+        missing = check_missing(self.missing)
+        x = _validate(self, X, reset=True, ensure_min_samples=2 if center else 1, ensure_all_finite="allow-nan")
+        if missing == "error" and _has_nan(x):
+            count = int(np.isnan(x.data if sp.issparse(x) else x).sum())
+            raise MissingValuesError(error_text(f"X has {count} missing value(s) (NaN) and missing='error' refuses them",
+                                                "SparsePCA(missing='auto') (the default, with a warning) or missing='em'"))
         n_samples, n_features = x.shape
         r = _check_n_components(self.n_components, n_samples, n_features, center)
         k = check_k(self.k, p=n_features)
@@ -560,17 +613,32 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 
         # one pass over the data: centred, scaled (when standardising) and recorded by spcakit itself
-        problem = as_problem(x, center=center, standardize=standardize, feature_names=names, weights=sample_weight)
+        fitted: dict[str, Any] = {}
+
+        def fit_problem(matrix: Any) -> Any:
+            problem = as_problem(matrix, center=center, standardize=standardize, feature_names=names, weights=sample_weight)
+            if target is None:
+                result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
+                fitted["k"] = kwargs.get("k", (result.spec.get("default_k") or {}).get("k"))  # given, or the default
+            else:
+                from spcakit.paths import target_k  # noqa: PLC0415 - only for target_cpev
+
+                fitted["k"], result = target_k(problem, spec, r, cpev=target, seed=seed, metrics=ESTIMATOR_METRICS,
+                                               registry=registry, **kwargs)  # fmt: skip
+            fitted["problem"] = problem
+            return result
+
+        if missing != "error" and _has_nan(x):
+            from spcakit.imputation import impute_and_fit  # noqa: PLC0415 - only for data with missing values
+            from spcakit.inputs import read_missing  # noqa: PLC0415
+
+            result = impute_and_fit(read_missing(x, names), fit_problem, weights=sample_weight,
+                                    announce=missing == "auto", stacklevel=4).result  # fmt: skip
+        else:
+            result = fit_problem(x)
+        problem, fitted_k = fitted["problem"], fitted["k"]
         mean = problem.input.mean if center else np.zeros(n_features)
         scale = problem.input.scale if standardize else None
-        if target is None:
-            result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
-            fitted_k = kwargs.get("k", (result.spec.get("default_k") or {}).get("k"))  # given, or the default
-        else:
-            from spcakit.paths import target_k  # noqa: PLC0415 - only for target_cpev
-
-            fitted_k, result = target_k(problem, spec, r, cpev=target, seed=seed, metrics=ESTIMATOR_METRICS,
-                                        registry=registry, **kwargs)  # fmt: skip
         for message in result.warnings:
             if not isinstance(message, IssuedWarning):  # spcakit.fit issued those itself (constant columns)
                 warnings.warn(f"{spec.name}: {message}", ConvergenceWarning, stacklevel=3)
@@ -616,6 +684,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.input_tags.allow_nan = self.missing != "error"  # NaN imputed by EM (fit), scored from the rest (transform)
         tags.transformer_tags.preserves_dtype = [np.dtype(d).name for d in PRESERVED_DTYPES]
         return tags
 
@@ -630,11 +699,25 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return np.asarray([f"{OUTPUT_PREFIX}{i}" for i in range(self._n_features_out)], dtype=object)
 
     def transform(self, X: Any) -> np.ndarray:
-        """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes)."""
+        """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes); a
+        row with missing entries (NaN, unless ``missing="error"``) is scored from its observed entries alone."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = _validate(self, X, reset=False)
-        return self._scores(x)
+        missing = check_missing(self.missing)
+        x = _validate(self, X, reset=False, **({} if missing == "error" else {"ensure_all_finite": "allow-nan"}))
+        if missing == "error" or not _has_nan(x):
+            return self._scores(x)
+        from spcakit.imputation import observed_scores  # noqa: PLC0415 - only for data with missing values
+
+        incomplete = _rows_with_nan(x)
+        complete = np.setdiff1d(np.arange(x.shape[0]), incomplete)
+        scores = np.empty((x.shape[0], self.n_components_))
+        if complete.size:
+            scores[complete] = self._scores64(x[complete])
+        rows = x[incomplete]
+        rows = np.asarray(rows.toarray() if sp.issparse(rows) else rows, dtype=np.float64)  # the incomplete rows only
+        scores[incomplete] = observed_scores(rows, self.result_.loadings, self.mean_, self.scale_)
+        return scores.astype(_output_dtype(x), copy=False)
 
     def inverse_transform(self, X: Any) -> np.ndarray:
         """Rows reconstructed from scores: ``X @ components_`` (times ``scale_``) plus ``mean_``, computed in
@@ -658,7 +741,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = _validate(self, X, reset=False)
+        x = _complete(self, X, "score")
         return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.result_.loadings)
 
     def reconstruction_error(self, X: Any) -> float:
@@ -668,7 +751,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         prefers denser loadings, so it cannot choose ``k``."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
-        x = _validate(self, X, reset=False)
+        x = _complete(self, X, "reconstruction_error")
         if sp.issparse(x):
             x = x.astype(np.float64, copy=False)  # float32: the stored entries only, to sum squares in float64
             return _sparse_residual(x, self.mean_, self.scale_, self._scores64(x), self.result_.loadings.T) / x.shape[0]

@@ -73,7 +73,7 @@ import attrs
 import numpy as np
 
 from spcakit.version import __version__
-from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, SpecError
+from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, MissingValuesError, SpecError
 from spcakit.output import check_output, write_output
 from spcakit.inputs.checks import check_matrix, is_scipy_sparse, label_text, pandas_class, numeric_array
 from spcakit.inputs.columns import column_positions
@@ -81,7 +81,7 @@ from spcakit.inputs.documents import load_json
 from spcakit.inputs.files import check_outside_inputs, data_file_kind
 from spcakit.problem import default_feature_names
 from spcakit.schema import Anything, Bool, Field, Int, Invalid, ListOf, Number, OneOf, Str, Table, TableOf, validate
-from spcakit.state import InputRecord, Result
+from spcakit.state import InputRecord, MissingRecord, Result
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Model", "regression_map"]
 
@@ -361,7 +361,10 @@ class Model:
         ------
         InvalidDataError
             Columns missing or unknown to the model (by name), a wrong number
-            of unnamed columns, NaN or infinite entries, non-numeric data.
+            of unnamed columns, infinite entries, non-numeric data. (A row with NaN
+            entries is scored from its observed entries alone, by least squares:
+            :func:`spcakit.imputation.observed_scores`; a row with none observed
+            gets scores 0. In ``scipy.sparse`` data NaN are refused.)
         InvalidParameterError
             ``columns``/``drop`` naming columns the data do not have.
         """
@@ -378,7 +381,18 @@ class Model:
         table, n_columns, names = _table(data, feature_names)
         positions = self.columns_of(names, n_columns, columns=columns, drop=drop)
         picked = table.iloc[:, positions] if pandas_class(table) == "DataFrame" else table[:, positions]
-        rows, _ = check_matrix(picked, "the new data", self.feature_names)
+        try:
+            rows, _ = check_matrix(picked, "the new data", self.feature_names)
+        except MissingValuesError:  # NaN only: each incomplete row scored from its observed entries
+            from spcakit.imputation import observed_scores  # noqa: PLC0415
+            from spcakit.inputs import read_missing  # noqa: PLC0415
+
+            rows = read_missing(picked, self.feature_names).matrix
+            incomplete = np.isnan(rows).any(axis=1)
+            scores = np.zeros((rows.shape[0], self.r))
+            scores[~incomplete] = self.scores(rows[~incomplete])
+            scores[incomplete] = observed_scores(rows[incomplete], self.loadings, self.mean, self.scale)
+            return scores
         return self.scores(rows)
 
     def scores(self, rows: Any) -> np.ndarray:
@@ -499,6 +513,7 @@ class Model:
                 input=InputRecord(
                     kind=record["kind"], shape=tuple(record["shape"]), sha256=record["sha256"],
                     sha256_skipped=record["sha256_skipped"], weights=record["weights"],
+                    missing=_missing_record(record["missing"], where),
                     center=record["center"], standardize=record["standardize"],
                     mean=_frozen_optional(fields["mean"]), scale=_frozen_optional(fields["scale"]),
                 ),
@@ -626,6 +641,16 @@ def _null(value: Any, path: tuple[str | int, ...]) -> None:
     return None
 
 
+def _missing_record(document: Any, where: str) -> MissingRecord | None:
+    """A model file's ``input.missing`` (:class:`~spcakit.state.MissingRecord`), or ``None``."""
+    if document is None:
+        return None
+    try:
+        return MissingRecord(**{**document, "empty_columns": tuple(document.get("empty_columns", ()))})
+    except TypeError as exc:
+        raise SpecError(f"{where}: input.missing: {exc}") from None
+
+
 def _nullable(kind: Any, expected: str) -> OneOf:
     """``kind``, or ``null``; a value that is neither is refused as not ``expected``."""
     return OneOf((_null, kind), expected)
@@ -642,6 +667,7 @@ _INPUT = Table({
     "sha256": Field(_nullable(Str(), "a string or null"), required=True),
     "sha256_skipped": Field(_nullable(Str(), "a string or null"), default=None),
     "weights": Field(_nullable(TableOf(Anything()), "an object or null"), default=None),
+    "missing": Field(_nullable(TableOf(Anything()), "an object or null"), default=None),
 })  # fmt: skip
 #: The schema of a model file's JSON object (shapes are checked by :class:`Model` itself).
 MODEL_SCHEMA = Table({

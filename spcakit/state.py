@@ -168,6 +168,50 @@ class Outcome:
 
 
 @attrs.frozen(kw_only=True)
+class MissingRecord:
+    r"""What was missing in a run's data and how it was imputed (:mod:`spcakit.imputation`).
+
+    Attributes
+    ----------
+    count
+        Missing entries: NaN entries of a dense matrix, stored NaN entries of a
+        ``scipy.sparse`` one, empty or ``NA`` cells of a CSV file.
+    fraction
+        ``count`` over the number of entries :math:`n p` of the data matrix.
+    model
+        ``"em"``: EM on the sparse low-rank model (iterative imputation by the
+        loadings' least-squares reconstruction).
+    iterations
+        EM iterations, each a fit of the method to the completed data.
+    converged
+        Whether the imputed entries' change fell below ``tol`` within ``max_iter`` iterations.
+    change
+        The last relative change of the imputed entries (root mean square of the change over the column
+        standard deviations of the observed values).
+    tol, max_iter
+        The EM's tolerance and iteration cap.
+    empty_columns
+        Names of the columns without any observed value (zero loadings).
+    """
+
+    count: int
+    fraction: float
+    model: str = "em"
+    iterations: int = 0
+    converged: bool = True
+    change: float = 0.0
+    tol: float = 0.0
+    max_iter: int = 0
+    empty_columns: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``input.missing`` object of the JSON output."""
+        return {"count": int(self.count), "fraction": float(self.fraction), "model": self.model,
+                "iterations": int(self.iterations), "converged": bool(self.converged), "change": float(self.change),
+                "tol": float(self.tol), "max_iter": int(self.max_iter), "empty_columns": list(self.empty_columns)}
+
+
+@attrs.frozen(kw_only=True)
 class InputRecord:
     r"""What a run's input was and what was done to it before the method ran: the record of a result.
 
@@ -215,6 +259,11 @@ class InputRecord:
         column, as :func:`spcakit.inputs.checks.content_sha256`; ``None`` when
         the data were not hashed); ``None`` without weights. ``mean`` and
         ``scale`` are then the weighted ones.
+    missing
+        For data with missing values that were imputed (:mod:`spcakit.imputation`), a
+        :class:`MissingRecord` (count and fraction missing, EM iterations, convergence); ``None`` for
+        complete data. ``sha256`` is then the hash of the data as given (with their NaN), and ``mean`` and
+        ``scale`` those of the completed data.
     """
 
     kind: str
@@ -226,6 +275,7 @@ class InputRecord:
     scale: np.ndarray | None = attrs.field(default=None, eq=attrs.cmp_using(eq=_arrays_equal), repr=False)
     sha256_skipped: str | None = attrs.field(default=None, eq=False, repr=False)
     weights: dict[str, Any] | None = attrs.field(default=None, repr=False)
+    missing: MissingRecord | None = attrs.field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``input`` object of the JSON output (the mean and scale vectors are left out; ``sha256_skipped`` only
@@ -238,6 +288,7 @@ class InputRecord:
             "sha256": self.sha256,
             **({"sha256_skipped": self.sha256_skipped} if self.sha256_skipped else {}),
             **({"weights": dict(self.weights)} if self.weights is not None else {}),
+            **({"missing": self.missing.to_dict()} if self.missing is not None else {}),
         }
 
 

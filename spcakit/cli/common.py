@@ -19,7 +19,8 @@ from spcakit.api import fit
 from spcakit.bounds import check_relaxation
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
-from spcakit.errors import ConstantColumnWarning, SpcakitError
+from spcakit.errors import ConstantColumnWarning, MissingValuesError, MissingValueWarning, SpcakitError
+from spcakit.imputation import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.files import check_outside_inputs
@@ -86,6 +87,24 @@ def warn_plugin_failures() -> None:
         typer.echo(f"Warning: plugin {plugin!r}: method {note}; the method is unavailable", err=True)
 
 
+def _missing_lines(result: Result) -> list[str]:
+    """The line saying how missing values were imputed (none for complete data)."""
+    record = None if result.input is None else result.input.missing
+    if record is None:
+        return []
+    state = "converged" if record.converged else f"NOT converged (change {record.change:.3g} > {record.tol:g})"
+    return [f"missing: {record.count} entries ({record.fraction:.1%}) imputed by EM on the sparse low-rank model, "
+            f"{record.iterations} iteration(s), {state}"]
+
+
+def check_missing_option(value: str) -> str:
+    """``--missing`` checked (exit 2 for anything but auto, em or error)."""
+    if value not in MISSING_MODES:
+        raise BadInput(f"--missing takes auto, em or error (auto: impute missing values by EM with a warning, em: "
+                       f"the same without it, error: refuse them); got {value!r}")
+    return value
+
+
 def render_text(result: Result, source: str) -> str:
     default = result.spec.get("default_k")  # the cardinality a method that needs one got when given none
     lines = [
@@ -93,6 +112,7 @@ def render_text(result: Result, source: str) -> str:
         f"{result.seconds:.3g} s",
         *([] if default is None else [f"k = {default['k']} (default: {default['rule']})"]),
         f"stopped: {result.stopping_reason}",
+        *_missing_lines(result),
         *(f"warning: {w}" for w in result.warnings),
         "",
     ]
@@ -220,6 +240,17 @@ def fit_or_target(
     """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
     if target_sparsity is None and target_cpev is None:
         return fit(data, method, **kwargs), None
+    kwargs.pop("missing", None)  # a target's levels take complete data: NaN are refused by the checks
+    try:
+        return _target(data, method, target_sparsity, target_cpev, **kwargs)
+    except MissingValuesError as exc:
+        raise MissingValuesError(f"{exc}; --target-sparsity and --target-cpev do not impute missing values: fill "
+                                 "them in, or choose k with -k (which --missing imputes)") from None
+
+
+def _target(
+    data: Any, method: Any, target_sparsity: float | None, target_cpev: float | None, **kwargs: Any
+) -> tuple[Result, Target | None]:
     if kwargs.get("sample_weight") is not None:  # the weighted problem, built here: target_k takes a problem as it is
         names = ("covariance", "center", "standardize", "feature_names", "columns", "drop")
         reading = {name: kwargs.pop(name) for name in names if name in kwargs}
@@ -231,15 +262,17 @@ def fit_or_target(
 
 @contextlib.contextmanager
 def warnings_on_stderr() -> Iterator[None]:
-    """Within it, each distinct :class:`~spcakit.errors.ConstantColumnWarning` is one ``warning: ...`` line on
-    stderr, as it is issued (columns with zero variance, a lowered ``k``); other Python warnings show as usual."""
+    """Within it, each distinct :class:`~spcakit.errors.ConstantColumnWarning` or
+    :class:`~spcakit.errors.MissingValueWarning` is one ``warning: ...`` line on stderr, as it is issued (columns
+    with zero variance, a lowered ``k``, missing values imputed); other Python warnings show as usual."""
     shown: set[str] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", ConstantColumnWarning)  # every level and fold: this set keeps them distinct
+        warnings.simplefilter("always", MissingValueWarning)
         show = warnings.showwarning
 
         def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-            if not issubclass(category, ConstantColumnWarning):
+            if not issubclass(category, (ConstantColumnWarning, MissingValueWarning)):
                 show(message, category, filename, lineno, file, line)
             elif str(message) not in shown:
                 shown.add(str(message))
@@ -264,14 +297,18 @@ def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     return connected(scheduler)
 
 
-def read_input(options: FitOptions, *, weights: bool = False) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
+def read_input(
+    options: FitOptions, *, weights: bool = False, missing: bool = False
+) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
     """Read ``--data`` as ``run``, ``compose``, ``path`` and ``cv`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
 
     ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
     are dropped are never read as numbers: they may hold text (labels, IDs). An unknown ``--bound`` is refused
     first, before the data are read. ``--weights`` is refused unless the command takes it (``weights``:
-    ``run`` and ``compose``, which read the file with :func:`~spcakit.cli.options.load_weights`).
+    ``run`` and ``compose``, which read the file with :func:`~spcakit.cli.options.load_weights`). ``missing``
+    reads a CSV's empty and ``NA`` cells as NaN (``run`` and ``compose`` with ``--missing auto`` or ``em``), for
+    :mod:`spcakit.imputation`.
     """
     if options.weights is not None and not weights:
         raise BadInput("--weights is taken by run and compose only, not by this command")
@@ -283,7 +320,7 @@ def read_input(options: FitOptions, *, weights: bool = False) -> tuple[Any, Any,
     if index_col is not None and layout is not None and not covariance:
         label = index_column(index_col, layout.names, layout)
     dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]),
-                          allow_missing_chunks=options.allow_missing_chunks)  # fmt: skip
+                          allow_missing_chunks=options.allow_missing_chunks, missing=missing)  # fmt: skip
     is_cov = covariance or dataset.is_covariance
     matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
     if index_col is not None:
@@ -346,7 +383,8 @@ def run_and_report(
         check_targets(target_sparsity, target_cpev, sparsity_given=[
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip
-        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True)
+        missing = check_missing_option(options.missing)
+        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True, missing=missing != "error")
         sample_weight = None if options.weights is None else load_weights(options.weights)
         if save_model is not None and is_cov:
             raise BadInput(
@@ -376,6 +414,7 @@ def run_and_report(
                     bound=options.bound,
                     nonnegative=options.nonnegative,
                     sample_weight=sample_weight,
+                    missing=missing,
                     **param_values,
                 )
         finally:

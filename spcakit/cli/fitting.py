@@ -122,7 +122,7 @@ def _new_data(model: Model, data: str, index_col: str | None, dropped: list[str]
     unread = set(unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]))
     if layout is not None and kept is None:
         unread |= set(layout.names) - set(model.feature_names)
-    dataset = load_source(data, unread)
+    dataset = load_source(data, unread, missing=True)  # a row with empty or NA cells: scored from the others
     if dataset.is_covariance:
         raise BadInput(
             f"--data {dataset.source} holds a covariance matrix; transform scores data rows (n samples x p variables)"
@@ -150,7 +150,9 @@ def transform(
 
     Columns are matched to the model's variables by name (a header, .npz names), in any order; a variable the
     data lack, or a column the model does not know, is refused by name (leave extra columns out with --drop or
-    --columns). Data without names (.npy) are taken in the model's column order.
+    --columns). Data without names (.npy) are taken in the model's column order. A row with missing values (empty
+    or NA cells, NaN) is scored from its observed entries alone (least squares on the loadings' rows of those
+    variables; scores 0 for a row with none).
     """
     get_registry()
     warn_plugin_failures()

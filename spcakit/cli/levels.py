@@ -75,7 +75,7 @@ def describe_path_target(
 
 
 @app.command("path")
-@fit_options()
+@fit_options(exclude=("missing",))
 def path_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
     k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
@@ -201,8 +201,8 @@ def _cv_level(value: Any) -> str:
 
 @app.command("cv")
 @fit_options(
-    exclude=("covariance", "scheduler"),
-    data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")], ""),
+    exclude=("covariance", "scheduler", "missing"),
+    data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, a sparse .npz/.mtx file or a .zarr store (never densified whole), or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")], ""),
     r=(ROpt, 1),
     seed=(Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")], 0),
 )

@@ -114,7 +114,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "sample_weight")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "sample_weight", "missing")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -220,6 +220,9 @@ SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH
 WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run and compose, dense data")]
 
 
+MissingOpt = Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them; run and compose")]
+
+
 #: Most bytes a --weights file may take (8 x 10^8 rows as text or float64 is far beyond it: 1 GiB).
 WEIGHTS_FILE_LIMIT = 1 << 30
 
@@ -299,6 +302,7 @@ class FitOptions:
     allow_missing_chunks: bool = False
     nonnegative: bool = False
     weights: Path | None = None
+    missing: str = "auto"
 
 
 #: ``name: (typer annotation, default)`` of every :class:`FitOptions` field, in the order ``--help`` lists them.
@@ -321,6 +325,7 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "allow_missing_chunks": (AllowMissingChunksOpt, False),
     "nonnegative": (NonNegativeOpt, False),
     "weights": (WeightsOpt, None),
+    "missing": (MissingOpt, "auto"),
 }
 
 

@@ -8,7 +8,9 @@ arrays (:mod:`~spcakit.inputs.dask_arrays`); the checks they share are :mod:`~sp
 choice of columns :mod:`~spcakit.inputs.columns`.
 
 :func:`as_problem` checks what users pass and says precisely what is wrong:
-NaN or infinite entries (naming the column), an empty matrix, data whose
+NaN or infinite entries (naming the column; NaN alone raise
+:class:`~spcakit.errors.MissingValuesError`, which :func:`spcakit.fit` catches to impute them:
+:mod:`spcakit.imputation`, with :func:`read_missing` and :func:`loaded_source` reading such data), an empty matrix, data whose
 columns are all constant, a covariance that is not square, not symmetric, or
 not positive semi-definite, values outside what double precision can square.
 
@@ -122,11 +124,50 @@ from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse, p
 from spcakit.inputs.columns import name_list, selected_columns, unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.dense import Covariance, covariance_problem, data_problem
+from spcakit.inputs.missing import MissingData, dense_missing
 from spcakit.operators import CovarianceOperator
 from spcakit.problem import Problem
 from spcakit.state import InputRecord
 
-__all__ = ["Covariance", "as_problem", "covariance_problem", "data_problem"]
+__all__ = ["Covariance", "as_problem", "covariance_problem", "data_problem", "loaded_source", "read_missing"]
+
+
+def loaded_source(
+    data: str | os.PathLike[str], columns: Sequence[str] | None, drop: Sequence[str] | None, *, missing: bool = False
+) -> tuple[object, tuple[str, ...] | None, bool, str]:
+    """A source (a path or ``builtin:``) read as :func:`as_problem` reads it: ``(matrix, names, is_covariance,
+    source)``; with ``missing``, a CSV's empty and ``NA`` cells come back as NaN (for :mod:`spcakit.imputation`).
+    :func:`as_problem` given the matrix, names and source then builds exactly the problem it builds from the path."""
+    dataset = load_source(data, unread_columns(data, columns, drop), missing=missing)
+    return dataset.matrix, dataset.feature_names, dataset.is_covariance, dataset.source
+
+
+def read_missing(
+    matrix: object, names: Sequence[str] | None, columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
+) -> MissingData:
+    """A data matrix with missing values (NaN; stored NaN of ``scipy.sparse`` data) as
+    :class:`~spcakit.inputs.missing.MissingData` for :mod:`spcakit.imputation`: a float64 copy (dense, or CSR
+    never densified), its columns chosen by ``columns``/``drop`` as :func:`as_problem` chooses them."""
+    if is_scipy_sparse(matrix):
+        from spcakit.inputs.sparse import sparse_missing  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        return sparse_missing(matrix, names, columns, drop)
+    return dense_missing(matrix, names, columns, drop)
+
+
+def refuse_anndata(data: object, what: str) -> None:
+    """Refuse an AnnData, recognised by its class's module (anndata is never imported here), pointing to
+    :func:`spcakit.anndata.sparse_pca`; called before anything tries to read it as a matrix (which took
+    10-24 s on a few thousand cells, then failed)."""
+    if type(data).__module__.split(".")[0] != "anndata":
+        return
+    from spcakit.errors import InvalidDataError  # noqa: PLC0415 - only for this refusal
+
+    raise InvalidDataError(
+        f"{what} takes a matrix, not an AnnData: use spcakit.anndata.sparse_pca(adata, n_components=..., k=...), "
+        "which fits adata.X (or a layer; the highly variable genes when marked) without densifying it, keeps the "
+        "gene names and writes obsm['X_spca'], varm['spca_loadings'] and uns['spca']; or pass the matrix adata.X"
+    )
 
 
 def as_problem(
@@ -174,6 +215,7 @@ def as_problem(
     (see :func:`data_problem`; ``scipy.sparse`` and Dask data take them too); a
     covariance, a Problem or an operator with weights is refused.
     """
+    refuse_anndata(data, "spcakit")
     column_names, dropped = name_list(columns, "columns"), name_list(drop, "drop")
     selecting = column_names is not None or dropped is not None
     if isinstance(data, Problem) or (

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from spcakit.errors import SHOWN, ConstantColumnWarning, InvalidDataError, format_size
+from spcakit.errors import SHOWN, ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size
 from spcakit.inputs.limits import MAX_VARIABLES
 from spcakit.problem import default_feature_names, zero_variance_text
 
@@ -452,12 +452,14 @@ def nonfinite_error(
 
     per_column = np.zeros(a.shape[1], dtype=np.int64)
     first: tuple[int, int, str] | None = None
+    infinite = 0
     for row, block, _ in row_blocks(a, start, c_order=False):
         bad = ~np.isfinite(block)
         if first is None and bad.any():
             i, j = np.unravel_index(int(np.argmax(bad)), bad.shape)  # row-major: the first row's first column
             first = (row + int(i), int(j), "NaN" if np.isnan(block[i, j]) else "infinite")
         per_column += bad.sum(axis=0)
+        infinite += int(np.isinf(block).sum())
     assert first is not None, "nonfinite_error on a finite matrix"
     count = int(per_column.sum())
     columns = np.nonzero(per_column)[0]
@@ -465,7 +467,8 @@ def nonfinite_error(
     more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
     advice = " (e.g. df.dropna())" if frame else ""
     row, col, kind = first
-    return InvalidDataError(
+    error = InvalidDataError if infinite else MissingValuesError  # NaN only: missing values, which fit can impute
+    return error(
         f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
         f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
         f"finite numbers - drop or fill in the missing values{advice}"

@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import SHOWN, InvalidDataError
+from spcakit.errors import SHOWN, InvalidDataError, MissingValuesError
 from spcakit.inputs.limits import check_declared_size
 
 # -- CSV: the layout, read from the first lines ---------------------------------------------------------
@@ -313,7 +313,8 @@ def _bad_cells_message(path: Path, layout: CsvLayout, cells: list[tuple[int, int
     hints = []
     texts = [cell.strip() for _, _, cell in cells]
     if any(not t or t.lower() in _MISSING_MARKERS or t.lower() in ("nan", "inf", "-inf") for t in texts):
-        hints.append("fill in or remove the lines with missing values (spcakit does not impute)")
+        hints.append("fill in or remove the lines with missing values, or let spcakit impute them "
+                     "(run and compose: --missing auto or em; spcakit.fit: missing='auto' or 'em')")
     if layout.separator != "," and any(t.replace(",", "", 1).lstrip("+-").isdigit() and "," in t for t in texts):
         hints.append("decimal commas are not read: write 1.5, not 1,5")
     if any(len(t.split()) > 1 and all(_is_number(part) for part in t.split()) for t in texts):
@@ -344,18 +345,26 @@ def _undecodable(path: Path, layout: CsvLayout) -> InvalidDataError:
     return InvalidDataError(f"{path}: the file is not UTF-8 text; save it as UTF-8")
 
 
+def _is_missing(cell: str) -> bool:
+    """An empty cell or a missing-value marker (``NA``, ``NaN``, ``null``, ...): a missing value."""
+    text = cell.strip()
+    return not text or text.lower() in _MISSING_MARKERS
+
+
 def _read_checked(
-    path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset()
+    path: Path, layout: CsvLayout, unread: frozenset[str] = frozenset(), missing: bool = False
 ) -> tuple[np.ndarray, tuple[str, ...]]:
     """Read every cell with Python's ``csv`` and ``float``, naming the lines and columns of anything wrong.
 
     Returns the matrix and its columns' names; the columns named in ``unread`` are NaN, never parsed.
+    With ``missing``, empty cells and missing-value markers are read as NaN; without, they are refused
+    (a :class:`~spcakit.errors.MissingValuesError` when they are all that is wrong).
     """
     skip = 1 if layout.has_labels else 0
     skipped = frozenset(_unread_positions(layout, unread))
     bad_lines: list[tuple[int, int]] = []
     bad_cells: list[tuple[int, int, str]] = []
-    n_bad_lines = n_bad_cells = 0
+    n_bad_lines = n_bad_cells = n_missing = 0
     labels_are_data = False
     numbers = array.array("d")  # 8 bytes a value, not a Python float's 24
     n_rows = 0
@@ -380,6 +389,15 @@ def _read_checked(
                     if j in skipped:
                         values.append(math.nan)
                         continue
+                    if _is_missing(cell):
+                        values.append(math.nan)
+                        n_missing += 1
+                        if missing:
+                            continue
+                        n_bad_cells += 1
+                        if len(bad_cells) < SHOWN:
+                            bad_cells.append((first, j, cell))
+                        continue
                     try:
                         value = float(cell)
                     except ValueError:
@@ -397,7 +415,7 @@ def _read_checked(
         except UnicodeDecodeError:
             raise _undecodable(path, layout) from None
     if labels_are_data:  # a number among the first column's values: it is data after all
-        return _read_checked(path, attrs.evolve(layout, labels="none"), unread)
+        return _read_checked(path, attrs.evolve(layout, labels="none"), unread, missing)
     if n_bad_lines:
         shown = ", ".join(f"line {line} has {fields}" for line, fields in bad_lines)
         more = f", and {n_bad_lines - len(bad_lines)} more" if n_bad_lines > len(bad_lines) else ""
@@ -408,18 +426,24 @@ def _read_checked(
             f"{layout.separated} fields"
         )
     if n_bad_cells:
-        raise InvalidDataError(_bad_cells_message(path, layout, bad_cells, n_bad_cells))
+        only_missing = not n_bad_lines and n_bad_cells == n_missing  # spcakit.fit can impute those
+        error = MissingValuesError if only_missing else InvalidDataError
+        raise error(_bad_cells_message(path, layout, bad_cells, n_bad_cells))
     if not n_rows:
         raise InvalidDataError(f"{path}: the CSV file has a header but no data rows")
     return np.frombuffer(numbers, dtype=float).reshape(n_rows, len(layout.names)).copy(), layout.names
 
 
-def load_csv(path: Path, unread: Collection[str] = ()) -> tuple[np.ndarray, tuple[str, ...]]:
+def load_csv(path: Path, unread: Collection[str] = (), missing: bool = False) -> tuple[np.ndarray, tuple[str, ...]]:
     """A CSV or TSV file's numbers and column names (see the module's description).
 
     The cells of the columns named in ``unread`` are not read (they may hold
     text: labels, IDs): those columns come back as NaN, under their names, for
     the caller to drop. Names that are not in the header are ignored here.
+    With ``missing``, empty cells and missing-value markers (``NA``, ``NaN``,
+    ``null``, ``?``, ...) come back as NaN, for :mod:`spcakit.imputation`;
+    without, they are refused, with a :class:`~spcakit.errors.MissingValuesError`
+    when nothing else is wrong.
     """
     layout = csv_layout(path)
     rows = max(1, (path.stat().st_size - layout.data_offset) // (2 * layout.fields))  # a cell takes 2 bytes or more
@@ -427,5 +451,5 @@ def load_csv(path: Path, unread: Collection[str] = ()) -> tuple[np.ndarray, tupl
     unread = frozenset(unread)
     matrix = _read_fast(path, layout, unread)
     if matrix is None:
-        return _read_checked(path, layout, unread)
+        return _read_checked(path, layout, unread, missing)
     return matrix, layout.names

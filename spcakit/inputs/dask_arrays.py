@@ -60,8 +60,8 @@ lazily: nothing is read again; see
 ``scipy.sparse`` input, the problem holds no data matrix
 (``problem.data`` is ``None``): the parts that would read the data use the
 covariance instead (the encoders its square root, SPCA-SP's start its
-leading eigenvectors, GPower's start its diagonal), and cross-validation,
-which must hold out rows, refuses it. The content hash
+leading eigenvectors, GPower's start its diagonal); cross-validation takes
+rows of the dask array itself (:mod:`spcakit.cv.held_out`). The content hash
 (:func:`spcakit.inputs.checks.content_sha256`) is *not* computed for dask input
 (``input.sha256`` is ``None``): it is a sequential pass over all the data
 in row order, which would cost about as much as the fit.
@@ -321,6 +321,10 @@ def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
         f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} (first: {kind} at row {row}, "
         f"column {column(col)}; by column: {listed}{more}); all entries must be finite numbers - drop or fill in "
         "the missing values"
+        + ("" if kind != "NaN" else
+           "; spcakit imputes NaN (missing='auto' or 'em', see docs/missing.md) only in data held in memory, not in "
+           "a Dask array: compute it first (x.compute(), or x.map_blocks(scipy.sparse.csr_matrix).compute() for "
+           "sparse chunks) if it fits in memory, or fill the NaN before")
     )
 
 

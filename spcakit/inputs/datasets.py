@@ -238,7 +238,9 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _load_file(path: Path, unread: Collection[str] = (), allow_missing_chunks: bool = False) -> Dataset:
+def _load_file(
+    path: Path, unread: Collection[str] = (), allow_missing_chunks: bool = False, missing: bool = False
+) -> Dataset:
     if path.suffix.lower() == ".zarr":  # a folder: read in chunks by dask, never whole
         from spcakit.inputs.dask_arrays import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
 
@@ -249,7 +251,7 @@ def _load_file(path: Path, unread: Collection[str] = (), allow_missing_chunks: b
         raise InvalidDataError(f"data source {str(path)!r} is neither a file nor a built-in; give {VALID_SOURCES}")
     if data_file_kind(path) == "pipe":  # read to its end once: the readers read a file more than once
         with readable_copy(path, memory_limit() or 1 << 40) as copy:
-            dataset = _load_file(copy, unread)
+            dataset = _load_file(copy, unread, missing=missing)
         return attrs.evolve(dataset, source=str(path))
     suffix = path.suffix.lower()
     if suffix == ".npy":
@@ -258,7 +260,7 @@ def _load_file(path: Path, unread: Collection[str] = (), allow_missing_chunks: b
         matrix, names, is_cov = numpy_files.load_npz(path)
         return Dataset(matrix, names, is_cov, str(path))
     if suffix in (".csv", ".tsv"):
-        table, columns = csv_files.load_csv(path, unread)
+        table, columns = csv_files.load_csv(path, unread, missing)
         return Dataset(table, columns, False, str(path))
     if suffix == ".mtx":
         from spcakit.inputs.sparse import load_mtx  # noqa: PLC0415 - scipy.sparse and scipy.io only for .mtx files
@@ -272,14 +274,16 @@ def _load_file(path: Path, unread: Collection[str] = (), allow_missing_chunks: b
 
 
 def load_source(
-    source: str | os.PathLike[str], unread: Collection[str] = (), *, allow_missing_chunks: bool = False
+    source: str | os.PathLike[str], unread: Collection[str] = (), *, allow_missing_chunks: bool = False,
+    missing: bool = False,
 ) -> Dataset:
     """Load a source: ``builtin:NAME[?k=v&...]``, a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path or a ``.zarr`` store.
 
     ``unread`` names columns of a CSV/TSV file whose cells are not read (text labels or IDs the caller
     drops): they come back as NaN (see :func:`spcakit.inputs.csv_files.load_csv`); other sources ignore it.
     ``allow_missing_chunks`` reads the chunks a Zarr store lacks as its fill value instead of refusing it
-    (:func:`spcakit.inputs.dask_arrays.open_zarr`).
+    (:func:`spcakit.inputs.dask_arrays.open_zarr`). ``missing`` reads a CSV/TSV file's empty and ``NA`` cells
+    as NaN, for :mod:`spcakit.imputation` (without it they are refused).
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -294,7 +298,7 @@ def load_source(
         raise InvalidDataError(f"data source {source!r} contains a NUL character; give {VALID_SOURCES}")
     path = Path(source)
     try:
-        return _load_file(path, unread, allow_missing_chunks)
+        return _load_file(path, unread, allow_missing_chunks, missing)
     except OSError as exc:
         raise InvalidDataError(f"{path}: cannot read it ({_os_reason(exc)})") from None
     except MemoryError:

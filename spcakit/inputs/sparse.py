@@ -61,13 +61,14 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from spcakit.errors import SHOWN, InvalidDataError, format_size
+from spcakit.errors import SHOWN, InvalidDataError, MissingValuesError, format_size
 from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, canonical_csr, stored_per_column
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.inputs.weights import check_weights, weights_summary
 from spcakit.operators.base import optional_array_eq
 from spcakit.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
+from spcakit.inputs.missing import MissingData, refuse_infinite
 from spcakit.inputs.limits import check_declared_size
 from spcakit.state import InputRecord
 
@@ -135,7 +136,8 @@ def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
     kind = "NaN" if np.isnan(x.data[first]) else "infinite"
     listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
     more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
-    raise InvalidDataError(
+    error = MissingValuesError if bool(np.isnan(x.data[bad]).all()) else InvalidDataError  # NaN only: imputable
+    raise error(
         f"{what} (scipy.sparse) has {count} NaN or infinite stored entr{'y' if count == 1 else 'ies'} "
         f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
         "finite numbers - drop or fill in the missing values"
@@ -401,6 +403,27 @@ def sparse_problem(
                          standardize=standardize, mean=mean, scale=deviations,
                          weights=None if w is None else weights_summary(w, sha256=sha256 is not None))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, None, source, record), constant, offset)
+
+
+def sparse_missing(
+    matrix: Any, names: Sequence[str] | None, columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
+) -> MissingData:
+    """A ``scipy.sparse`` data matrix whose *stored* NaN are missing values (its implicit zeros are observed) as
+    :class:`~spcakit.inputs.missing.MissingData`: a canonical float64 CSR copy, never densified, whose missing
+    entries stay stored entries for :mod:`spcakit.imputation` to overwrite; columns chosen as
+    :func:`sparse_problem` chooses them. Infinite entries are refused."""
+    x = canonical_csr(matrix, "the data matrix")
+    chosen_names = check_names(names, x.shape[1])
+    if columns is not None or drop is not None:
+        chosen = column_positions(chosen_names, columns, drop)
+        x = x[:, chosen]
+        chosen_names = tuple(chosen_names[j] for j in chosen)
+    x = canonical_csr(x.copy(), "the data matrix", owned=True)  # ours to overwrite; NaN are stored, never dropped
+    refuse_infinite(x.data)
+    positions = np.flatnonzero(np.isnan(x.data))
+    rows = np.searchsorted(x.indptr, positions, side="right") - 1
+    return MissingData(matrix=x, names=chosen_names, rows=rows.astype(np.int64), cols=x.indices[positions].astype(np.int64),
+                       positions=positions, sha256=sparse_content_sha256(x))  # fmt: skip
 
 
 # -- files ---------------------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ LAYERS = [
     ["spcakit.inputs"],
     ["spcakit.metrics", "spcakit.bounds", "spcakit.registry", "spcakit.drivers", "spcakit.parts", "spcakit.plugins", "spcakit.core_plugin"],
     ["spcakit.composition"],
-    ["spcakit.api", "spcakit.paths", "spcakit.cv", "spcakit.reproduce", "spcakit.model"],
-    ["spcakit.estimator", "spcakit.figures", "spcakit.cli", "spcakit.__main__", "spcakit.testing"],
+    ["spcakit.api", "spcakit.imputation", "spcakit.paths", "spcakit.cv", "spcakit.reproduce", "spcakit.model"],
+    ["spcakit.estimator", "spcakit.anndata", "spcakit.figures", "spcakit.cli", "spcakit.__main__", "spcakit.testing"],
 ]
 #: Imports allowed to go back up the layers: (importer, imported) -> why.
 UPWARD: dict[tuple[str, str], str] = {

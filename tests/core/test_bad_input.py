@@ -139,10 +139,11 @@ def bug(reason: str) -> pytest.MarkDecorator:
 # -- the CLI: one case per kind of bad input --------------------------------------------------------------
 CASES = [
     # data
-    pytest.param(["run", "spcart", "--data", "{files}/nan.npy"], ["NaN", "row 1, column 0", "finite"], id="nan-npy"),
+    # NaN are imputed by default (--missing auto: tests/core/test_missing_cli.py); --missing error refuses them
+    pytest.param(["run", "spcart", "--data", "{files}/nan.npy", "--missing", "error"], ["NaN", "row 1, column 0", "finite", "--missing auto or em"], id="nan-npy"),
     pytest.param(["run", "spcart", "--data", "{files}/inf.npy"], ["infinite", "finite"], id="inf-npy"),
-    pytest.param(["run", "spcart", "--data", "{files}/nan.csv"], ["line 3, column 'a'", "nan", "finite"], id="nan-csv"),
-    pytest.param(["run", "spcart", "--data", "{files}/nan.npz"], ["NaN", "finite"], id="nan-npz"),
+    pytest.param(["run", "spcart", "--data", "{files}/nan.csv", "--missing", "error"], ["line 3, column 'a'", "nan", "finite", "--missing auto or em"], id="nan-csv"),
+    pytest.param(["run", "spcart", "--data", "{files}/nan.npz", "--missing", "error"], ["NaN", "finite"], id="nan-npz"),
     pytest.param(["run", "spcart", "--data", "{files}/empty.npy"], ["empty", "(0, 3)", "at least one row"], id="empty-npy"),
     pytest.param(["run", "spcart", "--data", "{files}/empty-cols.npy"], ["empty", "at least one"], id="empty-columns"),
     pytest.param(["run", "spcart", "--data", "{files}/empty.csv"], ["empty"], id="empty-csv"),
@@ -297,7 +298,7 @@ def test_bad_input_writes_nothing_to_out(files: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     for args in (
         ["run", "gpower-l0", "--lam", "100"],
-        ["run", "spcart", "--data", str(files / "nan.npy")],
+        ["run", "spcart", "--data", str(files / "nan.npy"), "--missing", "error"],
         ["run", "spcart", "--data", str(files / "asym.npy"), "--covariance"],
         ["run", "spcart", "--lam", "1"],
         ["run", "spcart", "--param", "tol"],
@@ -344,7 +345,7 @@ def _data(x: Any, **kwargs: Any) -> Callable[[], Any]:
 
 API_CASES = [
     # data
-    pytest.param(_data(_with(np.nan)), InvalidDataError, ["NaN"], id="nan"),
+    pytest.param(_data(_with(np.nan), missing="error"), InvalidDataError, ["NaN", "missing='em'"], id="nan"),  # imputed by default
     pytest.param(_data(_with(np.inf)), InvalidDataError, ["infinite"], id="inf"),
     pytest.param(_data(np.zeros((0, 3))), InvalidDataError, ["empty"], id="empty"),
     pytest.param(_data(np.zeros((4, 0))), InvalidDataError, ["empty"], id="no-columns"),

@@ -631,7 +631,8 @@ def test_out_on_bad_data_leaves_nothing(tmp_path: Path) -> None:
     np.save(bad / "nan.npy", np.array([[1.0, np.nan], [2.0, 3.0], [0.0, 1.0]]))
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    result = invoke("run", "spcart", "--data", str(bad / "nan.npy"), "--out", str(out_dir / "r.json"))
+    result = invoke("run", "spcart", "--data", str(bad / "nan.npy"), "--out", str(out_dir / "r.json"),
+                    "--missing", "error")  # NaN are imputed by default (issue 28): refused on request
     assert result.exit_code == 2
     assert list(out_dir.iterdir()) == []
 

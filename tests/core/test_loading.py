@@ -372,7 +372,7 @@ def test_a_dataframe_of_booleans_and_nullable_numbers(pd):
 
 
 def test_a_dataframe_with_nan_names_the_columns(pd):
-    frame = pd.DataFrame(X, columns=list(NAMES))
+    frame = pd.DataFrame(X.copy(), columns=list(NAMES))  # a copy: pandas < 3 writes through to X
     frame.iloc[2, 1] = np.nan
     frame.iloc[5, 3] = np.inf
     message = refusal(frame)

@@ -47,8 +47,14 @@ class RotationUpdater(Updater):
 
     def propose(self, problem: Problem, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
         v = state
-        # X^T V of the unit columns of X, scaled after the product: no p x r temporary
-        b = (x.T @ v) / np.sqrt(np.einsum("ij,ij->j", x, x))[:, None]
+        # X^T V of the unit columns of X, scaled after the product, over the rows where X has a nonzero (a
+        # truncated X has few: k per column); no p x r temporary
+        live = np.flatnonzero(np.any(x, axis=1))
+        if 2 * live.size < x.shape[0]:
+            x, v_live = x[live], v[live]
+        else:
+            v_live = v
+        b = (x.T @ v_live) / np.sqrt(np.einsum("ij,ij->j", x, x))[:, None]
         w, d, qt = np.linalg.svd(b, full_matrices=False)
         rotation = w @ qt
         return v @ rotation.T, float(d.sum()), v

@@ -233,3 +233,21 @@ def test_sparsity_truncation_of_a_tall_block_keeps_k_per_column():
     assert np.all(np.count_nonzero(out, axis=0) == 30)
     kept = np.abs(out) > 0
     assert np.all(np.where(kept, np.abs(z), np.inf).min(axis=0) > np.where(kept, 0, np.abs(z)).max(axis=0))
+
+
+@pytest.mark.parametrize("shape", [(12, 60), (60, 12)])
+def test_eigenvalues_after_eigenpairs_reuse_the_small_gram(shape, monkeypatch):
+    # the start's eigenpairs and the metrics' eigenvalues come from one small Gram matrix (on 500 x 100 000 data
+    # a second one cost twelve passes), with the values a fresh operator gives
+    x = np.random.default_rng(3).standard_normal(shape)
+    op, fresh = (GramCovariance(x, shape[0] - 1.0, mean=x.mean(axis=0)) for _ in range(2))
+    formed = []
+    original = GramCovariance._small_gram
+    monkeypatch.setattr(GramCovariance, "_small_gram", lambda self: formed.append(1) or original(self))
+    values, _ = op.top_eigenpairs(5)
+    assert len(formed) == 1
+    np.testing.assert_allclose(op.top_eigenvalues(3), values[:3], rtol=0, atol=0)
+    np.testing.assert_allclose(op.top_eigenvalues(5), fresh.top_eigenvalues(5), rtol=1e-12, atol=1e-12 * values[0])
+    assert len(formed) == 2  # the fresh operator's; the first operator formed none again
+    op.top_eigenvalues(6)  # more than were found: formed again
+    assert len(formed) == 3

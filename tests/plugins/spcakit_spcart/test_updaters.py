@@ -1,0 +1,27 @@
+"""SPCArt's updaters (plugins/spcakit_spcart/updaters.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from spcakit_spcart.linalg import polar
+from spcakit_spcart.updaters import RotationUpdater
+
+
+def test_rotation_update_over_the_nonzero_rows_equals_the_full_product():
+    # SPCArt's R = Polar(X^T V) is formed over the rows where the truncated X has a nonzero; it must equal the
+    # product over all rows
+    rng = np.random.default_rng(4)
+    p, r = 400, 3
+    v = polar(rng.standard_normal((p, r)))
+    x = np.zeros((p, r))
+    for j in range(r):
+        rows = rng.choice(p, 10, replace=False)
+        x[rows, j] = rng.standard_normal(10)
+    z, objective, state = RotationUpdater().propose(None, x, v)
+    unit = x / np.linalg.norm(x, axis=0)
+    w, d, qt = np.linalg.svd(unit.T @ v)
+    np.testing.assert_allclose(z, v @ (w @ qt).T, atol=1e-12)
+    assert objective == pytest.approx(d.sum(), rel=1e-12)
+    assert state is v

@@ -46,8 +46,9 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   (gene expression) this is by far the tightest of the bounds.
 
 The search is best-first (the open node of largest bound next), so the largest bound among the open
-nodes is always an upper bound on the optimum; it starts from the best of a greedy forward
-selection followed by single swaps (the incumbent), and each node proposes one more support, the
+nodes is always an upper bound on the optimum; it starts from the best support of a greedy forward
+selection and of truncated power runs from the matrix's :data:`POWER_STARTS` leading eigenvectors,
+followed by single swaps (the incumbent), and each node proposes one more support, the
 ``k`` variables of largest weight in the leading eigenvector of :math:`U` that contain :math:`I`. It
 branches on the free variable of largest weight there. A child node first gets the cheap bounds
 (Gershgorin, diagonal, spectral on the whole matrix's eigenvectors, its parent's bound); the
@@ -77,7 +78,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import progress
+from spcakit import progress, ties
 from spcakit.bounds import raised_for_rounding
 from spcakit.errors import InvalidParameterError
 from spcakit.linalg import generalized_top
@@ -93,6 +94,12 @@ from spcakit.thresholding import (
 PRUNE_RTOL = 1e-9
 #: The share of the time limit the warm start's swaps may take.
 WARM_START_SHARE = 0.25
+#: The warm start also runs truncated power iterations (Yuan & Zhang's TPower) from the leading this many
+#: eigenvectors of the matrix: on the colon's 500 genes at k = 20 they reach in 0.1 s a value (4.62e7) that the
+#: greedy selection's swaps had not reached after 150 s (4.39e7).
+POWER_STARTS = 10
+#: Steps of one truncated power run at most.
+POWER_STEPS = 200
 #: Nodes whose allowed set has at most this many variables get the eigenvalue bound (an eigenproblem
 #: of that size); larger ones the Gershgorin and diagonal bounds alone.
 EIGEN_NODE_LIMIT = 400
@@ -178,6 +185,7 @@ class _Problem:
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
             values, vectors = np.linalg.eigh(self.a)
             self.values, self.squares = np.clip(values[::-1], 0.0, None), vectors[:, ::-1] ** 2
+            self.leading = vectors[:, ::-1][:, :POWER_STARTS]  # the truncated power method's starts
         self._kept: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()
         self._kept_bytes = 0
 
@@ -290,8 +298,44 @@ class _Problem:
         return min(diag_bound, gershgorin, spectral)
 
 
-def _greedy(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndarray]:
-    """Forward selection by value, then single swaps (one in, one out) while one improves and time is left."""
+def _truncated_power(problem: _Problem, start: np.ndarray) -> np.ndarray:
+    r"""The support a truncated power run from ``start`` ends on (``B = I``): :math:`x \leftarrow T_k(Ax)` (the ``k``
+    entries of largest magnitude, :func:`spcakit.ties.top_k`), normalised, until the support repeats; then the
+    leading eigenvector of :math:`A_{SS}` continues it, until that repeats the support too (a fixed point), or after
+    :data:`POWER_STEPS` steps. The starts (the leading eigenvectors of :math:`A`) are properties of the matrix, so
+    a permutation of the variables permutes the supports found."""
+    k = problem.k
+    x = np.asarray(start, dtype=float)
+    support = np.sort(ties.top_k(np.abs(x), k))
+    for _ in range(POWER_STEPS):
+        y = problem.a[:, support] @ x[support]
+        following = np.sort(ties.top_k(np.abs(y), k))
+        if np.array_equal(following, support):
+            _, vector = problem.value(support)
+            following = np.sort(ties.top_k(np.abs(problem.a[:, support] @ vector), k))
+            if np.array_equal(following, support):
+                break
+            y = problem.a[:, support] @ vector
+        x = y / max(float(np.linalg.norm(y[following])), np.finfo(float).tiny)  # unit on its support: no overflow
+        support = following
+    return support
+
+
+def _warm_start(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndarray]:
+    """The best support of the greedy forward selection and of truncated power runs from the leading eigenvectors
+    (``B = I``), then single swaps (one in, one out) from it while one improves and time is left."""
+    value, support = _greedy(problem)
+    if problem.q is None:
+        for start in problem.leading.T:
+            found = _truncated_power(problem, start)
+            found_value = problem.value(found)[0]
+            if ties.improves(found_value, value):
+                value, support = found_value, found
+    return _swapped(problem, value, support, deadline)
+
+
+def _greedy(problem: _Problem) -> tuple[float, np.ndarray]:
+    """Forward selection by value: the variable that raises the best value most, ``k`` times."""
     p, k = problem.p, problem.k
     support: list[int] = []
     for _ in range(k):
@@ -303,7 +347,14 @@ def _greedy(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndar
             if value > best * (1 + 1e-12) + 1e-300 or chosen < 0:
                 best, chosen = value, j
         support.append(chosen)
-    value = problem.value(np.array(sorted(support)))[0]
+    return problem.value(np.array(sorted(support)))[0], np.array(sorted(support))
+
+
+def _swapped(problem: _Problem, value: float, start: np.ndarray, deadline: float) -> tuple[float, np.ndarray]:
+    """Single swaps (one in, one out), the first that improves each time, from the support ``start`` of value
+    ``value`` while one improves and time is left."""
+    p = problem.p
+    support = [int(i) for i in start]
     improved = True
     while improved and time.perf_counter() < deadline:
         improved = False
@@ -351,7 +402,7 @@ def branch_and_bound(
     problem = _Problem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
-    incumbent, support = _greedy(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
+    incumbent, support = _warm_start(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
     nodes = 0
     counter = itertools.count()
     root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]

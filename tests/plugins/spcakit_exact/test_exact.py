@@ -154,3 +154,37 @@ def test_the_command_line_takes_a_time_limit():
     assert twice.exit_code == 2 and "given twice" in twice.output
     other = runner.invoke(app, ["run", "spcart", "--time-limit", "3"])
     assert other.exit_code == 2 and "no part of method 'spcart' takes a parameter 'time_limit'" in other.output
+
+
+def _wishart(p: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((p // 2, p)) * np.linspace(2.0, 0.5, p)  # low rank, as gene expression
+    return a.T @ a / (p // 2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_warm_start_power_runs_end_on_fixed_points_that_follow_the_variables(seed):
+    from spcakit_exact.search import _Problem, _truncated_power
+
+    a, k = _wishart(40, seed), 6
+    problem = _Problem(a, k, None)
+    permutation = np.random.default_rng(seed + 10).permutation(40)
+    permuted = _Problem(a[np.ix_(permutation, permutation)], k, None)
+    for start, permuted_start in zip(problem.leading.T, permuted.leading.T):
+        support = _truncated_power(problem, start)
+        _, vector = problem.value(support)
+        # a fixed point: the k largest entries of A x, x the best vector on the support, are the support
+        assert set(np.argsort(-np.abs(a[:, support] @ vector))[:k]) == set(support)
+        # the starts are the matrix's eigenvectors, so the permuted matrix's run ends on the permuted support
+        assert set(permutation[_truncated_power(permuted, permuted_start)]) == set(support)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(seed):
+    from spcakit_exact.search import _greedy, _Problem, _truncated_power, _warm_start
+
+    problem = _Problem(_wishart(60, seed), 8, None)
+    value, support = _warm_start(problem, deadline=0.0)  # a deadline already past: no swaps
+    found = [problem.value(_truncated_power(problem, start))[0] for start in problem.leading.T]
+    assert value >= max([_greedy(problem)[0], *found]) * (1 - 1e-12)
+    assert value == pytest.approx(problem.value(support)[0], rel=1e-12)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import numpy as np
 
@@ -11,9 +13,13 @@ from spcakit.operators.eigen import explicit_is_direct, leading_eigenpairs
 
 @attrs.frozen(eq=False)
 class DenseCovariance(OperatorAccess):
-    """An explicit symmetric :math:`p\\times p` covariance matrix."""
+    """An explicit symmetric :math:`p\\times p` covariance matrix.
+
+    Its leading eigenpairs are kept per ``r`` once computed (copies are returned): cross-validation fits each
+    fold's covariance at every level of the grid, and each fit asks for the same pairs again."""
 
     matrix: np.ndarray
+    _spectra: dict[Any, Any] = attrs.field(factory=dict, init=False, repr=False)
 
     @property
     def p(self) -> int:
@@ -32,10 +38,17 @@ class DenseCovariance(OperatorAccess):
         return explicit_is_direct(self.p, r)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
-        return leading_eigenpairs(self.matrix, r)  # type: ignore[no-any-return]
+        key = ("pairs", r)
+        if key not in self._spectra:
+            self._spectra[key] = leading_eigenpairs(self.matrix, r)
+        values, vectors = self._spectra[key]
+        return values.copy(), vectors.copy()
 
     def top_eigenvalues(self, r: int) -> np.ndarray:
-        return np.clip(leading_eigenpairs(self.matrix, min(r, self.p), vectors=False), 0.0, None)
+        key = ("values", min(r, self.p))
+        if key not in self._spectra:
+            self._spectra[key] = np.clip(leading_eigenpairs(self.matrix, min(r, self.p), vectors=False), 0.0, None)
+        return self._spectra[key].copy()  # type: ignore[no-any-return]
 
     def columns(self, index: np.ndarray) -> np.ndarray:
         return self.matrix[:, np.asarray(index, dtype=int)]

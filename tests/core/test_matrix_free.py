@@ -47,3 +47,24 @@ def test_tall_data_get_an_explicit_covariance_wide_data_do_not():
     assert isinstance(tall.covariance, DenseCovariance) and isinstance(wide.covariance, GramCovariance)
     centred = tall.data
     np.testing.assert_allclose(tall.covariance.matrix, centred.T @ centred / 49, atol=1e-12)
+
+
+def test_an_explicit_covariance_keeps_its_eigenpairs_per_r(monkeypatch):
+    # cross-validation fits each fold's covariance at every level: the eigenpairs are computed once per r, and
+    # what callers get are copies (changing them changes nothing kept)
+    from spcakit.operators import DenseCovariance, dense
+
+    a = np.random.default_rng(2).standard_normal((30, 12))
+    op = DenseCovariance(a.T @ a)
+    calls = []
+    original = dense.leading_eigenpairs
+    monkeypatch.setattr(dense, "leading_eigenpairs", lambda *args, **kw: calls.append(args[1]) or original(*args, **kw))
+    values, vectors = op.top_eigenpairs(3)
+    values[0], vectors[0, 0] = -1.0, 7.0
+    again, again_vectors = op.top_eigenpairs(3)
+    assert calls == [3] and again[0] > 0 and again_vectors[0, 0] != 7.0
+    np.testing.assert_allclose(again, np.linalg.eigvalsh(a.T @ a)[::-1][:3], rtol=1e-12)
+    op.top_eigenpairs(2)
+    op.top_eigenvalues(2)
+    op.top_eigenvalues(2)
+    assert calls == [3, 2, 2]

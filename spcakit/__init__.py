@@ -20,7 +20,8 @@ from spcakit.version import __version__
 _EXPORTS = {
     "compose": "spcakit.composition", "configure": "spcakit.composition", "fit": "spcakit.api",
     "ConstantColumnWarning": "spcakit.errors", "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
-    "InvalidParameterError": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
+    "InvalidParameterError": "spcakit.errors", "MissingValuesError": "spcakit.errors",
+    "MissingValueWarning": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
     "SpecError": "spcakit.errors", "UnknownNameError": "spcakit.errors", "ZeroLoadingError": "spcakit.errors",
     "hookimpl": "spcakit.hookspecs",
     "get_plugin_manager": "spcakit.plugins", "get_registry": "spcakit.plugins",
@@ -74,6 +75,8 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
         DuplicateNameError,
         InvalidDataError,
         InvalidParameterError,
+        MissingValuesError,
+        MissingValueWarning,
         PartFailure,
         SpcakitError,
         SpecError,

@@ -25,7 +25,8 @@ The EM (hard-impute, EM-PCA) iteration is
 
 1. fill every missing entry with its column's observed mean (weighted by ``sample_weight`` when given);
 2. fit the sparse PCA method (the same method, ``r``, ``k`` and parts) to the completed matrix
-   :math:`\tilde A` - from its usual start: spcakit's parts take no starting loadings, so there is no warm start;
+   :math:`\tilde A` - from its usual start: spcakit's parts take no starting loadings, so the fits are not warm
+   started (the imputation can be: :func:`impute_and_fit`'s ``start`` replaces the column means of step 1);
 3. reconstruct :math:`\hat A = \mathbf 1 \mu^\top + (\tilde A - \mathbf 1 \mu^\top) V (V^\top V)^+ V^\top`,
    :math:`\mu` the completed matrix's (weighted) column means: the least-squares projection of each centred row
    onto the loadings' span (the loadings are not orthogonal in general; with ``standardize=True`` the
@@ -87,10 +88,11 @@ entries all have zero loadings, gets scores 0 (the mean).
 
 Cross-validation
 ----------------
-:func:`spcakit.cross_validate` still refuses NaN. What it would need from this module: a fit of each
-training fold by :func:`impute_and_fit` (the folds' rows read by :func:`spcakit.inputs.missing.read_missing`),
-and held-out errors summed over the observed entries only, each predicted from the row's other *observed*
-entries (the ``ekf`` scheme restricted to :math:`o`, i.e. :func:`observed_scores` with one more entry left out).
+:func:`spcakit.cross_validate` (``missing=``, as here) fits each fold's training rows by :func:`impute_and_fit`
+at every level, from the training rows alone, each level's EM starting (``start=``) from the previous level's
+completed training rows of that fold; it scores the held-out rows on their observed entries only, each
+predicted from the row's other *observed* entries (the ``ekf`` scheme restricted to :math:`o`:
+:func:`spcakit.cv.criterion.observed_residuals`).
 """
 
 from __future__ import annotations
@@ -174,6 +176,7 @@ def impute_and_fit(
     tol: float = DEFAULT_TOL,
     max_iter: int = DEFAULT_MAX_ITER,
     stacklevel: int = 3,
+    start: np.ndarray | None = None,
 ) -> Imputed:
     """EM on the sparse low-rank model (see the module's description): ``fit_once(matrix)`` fits the method to
     the completed matrix (dense or CSR, the same object each time, changed in place between calls) and returns
@@ -182,6 +185,16 @@ def impute_and_fit(
     ``announce`` issues the :class:`~spcakit.errors.MissingValueWarning` of ``missing="auto"``; the warnings
     of the fits are collected and those of the last fit issued once (not once per iteration). On return the
     matrix holds the values the returned result was fitted to.
+
+    ``start`` (a warm start) fills the missing entries first with these values (one per missing entry, in the
+    order of ``data.rows``/``data.cols``, e.g. :func:`~spcakit.inputs.missing.missing_values` of a previous
+    EM's matrix) instead of the columns' observed means (step 1); the iteration is otherwise the same, except
+    that an entry of a column that gets no loading is then set to its column's observed mean (the model's
+    value there at the fixed point) rather than kept. :func:`spcakit.cross_validate` starts each level's EM of
+    a fold from the previous level's completed matrix: a start near the fixed point saves iterations.
+    ``None`` (the default) is the EM described in the module, bit for bit. The matrix may be one completed by an
+    earlier call (its missing entries are set to NaN again first: the columns' statistics are of the observed
+    entries).
     """
     if not (isinstance(tol, (int, float)) and tol > 0 and math.isfinite(tol)):
         raise InvalidParameterError(f"the EM tolerance must be a positive number; got {tol!r}")
@@ -191,7 +204,8 @@ def impute_and_fit(
     w = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
     if w is not None and w.shape != (n,):
         w = None  # the fit refuses weights of the wrong length, with its own message
-    means, empty = observed_means(data, w)
+    set_missing(data, np.full(data.count, np.nan))  # a matrix completed by an earlier EM (a warm start): the
+    means, empty = observed_means(data, w)  # statistics below are of the observed entries only
     notes: list[str] = []
     if announce:
         notes.append(
@@ -211,6 +225,14 @@ def impute_and_fit(
         warnings.warn(note, MissingValueWarning, stacklevel=stacklevel)
     deviations = observed_deviations(data)[data.cols]
     current = means[data.cols]
+    warm = start is not None
+    if start is not None:
+        current = np.array(start, dtype=float).reshape(-1)
+        if current.shape != (data.count,) or not np.isfinite(current).all():
+            raise InvalidParameterError(
+                f"the EM's start must hold {data.count} finite values, one per missing entry; got "
+                f"{np.shape(start)}{'' if np.isfinite(current).all() else ' with NaN or infinite values'}"
+            )
     set_missing(data, current)
     seconds, change, converged = 0.0, math.inf, False
     iteration = 0
@@ -228,7 +250,8 @@ def impute_and_fit(
             break
         updated = reconstruct_missing(data, result.loadings, record.mean, record.scale)
         unloaded = ~result.loadings[data.cols].any(axis=1)  # a column without loadings: the model's value is its
-        updated[unloaded] = current[unloaded]  # mean, which the current fill already is (exactly, not rounded anew)
+        updated[unloaded] = (means[data.cols] if warm else current)[unloaded]  # mean, which the current
+        # fill already is without a start (exactly, not rounded anew); with one, the observed mean
         change = float(np.sqrt(np.mean(((updated - current) / deviations) ** 2)))
         if change < tol:
             converged = True

@@ -16,6 +16,7 @@ from spcakit.cli.common import (
     Progress,
     app,
     check_method,
+    check_missing_option,
     check_out,
     check_targets,
     fail,
@@ -201,10 +202,11 @@ def _cv_level(value: Any) -> str:
 
 @app.command("cv")
 @fit_options(
-    exclude=("covariance", "scheduler", "missing"),
+    exclude=("covariance", "scheduler"),
     data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, a sparse .npz/.mtx file or a .zarr store (never densified whole), or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")], ""),
     r=(ROpt, 1),
     seed=(Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")], 0),
+    missing=(Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes each fold's training rows by EM at every level and scores the held-out rows on their observed entries, with a warning saying the fraction missing; em the same without the warning; error refuses them")], "auto"),
 )
 def cv_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
@@ -238,7 +240,8 @@ def cv_command(
         param_values = parse_params(options.param)
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
-        dataset, matrix, is_cov, kept, dropped = read_input(options)
+        missing = check_missing_option(options.missing)
+        dataset, matrix, is_cov, kept, dropped = read_input(options, missing=missing != "error")
         if is_cov:
             refuse_covariance(dataset.source)
         progress = Progress(sys.stderr.isatty())
@@ -250,7 +253,7 @@ def cv_command(
                     feature_names=dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{_cv_level(level.level)}: mean error {level.mean_error:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, nonnegative=options.nonnegative, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, missing=missing, **param_values,
                 )  # fmt: skip
         finally:
             progress.close()

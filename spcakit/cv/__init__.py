@@ -115,6 +115,24 @@ and the constant columns of a fold are found and named the same way. On sparse d
 within one of the support size in all 12 runs of the tests (3 seeds, SPCArt and TPower);
 ``benchmarks/cv_planted_support.py --sparse`` times a larger case.
 
+Missing values
+--------------
+With ``missing="auto"`` (the default, with a :class:`~spcakit.errors.MissingValueWarning` once) or ``"em"``,
+data with NaN entries (dense, or stored NaN of ``scipy.sparse`` data; NaN in a Dask array are refused, as by
+:func:`spcakit.fit`) are cross-validated; ``"error"`` refuses them, and data without NaN take the path above
+whatever the option. At every level, each fold's training rows - and only they: the held-out entries never
+enter - are imputed and fitted by the EM of :mod:`spcakit.imputation`, each level's EM of a fold starting from
+the previous level's completed training rows of that fold (``impute_and_fit(start=)``): a warm start, since
+neighbouring levels have nearby fixed points. The held-out rows are centred (and scaled) by the training rows'
+completed means (and standard deviations) and scored on their *observed* entries only, each predicted from the
+row's other observed entries through the loadings' rows on them
+(:func:`~spcakit.cv.criterion.observed_residuals`: the criterion above with :math:`V_O` for :math:`V`, derived
+in :mod:`spcakit.cv.criterion`); a fold's error is the sum of those squared residuals over the sum of squares
+of the observed centred entries. A scipy.sparse matrix stays sparse (its stored NaN are the missing entries;
+the held-out rows are made dense a block at a time, as above) and gives the dense computation's errors to
+rounding. The refit at the chosen level is :func:`spcakit.fit` with ``missing="em"``. Each level of a fold is
+an EM of several fits, so the cost is a multiple of the complete data's (measured in ``docs/missing.md``).
+
 References
 ----------
 H. T. Eastment and W. J. Krzanowski, "Cross-validatory choice of the number of components from
@@ -135,7 +153,7 @@ and Dask data, a block at a time).
 
 from __future__ import annotations
 
-from spcakit.cv.criterion import UNPREDICTABLE, held_out_error, leave_one_variable_out_residuals
+from spcakit.cv.criterion import UNPREDICTABLE, held_out_error, leave_one_variable_out_residuals, observed_residuals
 from spcakit.cv.records import RULES, CrossValidation, CVLevel, choose_level
 from spcakit.cv.search import cross_validate, fold_indices, refuse_covariance
 
@@ -149,5 +167,6 @@ __all__ = [
     "fold_indices",
     "held_out_error",
     "leave_one_variable_out_residuals",
+    "observed_residuals",
     "refuse_covariance",
 ]

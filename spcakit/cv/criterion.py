@@ -1,5 +1,29 @@
 r"""The held-out criterion: the error of predicting each entry of a held-out row from its other entries through
-the loadings' span (:func:`held_out_error`)."""
+the loadings' span (:func:`held_out_error`), and of a row with missing entries from its other *observed* entries
+(:func:`observed_residuals`).
+
+Rows with missing entries
+-------------------------
+A held-out row :math:`x` (centred and scaled by the training rows' completed means and scales) whose entries
+:math:`O` are observed is scored on :math:`O` only, each observed entry predicted from the row's *other
+observed* entries: :math:`\hat x_j = v_j^\top t`, :math:`t = \arg\min_t \|x_{O \setminus j} - V_{O \setminus
+j}\, t\|`. This is the complete row's problem with the loadings :math:`V_O` (the rows of :math:`V` on
+:math:`O`) in place of :math:`V` - the missing variables simply are not there - so the same Sherman-Morrison
+step gives
+
+.. math::
+
+    x_j - \hat x_j = \frac{x_j - (H_O x_O)_j}{1 - h_{jj}}, \qquad
+    H_O = V_O (V_O^\top V_O)^+ V_O^\top, \quad j \in O,
+
+with :math:`h_{jj}` the diagonal of :math:`H_O`, the projection onto the span of :math:`V_O` (computed from an
+orthonormal basis of that span, so rank-deficient :math:`V_O` are covered); an entry with :math:`1 - h_{jj} \le`
+:data:`UNPREDICTABLE` is predicted by the training mean (its residual is :math:`x_j`), and a row whose observed
+loadings are all zero is predicted by the means throughout. A fold's error is then the sum of the squared
+residuals over the sum of squares of the observed centred entries. Rows with the same pattern of missing
+entries share :math:`H_O` and are scored together; complete rows take the complete rows' path
+(:func:`residual_sums`), unchanged.
+"""
 
 from __future__ import annotations
 
@@ -150,3 +174,59 @@ def held_out_error(rows: Any, loadings: Any) -> float:
             "none): their error, a fraction of that variance, is undefined"
         )
     return residual / total
+
+
+def observed_residuals(rows: Any, loadings: Any, span: tuple[np.ndarray, np.ndarray] | None | bool = False) -> np.ndarray:
+    r"""The leave-one-variable-out residual of every *observed* entry of ``rows`` (``m x p``, centred and scaled,
+    NaN where missing), predicted from the same row's other observed entries through the loadings' rows on
+    them (the module's "Rows with missing entries"):
+    :math:`(x_j - (H_O x_O)_j)/(1 - h_{jj})`, :math:`H_O = V_O (V_O^\top V_O)^+ V_O^\top`.
+
+    Complete rows are scored by :func:`leave_one_variable_out_residuals`' computation (with ``span``, the
+    loadings' :func:`loadings_span`, when given), the others one pattern of missing entries at a time.
+
+    Returns
+    -------
+    numpy.ndarray
+        The residuals, ``m x p``, NaN at the missing entries.
+    """
+    x = np.asarray(rows, dtype=float)
+    v = np.asarray(loadings, dtype=float)
+    _check_shapes(x, v)
+    missing = np.isnan(x)
+    incomplete = missing.any(axis=1)
+    out = np.full(x.shape, np.nan)
+    if not incomplete.all():
+        whole = loadings_span(v) if span is False else span
+        out[~incomplete] = _residuals(x[~incomplete], whole)  # type: ignore[arg-type]
+    if incomplete.any():
+        which = np.flatnonzero(incomplete)
+        patterns, inverse = np.unique(missing[which], axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for index, pattern in enumerate(patterns):
+            observed = np.flatnonzero(~pattern)
+            if observed.size == 0:
+                continue  # nothing observed: nothing to score
+            members = which[inverse == index]
+            block = x[np.ix_(members, observed)]
+            out[np.ix_(members, observed)] = _residuals(block, loadings_span(v[observed]))
+    return out
+
+
+def observed_residual_sums(rows: np.ndarray, loadings: Any, span: tuple[np.ndarray, np.ndarray] | None) -> tuple[float, float]:
+    r"""``(residual, total)`` of a block of held-out ``rows`` with missing entries (NaN; centred and scaled): the
+    sum of the squared :func:`observed_residuals` and the sum of squares of the observed entries. Complete
+    rows go through :func:`residual_sums` (``span``: the loadings' :func:`loadings_span`) exactly as without
+    missing values; both sums add up over blocks of rows."""
+    x = np.asarray(rows, dtype=float)
+    incomplete = np.isnan(x).any(axis=1)
+    if not incomplete.any():
+        return residual_sums(x, span)
+    residual = total = 0.0
+    if not incomplete.all():
+        residual, total = residual_sums(x[~incomplete], span)
+    part = x[incomplete]
+    errors = observed_residuals(part, loadings, span)
+    residual += float(np.nansum(errors * errors))
+    total += float(np.nansum(part * part))
+    return residual, total

@@ -41,7 +41,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.cv.criterion import loadings_span, residual_sums
+from spcakit.cv.criterion import loadings_span, observed_residual_sums, residual_sums
 from spcakit.problem import Problem
 
 #: The most bytes of float64 that one dense block of held-out rows takes (16 MiB).
@@ -143,3 +143,28 @@ def held_out_sums(data: Any, folds: np.ndarray, scorings: Sequence[FoldScoring])
         for b, chunk in enumerate(rows.to_delayed()[:, 0])
     ]
     return np.sum(dask.compute(*tasks), axis=0) if tasks else np.zeros((len(scorings), 2))
+
+
+def observed_held_out_sums(
+    data: Any, rows: np.ndarray, loadings: Any, mean: np.ndarray | None, scale: np.ndarray | None
+) -> tuple[float, float]:
+    """``(residual, total)`` of the held-out ``rows`` (indices) of ``data`` with missing values (a dense array
+    with NaN, or a canonical CSR array whose stored NaN are the missing entries): made dense a block of
+    :func:`block_height` rows at a time, centred by ``mean`` and divided by ``scale`` (the training rows'
+    completed means and scales; ``None``: not done) and scored on their observed entries
+    (:func:`~spcakit.cv.criterion.observed_residual_sums`)."""
+    v = np.asarray(loadings, dtype=float)
+    span = loadings_span(v)
+    height = block_height(v.shape[0])
+    residual = total = 0.0
+    for start in range(0, rows.size, height):
+        picked = data[rows[start : start + height]]
+        block = picked.toarray() if hasattr(picked, "toarray") else np.array(picked, dtype=np.float64)
+        if mean is not None:
+            block -= mean
+        if scale is not None:
+            block /= scale
+        squares, total_squares = observed_residual_sums(block, v, span)
+        residual += squares
+        total += total_squares
+    return residual, total

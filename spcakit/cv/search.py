@@ -14,10 +14,15 @@ import numpy as np
 from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, check_seed, fit
 from spcakit.cv.criterion import held_out_error
-from spcakit.cv.held_out import fold_scoring, held_out_sums
+from spcakit.cv.held_out import fold_scoring, held_out_sums, observed_held_out_sums
 from spcakit.cv.records import CrossValidation, CVLevel, check_rule, choose_level
-from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError, ZeroLoadingError
-from spcakit.inputs import as_problem
+from spcakit.errors import (
+    ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning,
+    ZeroLoadingError,
+)  # fmt: skip
+from spcakit.imputation import check_missing, error_text, impute_and_fit
+from spcakit.inputs import as_problem, read_missing
+from spcakit.inputs.missing import MissingData, missing_values, observed_means, set_missing
 from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse
 from spcakit.inputs.columns import column_positions, name_list, unread_columns
 from spcakit.inputs.datasets import load_source
@@ -60,16 +65,18 @@ NO_HELD_OUT_VARIANCE = (
 
 
 def read_rows(
-    data: Any, feature_names: Sequence[str] | None, columns: Any, drop: Any
+    data: Any, feature_names: Sequence[str] | None, columns: Any, drop: Any, missing: bool = False
 ) -> tuple[Any, Sequence[str] | None, str, bool]:
     """``(matrix, feature_names, source, chosen)``: the data matrix of ``data`` (read from its file when ``data``
     is a path or a ``builtin:`` name; a covariance is refused). A ``scipy.sparse`` one becomes a canonical CSR
     array and has the columns ``columns``/``drop`` chosen already (``chosen``), as does a dask array, so that the
     folds take rows of the columns used; anything else is returned as it is (``chosen`` false), for
-    :func:`spcakit.as_problem` to check and choose its columns."""
+    :func:`spcakit.as_problem` to check and choose its columns. ``missing`` reads a CSV's empty and ``NA`` cells
+    as NaN (for ``missing="auto"`` or ``"em"``)."""
     source = ""
     if isinstance(data, (str, os.PathLike)):  # read once here, as spcakit.as_problem would read it
-        dataset = load_source(data, unread_columns(data, name_list(columns, "columns"), name_list(drop, "drop")))
+        dataset = load_source(data, unread_columns(data, name_list(columns, "columns"), name_list(drop, "drop")),
+                              missing=missing)  # fmt: skip
         if dataset.is_covariance:
             refuse_covariance(dataset.source)
         data, feature_names, source = dataset.matrix, feature_names or dataset.feature_names, dataset.source
@@ -136,6 +143,7 @@ def cross_validate(
     drop: Sequence[str] | str | None = None,
     on_level: Callable[[CVLevel], None] | None = None,
     registry: Registry | None = None,
+    missing: str = "auto",
     **fit_kwargs: Any,
 ) -> CrossValidation:
     r"""Choose the sparsity of ``method`` by ``K``-fold cross-validation over the rows of ``data``.
@@ -196,6 +204,20 @@ def cross_validate(
         Called with each :class:`CVLevel` when its folds are done (for progress displays).
     registry
         The registry to look names up in.
+    missing
+        What to do with missing values (NaN entries, stored NaN of ``scipy.sparse`` data, empty or ``NA``
+        cells of a CSV file), as for :func:`spcakit.fit`: ``"auto"`` (the default) cross-validates them with a
+        :class:`~spcakit.errors.MissingValueWarning` (once) saying the fraction missing; ``"em"`` does the
+        same without the warning; ``"error"`` refuses them (:class:`~spcakit.errors.MissingValuesError`).
+        Data without NaN give the same results under every option. With NaN, each fold's training rows are
+        imputed by EM on the sparse low-rank model (:func:`spcakit.imputation.impute_and_fit`) at every level,
+        from the training rows alone (the held-out rows never enter), each level's EM starting from the
+        previous level's completed training rows of that fold (a warm start); the held-out rows are scored
+        on their observed entries only, each predicted from the row's other observed entries
+        (:func:`spcakit.cv.criterion.observed_residuals`), centred and scaled by the training rows' completed
+        means and scales; and the refit on all rows is :func:`spcakit.fit` with ``missing="em"``. Dask
+        arrays with NaN are refused (compute them first), as by :func:`spcakit.fit`. See the module's
+        "Missing values".
     **fit_kwargs
         The rest of :func:`spcakit.fit`'s arguments (``truncator``, ``deflator``, ``stopper``,
         part parameters). ``metrics`` names the metrics of the refit :attr:`CrossValidation.result`
@@ -211,10 +233,12 @@ def cross_validate(
     Raises
     ------
     InvalidParameterError
-        A covariance input, observation weights, ``folds`` not an integer in :math:`[2, n]`, an
+        A covariance input, observation weights, an unknown ``missing``, ``folds`` not an integer in :math:`[2, n]`, an
         unknown ``rule``, both ``k`` and ``lam``, a bad grid, a method that takes no ``k`` with a
         ``k`` grid; a level the method refuses is named first in the message (``k = 2: ...``), a
         fold too (``fold 3 of 5``).
+    MissingValuesError
+        The data hold NaN and ``missing="error"``.
 
     Examples
     --------
@@ -237,17 +261,33 @@ def cross_validate(
                 "unweighted; cross-validate without weights to choose the level, then fit with them there "
                 "(spcakit.fit(data, method, r, k=cv.chosen, sample_weight=w))"
             )
+    missing = check_missing(missing)
     refit_metrics = fit_kwargs.pop("metrics", None)
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     spec = method_spec(method, registry)
-    matrix, names, source, chosen = (data, feature_names, "", False) if covariance else read_rows(data, feature_names,
-                                                                                                  columns, drop)  # fmt: skip
+    matrix, names, source, chosen = (data, feature_names, "", False) if covariance else read_rows(
+        data, feature_names, columns, drop, missing=missing != "error")  # fmt: skip
     # a scipy.sparse (canonical CSR) or Dask data matrix is held as given, and never densified whole
     outside = matrix if is_scipy_sparse(matrix) or is_dask_array(matrix) else None
-    problem = as_problem(matrix, covariance=covariance, center=center, standardize=standardize, feature_names=names,
-                         source=source, columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
+    try:
+        problem = as_problem(matrix, covariance=covariance, center=center, standardize=standardize, feature_names=names,
+                             source=source, columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
+    except MissingValuesError as exc:
+        if covariance:
+            raise
+        if missing == "error":
+            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
+                raise
+            raise MissingValuesError(error_text(str(exc), MISSING_OPTIONS)) from None
+        incomplete = read_missing(matrix, names, None if chosen else name_list(columns, "columns"),
+                                  None if chosen else name_list(drop, "drop"))  # fmt: skip
+        return _cross_validate_missing(
+            incomplete, spec, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=center,
+            standardize=standardize, source=source, on_level=on_level, registry=registry, announce=missing == "auto",
+            refit_metrics=refit_metrics, fit_kwargs=fit_kwargs,
+        )  # fmt: skip
     if outside is None and problem.data is None:
         refuse_covariance(problem.source)
     rows = outside if outside is not None else problem.data
@@ -308,11 +348,33 @@ def cross_validate(
         return CVLevel(level=level, mean_error=float(np.mean(errors)), std_error=spread, fold_errors=tuple(errors),
                        nz=float(np.mean(nonzeros)))  # fmt: skip
 
+    done, auto, stop_note = _levels(evaluate, grid, r, problem.varying.p, on_level)
+    mean = np.array([lv.mean_error for lv in done])
+    spread = np.array([lv.std_error for lv in done])
+    sparseness = [lv.level for lv in done] if knob == "k" else [lv.nz for lv in done]
+    chosen, least = choose_level(mean, spread, sparseness, rule)
+    result = fit(problem, spec, r, seed=seed, metrics=refit_metrics, registry=registry, **{knob: done[chosen].level},
+                 **fit_kwargs)  # fmt: skip
+    return CrossValidation(
+        method=spec.name, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
+        levels=[lv.level for lv in done], mean_error=mean, std_error=spread,
+        fold_errors=[list(lv.fold_errors) for lv in done], nz=[lv.nz for lv in done],
+        chosen=done[chosen].level, least=done[least].level, rule=rule, folds=folds,
+        fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note,
+        warnings=tuple(notes), result=result,
+    )  # fmt: skip
+
+
+def _levels(
+    evaluate: Callable[[Any], CVLevel], grid: Any, r: int, varying: int, on_level: Callable[[CVLevel], None] | None
+) -> tuple[list[CVLevel], bool, str]:
+    """``(done, auto, stop_note)``: every level of ``grid`` evaluated in order (the ``"auto"`` grid from the
+    lowest level the method takes up to ``varying`` columns, stopping before the first it refuses)."""
     auto = grid == AUTO
     done: list[CVLevel] = []
     if auto:
         low, first = lowest_level(evaluate, r)
-        values: list[Any] = auto_levels(problem.varying.p, low)  # up to the number of columns that vary
+        values: list[Any] = auto_levels(varying, low)  # up to the number of columns that vary
     else:
         values, first = list(grid), None  # type: ignore[arg-type]
     stop_note = ""
@@ -330,12 +392,97 @@ def cross_validate(
         done.append(level)
         if on_level is not None:
             on_level(level)
+    return done, auto, stop_note
+
+
+#: What a refusal of NaN under ``missing="error"`` offers instead.
+MISSING_OPTIONS = ("missing='auto' (the default, with a warning) or missing='em' (spcakit cv --missing auto or em): "
+                   "each fold's training rows imputed by EM, the held-out rows scored on their observed entries")
+
+
+def _cross_validate_missing(
+    data: MissingData, spec: MethodSpec, r: Any, *, k: Any, lam: Any, folds: int, rule: str, seed: int,
+    center: bool, standardize: bool, source: str, on_level: Callable[[CVLevel], None] | None, registry: Registry,
+    announce: bool, refit_metrics: Any, fit_kwargs: dict[str, Any],
+) -> CrossValidation:
+    """:func:`cross_validate` of data with missing values (the module's "Missing values"): each fold's training
+    rows imputed by EM at every level (warm started from the previous level's), the held-out rows scored on
+    their observed entries."""
+    n, p = data.matrix.shape
+    names = data.names
+    if announce:
+        note = (
+            f"the data have {data.count} missing entr{'y' if data.count == 1 else 'ies'} ({data.fraction:.1%} of the "
+            f"{n} x {p}): each fold's training rows were imputed by EM on the sparse low-rank model at every level "
+            "(spcakit.imputation; the held-out rows never enter it) and the held-out rows scored on their observed "
+            "entries only; pass missing='em' to do this without this warning, or missing='error' to refuse missing "
+            "values"
+        )
+        warnings.warn(note, MissingValueWarning, stacklevel=3)
+    raw = data.matrix  # never written: each fold imputes a copy of its training rows
+    filled = read_missing(raw, names)  # the columns' observed means in the gaps: what varies, p, r checked
+    set_missing(filled, observed_means(filled)[0][filled.cols])
+    problem = as_problem(filled.matrix, center=center, standardize=standardize, feature_names=names, source=source)
+    del filled
+    folds = check_folds(folds, n)
+    r = check_r(r, problem)
+    knob = "k" if lam is None else "lam"
+    if knob == "k":
+        check_takes_k(spec, fit_kwargs.get("truncator"), registry)
+    grid = parse_k_levels(AUTO if k is None else k, problem.p) if lam is None else parse_lam_levels(lam)
+    held_out = fold_indices(n, folds, seed)
+    training: list[MissingData] = []
+    for test in held_out:
+        keep = np.ones(n, dtype=bool)
+        keep[test] = False
+        training.append(read_missing(raw[np.flatnonzero(keep)], names))
+    starts: list[np.ndarray | None] = [None] * folds  # each fold's imputed values at the last level: the next start
+    unconverged: list[str] = []
+
+    def evaluate(level: Any) -> CVLevel:
+        errors, nonzeros = [], []
+        for f, (train, test) in enumerate(zip(training, held_out)):
+            def fit_once(matrix: Any) -> Result:
+                return fit(matrix, spec, r, seed=seed, metrics=[], registry=registry, feature_names=names, center=center,
+                           standardize=standardize, missing="error", **{knob: level}, **fit_kwargs)  # fmt: skip
+
+            try:
+                with warnings.catch_warnings():  # the missing values are announced once, above
+                    warnings.simplefilter("ignore", ConstantColumnWarning)
+                    warnings.simplefilter("ignore", MissingValueWarning)
+                    imputed = impute_and_fit(train, fit_once, announce=False, start=starts[f])
+            except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
+                raise type(exc)(f"{knob} = {level}, fold {f + 1} of {folds}: {exc}") from None
+            if train.count:
+                starts[f] = missing_values(train)
+            if not imputed.record.converged:
+                unconverged.append(f"{knob} = {level}, fold {f + 1}")
+            result, record = imputed.result, imputed.result.input
+            residual, total = observed_held_out_sums(raw, test, result.loadings, None if record is None else record.mean,
+                                                     None if record is None else record.scale)  # fmt: skip
+            if not total > 0:
+                raise InvalidDataError(NO_HELD_OUT_VARIANCE)
+            errors.append(residual / total)
+            nonzeros.append(np.count_nonzero(result.loadings))
+        spread = float(np.std(errors, ddof=1)) / math.sqrt(folds)
+        return CVLevel(level=level, mean_error=float(np.mean(errors)), std_error=spread, fold_errors=tuple(errors),
+                       nz=float(np.mean(nonzeros)))  # fmt: skip
+
+    done, auto, stop_note = _levels(evaluate, grid, r, problem.varying.p, on_level)
+    notes: list[str] = []
+    if unconverged:
+        listed = "; ".join(unconverged[:5]) + (f" and {len(unconverged) - 5} more" if len(unconverged) > 5 else "")
+        notes.append(
+            f"the EM imputation of a fold's training rows stopped before converging in {len(unconverged)} of the "
+            f"{len(done) * folds} fits ({listed}): those folds' errors are of unconverged imputations"
+        )
+        warnings.warn(notes[-1], MissingValueWarning, stacklevel=3)
     mean = np.array([lv.mean_error for lv in done])
     spread = np.array([lv.std_error for lv in done])
     sparseness = [lv.level for lv in done] if knob == "k" else [lv.nz for lv in done]
     chosen, least = choose_level(mean, spread, sparseness, rule)
-    result = fit(problem, spec, r, seed=seed, metrics=refit_metrics, registry=registry, **{knob: done[chosen].level},
-                 **fit_kwargs)  # fmt: skip
+    result = fit(raw, spec, r, seed=seed, metrics=refit_metrics, registry=registry, feature_names=names, center=center,
+                 standardize=standardize, missing="em", **{knob: done[chosen].level}, **fit_kwargs)  # fmt: skip
     return CrossValidation(
         method=spec.name, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
         levels=[lv.level for lv in done], mean_error=mean, std_error=spread,

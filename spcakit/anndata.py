@@ -87,12 +87,12 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import blas
 
 from spcakit.api import fit
 from spcakit.composition import check_k
 from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
 from spcakit.inputs import Covariance, as_problem
+from spcakit.operators import sparse_gram
 from spcakit.plugins import get_registry
 
 __all__ = ["AnnDataDependencyError", "simulated_counts", "sparse_covariance", "sparse_pca"]
@@ -109,14 +109,8 @@ OWN_ARGUMENTS = {"data": "pass the AnnData itself", "r": "use n_components", "ce
                  "covariance": "sparse_pca reads the expression matrix of the AnnData",
                  "feature_names": "the genes' names are adata.var_names",
                  **dict.fromkeys(("columns", "drop"), "use use_highly_variable, or subset the AnnData (adata[:, genes])")}
-#: Bytes of one densified block of rows when the covariance is formed by dense products (a few dozen MiB).
-DENSE_BLOCK_BYTES = 1 << 23
 #: Stored entries per block of rows when it is formed by sparse products.
 SPARSE_BLOCK_ENTRIES = 1 << 19
-#: The cost of one pair of stored entries in scipy's sparse product :math:`B^\top B`, in terms of
-#: (row, gene, gene) terms of the dense one (BLAS ``syrk``): 4.4 ns against 0.037 ns (single-threaded
-#: OpenBLAS, 20 000 x 2000 log-normalised counts, 18 % stored). The cheaper is used, block by block.
-SPARSE_PAIR_COST = 100.0
 
 
 class AnnDataDependencyError(SpcakitError, ImportError):
@@ -150,12 +144,11 @@ def sparse_covariance(
           = \frac{X^\top X - n\,\mu\mu^\top}{n - 1}
 
     (:math:`C = X^\top X / n` and :math:`\mu = 0` with ``center=False``, spcakit's uncentred
-    convention). It is summed over blocks of rows, each by the cheaper of two products: the sparse product
-    :math:`B^\top B` (work: the pairs of stored entries within a row, :math:`\sum_i \mathrm{nnz}_i^2`),
-    then :math:`- n\mu\mu^\top` at the end (rounding :math:`\epsilon\|X^\top X\|`), or the block densified
-    (at most :data:`DENSE_BLOCK_BYTES`), centred and multiplied by BLAS (``syrk``: work :math:`b\,p^2` for
-    :math:`b` rows, no cancellation), by :data:`SPARSE_PAIR_COST`. Memory: :math:`p^2` doubles and one block.
-    Everything is computed in float64, whatever the data's dtype.
+    convention), from :func:`spcakit.operators.sparse_gram` (a block of rows at a time, by the cheaper of
+    the sparse product and a densified block by BLAS ``syrk``), which :func:`spcakit.fit` uses too for sparse
+    data with :math:`p^2` at most its stored entries. Here the columns are chosen a block at a time (no copy of
+    the chosen genes' entries) and a float32 matrix is converted a block at a time. Everything is computed in
+    float64, whatever the data's dtype.
 
     Parameters
     ----------
@@ -177,41 +170,9 @@ def sparse_covariance(
     mean = _column_sums(x) / n if center else np.zeros(x.shape[1])
     if columns is not None:
         mean = mean[columns]
-    p = mean.size
-    upper = np.zeros((p, p), order="F")  # the dense products' part: its upper triangle (syrk)
-    gram = np.zeros((p, p))  # the sparse products' part: the sum of x x^T over their rows, uncentred
-    sparse_rows, sparse_sums = 0, np.zeros(p)  # how many such rows, and their sum
-    buffer = None
-    height = max(1, DENSE_BLOCK_BYTES // (8 * max(p, 1)))
-    start = 0
-    while start < n:
-        stop = min(n, start + height)
-        block = x[start:stop]
-        if columns is not None:
-            block = block[:, columns]
-        pairs = float(np.square(np.diff(block.indptr).astype(np.float64)).sum())
-        if pairs * SPARSE_PAIR_COST < (stop - start) * float(p) * p:
-            for first in _entry_blocks(block):
-                part = first.astype(np.float64)
-                gram += (part.T @ part).toarray()
-                sparse_rows += part.shape[0]
-                sparse_sums += np.asarray(part.sum(axis=0)).ravel()
-        else:
-            if buffer is None:  # one dense block, reused
-                buffer = np.empty((height, p))
-            dense = block.astype(np.float64).toarray(out=buffer[: stop - start])
-            if center:
-                dense -= mean
-            # a C-ordered (b x p) block is the Fortran (p x b) matrix B^T: syrk forms B^T B in its upper triangle
-            upper = blas.dsyrk(1.0, dense.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
-        start = stop
-    covariance = np.triu(upper) + np.triu(upper, 1).T + gram
-    if center and sparse_rows:  # over the m rows summed uncentred, with s their sum:
-        # sum (x - mu)(x - mu)^T = sum x x^T - s mu^T - mu s^T + m mu mu^T  (= sum x x^T - n mu mu^T for all rows)
-        cross = np.outer(sparse_sums, mean)
-        covariance += sparse_rows * np.outer(mean, mean) - cross - cross.T
+    covariance = sparse_gram(x, mean if center else None, columns)
     covariance /= (n - 1) if center else n
-    return (covariance + covariance.T) / 2, mean
+    return covariance, mean
 
 
 def _column_sums(x: Any) -> np.ndarray:
@@ -234,19 +195,6 @@ def _products(x: Any, v: np.ndarray) -> np.ndarray:
         stop = min(x.shape[0], start + height)
         out[start:stop] = x[start:stop].astype(np.float64) @ v
     return out
-
-
-def _entry_blocks(block: Any) -> Any:
-    """``block``'s rows in pieces of about :data:`SPARSE_BLOCK_ENTRIES` stored entries (CSR slices)."""
-    rows = block.shape[0]
-    if block.nnz <= SPARSE_BLOCK_ENTRIES:
-        yield block
-        return
-    bounds = np.searchsorted(block.indptr, np.arange(0, block.nnz, SPARSE_BLOCK_ENTRIES), side="right") - 1
-    edges = sorted(set(int(b) for b in bounds) | {rows})
-    for first, last in zip(edges[:-1], edges[1:]):
-        if last > first:
-            yield block[first:last]
 
 
 # -- checks -------------------------------------------------------------------------------------------------

@@ -8,7 +8,12 @@ becomes a :class:`~spcakit.problem.Problem` whose covariance is the
 :class:`~spcakit.operators.CenteredSparseGram` of :math:`X`: the centring
 (:math:`\mu`, the column means) and the standardisation (:math:`D`, the
 column standard deviations) are applied inside its products, so :math:`X`
-stays sparse and nothing ``n x p`` is ever allocated.
+stays sparse and nothing ``n x p`` is ever allocated. When :math:`p^2` is at
+most the stored entries (many rows, a few thousand columns or fewer:
+single-cell matrices), the ``p x p`` covariance is formed instead, a block of
+rows at a time (:func:`explicit_covariance`, :func:`~spcakit.operators.sparse_gram`),
+as for dense data with :math:`n \ge p`: it takes no more memory than the data,
+and every later product costs :math:`p^2` instead of the stored entries.
 
 Memory
 ------
@@ -62,7 +67,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from spcakit.errors import SHOWN, InvalidDataError, MissingValuesError, format_size
-from spcakit.operators import SPARSE_BLOCK_ENTRIES, CenteredSparseGram, canonical_csr, stored_per_column
+from spcakit.operators import (
+    SPARSE_BLOCK_ENTRIES,
+    CenteredSparseGram,
+    CovarianceOperator,
+    DenseCovariance,
+    canonical_csr,
+    sparse_gram,
+    stored_per_column,
+)
+from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.inputs.weights import check_weights, weights_summary
 from spcakit.operators.base import optional_array_eq
@@ -315,6 +329,18 @@ def _weighted_statistics(
     return high, low, mean, squares
 
 
+def explicit_covariance(x: Any) -> bool:
+    r"""Whether a sparse data matrix (``n x p``, CSR) gets an explicit ``p x p`` covariance rather than the
+    matrix-free :class:`~spcakit.operators.CenteredSparseGram`: when :math:`p^2` is at most its stored entries
+    (so the covariance takes no more memory than the data, and a product with it costs no more than one with
+    the data; then also :math:`n \ge p`) and :math:`p` is at most
+    :data:`~spcakit.inputs.dense.DENSE_COVARIANCE_LIMIT`, as for dense data. Single-cell matrices (many cells,
+    a few thousand genes, 5 to 30 % stored) are such: on 10 000 x 1000 data with 20 % stored, ``auto``
+    took 59 s matrix-free and 8.7 s on the explicit covariance (what the dense copy gets)."""
+    n, p = x.shape
+    return p <= DENSE_COVARIANCE_LIMIT and p * p <= x.nnz
+
+
 def sparse_problem(
     matrix: Any,
     feature_names: Sequence[str] | None = None,
@@ -330,7 +356,8 @@ def sparse_problem(
 
     The covariance is :math:`(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)/(n-1)`
     (:math:`X^\top X/n` with ``center=False``) applied matrix-free by
-    :class:`~spcakit.operators.CenteredSparseGram`; with ``standardize=True``
+    :class:`~spcakit.operators.CenteredSparseGram`, or formed when
+    :func:`explicit_covariance` says so; with ``standardize=True``
     it is divided on both sides by the columns' standard deviations
     :math:`s_j` (the correlation matrix), as for dense data
     (:func:`spcakit.inputs.dense.data_problem`). ``columns``/``drop`` choose columns
@@ -343,7 +370,7 @@ def sparse_problem(
     ``weights`` are observation (frequency) weights, as for dense data
     (:func:`spcakit.inputs.dense.data_problem`): the weighted means, the
     covariance :math:`\sum_i w_i (x_i - \mu)(x_i - \mu)^\top/(W - 1)` applied by
-    :class:`WeightedSparseGram`, the weighted standard deviations; still never
+    :class:`WeightedSparseGram` (or formed, as without weights), the weighted standard deviations; still never
     densified (the row of each stored entry is kept while the statistics are
     taken: ``8 nnz`` more bytes).
     """
@@ -394,7 +421,15 @@ def sparse_problem(
     if standardize:
         deviations = norms / math.sqrt(scale)
         deviations[constant] = 1.0  # divided by 1, not by zero: the column is left out of the fit
-    if w is None:
+    covariance: CovarianceOperator
+    if explicit_covariance(x):
+        gram = sparse_gram(x, mean, row_weights=w)
+        gram /= scale
+        if deviations is not None:
+            gram /= np.outer(deviations, deviations)
+        gram[constant, :] = gram[:, constant] = 0.0  # rounding noise only: left out of the fit
+        covariance = DenseCovariance(gram)
+    elif w is None:
         covariance = CenteredSparseGram(x, mean, scale, deviations)
     else:
         covariance = WeightedSparseGram(x, mean, scale, deviations, row_weights=w)

@@ -77,6 +77,7 @@ from spcakit.operators.sparse import (
     SPARSE_BLOCK_ENTRIES,
     CenteredSparseGram,
     canonical_csr,
+    sparse_gram,
     stored_per_column,
 )
 
@@ -111,6 +112,7 @@ __all__ = [
     "array_eq",
     "block_krylov_top",
     "canonical_csr",
+    "sparse_gram",
     "centred_column_blocks",
     "densify",
     "eigenpairs_through_small_gram",

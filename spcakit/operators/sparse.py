@@ -79,6 +79,88 @@ def stored_per_column(x: Any) -> np.ndarray:
 
 
 
+#: Bytes of one densified block of rows when :func:`sparse_gram` forms a covariance by dense products.
+GRAM_DENSE_BLOCK_BYTES = 1 << 23
+#: The cost of one pair of stored entries in scipy's sparse product :math:`B^\top B`, in terms of
+#: (row, column, column) terms of the dense one (BLAS ``syrk``): 4.4 ns against 0.037 ns (single-threaded
+#: OpenBLAS, 20 000 x 2000 log-normalised counts, 18 % stored). :func:`sparse_gram` uses the cheaper, block by
+#: block.
+SPARSE_PAIR_COST = 100.0
+
+
+def _entry_blocks(block: Any) -> Any:
+    """``block``'s rows (CSR) in pieces of about :data:`SPARSE_BLOCK_ENTRIES` stored entries."""
+    rows = block.shape[0]
+    if block.nnz <= SPARSE_BLOCK_ENTRIES:
+        yield block
+        return
+    bounds = np.searchsorted(block.indptr, np.arange(0, block.nnz, SPARSE_BLOCK_ENTRIES), side="right") - 1
+    edges = sorted({int(b) for b in bounds} | {rows})
+    for first, last in zip(edges[:-1], edges[1:]):
+        if last > first:
+            yield block[first:last]
+
+
+def sparse_gram(
+    x: Any, mean: np.ndarray | None, columns: np.ndarray | None = None, row_weights: np.ndarray | None = None
+) -> np.ndarray:
+    r"""The centred Gram matrix :math:`(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)` (``p x p``) of a CSR
+    matrix (of any dtype; ``columns``: those columns only, in that order), never densified whole; with
+    ``row_weights`` :math:`w`, :math:`\sum_i w_i (x_i - \mu)(x_i - \mu)^\top`.
+
+    It is summed over blocks of rows, each by the cheaper of two products: the sparse product
+    :math:`B^\top B` (work: the pairs of stored entries within a row, :math:`\sum_i \mathrm{nnz}_i^2`),
+    centred at the end by :math:`\sum (x - \mu)(x - \mu)^\top = \sum x x^\top - s\mu^\top - \mu s^\top + m\mu\mu^\top`
+    over its rows, ``m`` of them (their weights' sum) of sum ``s`` (their weighted sum) (rounding :math:`\epsilon\|X^\top X\|`), or the block densified (at most
+    :data:`GRAM_DENSE_BLOCK_BYTES`), centred and multiplied by BLAS (``syrk``: work :math:`b\,p^2` for ``b``
+    rows, no cancellation), by :data:`SPARSE_PAIR_COST`. Memory: two ``p x p`` arrays and one block. Computed
+    in float64 whatever the data's dtype (a block is converted at a time). ``mean`` ``None``: uncentred.
+    """
+    from scipy.linalg import blas  # noqa: PLC0415 - scipy.linalg only when a Gram matrix is formed
+
+    n = x.shape[0]
+    p = x.shape[1] if columns is None else len(columns)
+    centre = np.zeros(p) if mean is None else np.asarray(mean, dtype=float)
+    upper = np.zeros((p, p), order="F")  # the dense products' part: its upper triangle (syrk)
+    gram = np.zeros((p, p))  # the sparse products' part: the sum of x x^T over their rows, uncentred
+    sparse_rows, sparse_sums = 0.0, np.zeros(p)
+    roots = None if row_weights is None else np.sqrt(np.asarray(row_weights, dtype=float))
+    buffer = None
+    height = max(1, GRAM_DENSE_BLOCK_BYTES // (8 * max(p, 1)))
+    for start in range(0, n, height):
+        stop = min(n, start + height)
+        block = x[start:stop] if columns is None else x[start:stop][:, columns]
+        pairs = float(np.square(np.diff(block.indptr).astype(np.float64)).sum())
+        if pairs * SPARSE_PAIR_COST < (stop - start) * float(p) * p:
+            first = start
+            for piece in _entry_blocks(block):
+                part = piece.astype(np.float64)
+                if roots is None:
+                    sparse_rows += part.shape[0]
+                    sparse_sums += np.asarray(part.sum(axis=0)).ravel()
+                else:  # sqrt(w_i) x_i: their products are w_i x_i x_i^T
+                    root = roots[first : first + part.shape[0]]
+                    first += part.shape[0]
+                    sparse_rows += float(root @ root)
+                    sparse_sums += np.asarray(part.T @ (root * root)).ravel()
+                    part = part.multiply(root[:, None]).tocsr()
+                gram += (part.T @ part).toarray()
+        else:
+            if buffer is None:  # one dense block, reused
+                buffer = np.empty((height, p))
+            dense = block.astype(np.float64).toarray(out=buffer[: stop - start])
+            dense -= centre
+            if roots is not None:
+                dense *= roots[start:stop, None]
+            # a C-ordered (b x p) block is the Fortran (p x b) matrix B^T: syrk forms B^T B in its upper triangle
+            upper = blas.dsyrk(1.0, dense.T, beta=1.0, c=upper, trans=0, lower=0, overwrite_c=1)
+    covariance = np.triu(upper) + np.triu(upper, 1).T + gram
+    if mean is not None and sparse_rows:
+        cross = np.outer(sparse_sums, centre)
+        covariance += sparse_rows * np.outer(centre, centre) - cross - cross.T
+    return (covariance + covariance.T) / 2
+
+
 @attrs.frozen(eq=False)
 class CenteredSparseGram(ImplicitCentring, OperatorAccess):
     r"""The covariance of a ``scipy.sparse`` data matrix, centred and standardised implicitly.

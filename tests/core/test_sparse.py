@@ -17,6 +17,7 @@ from spcakit.errors import InvalidDataError  # noqa: E402
 from spcakit.operators import CenteredSparseGram, densify  # noqa: E402
 from spcakit.inputs import as_problem
 from spcakit.inputs.checks import content_sha256  # noqa: E402
+from spcakit.inputs import sparse as sparse_inputs  # noqa: E402
 from spcakit.inputs.sparse import sparse_content_sha256  # noqa: E402
 from spcakit.operators import canonical_csr  # noqa: E402
 
@@ -41,7 +42,8 @@ X_DENSE = X_SPARSE.toarray()
 # -- the operator ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("center", [True, False])
 @pytest.mark.parametrize("standardize", [False, True])
-def test_the_operator_is_the_dense_covariance(center, standardize):
+def test_the_operator_is_the_dense_covariance(center, standardize, monkeypatch):
+    monkeypatch.setattr(sparse_inputs, "explicit_covariance", lambda x: False)  # the matrix-free operator
     n = X_DENSE.shape[0]
     a = X_DENSE - X_DENSE.mean(axis=0) if center else X_DENSE
     s = n - 1 if center else n
@@ -70,9 +72,38 @@ def test_the_operator_is_the_dense_covariance(center, standardize):
     assert op.explicit() is None
 
 
-def test_the_operator_meets_the_operator_contract_and_can_be_built_by_hand():
+@pytest.mark.parametrize("center", [True, False])
+@pytest.mark.parametrize("standardize", [False, True])
+@pytest.mark.parametrize("density", [0.25, 0.9])  # 0.9: every block densified (syrk); 0.25: sparse products
+def test_data_with_few_columns_get_the_explicit_covariance(center, standardize, density):
+    # p^2 = 625 is at most the stored entries (about 940 and 3400): the covariance is formed, a block at a time
+    x = gaussian_sparse(150, 25, density, seed=5) + 3.0 * sp.random_array((150, 25), density=density, rng=6)
+    dense = x.toarray()
+    a = dense - dense.mean(axis=0) if center else dense
+    c = a.T @ a / (149 if center else 150)
+    if standardize:
+        d = np.sqrt(np.diag(c))
+        c = c / np.outer(d, d)
+    problem = as_problem(x, center=center, standardize=standardize)
+    assert sparse_inputs.explicit_covariance(canonical_csr(x)) and problem.covariance.explicit() is not None
+    # the sparse products' centring subtracts sums of about n |mu|^2: rounding a few eps times that
+    scale = np.abs(c).max() + (np.abs(dense).mean(axis=0) ** 2).max()
+    np.testing.assert_allclose(problem.covariance.explicit(), c, rtol=0, atol=1e-13 * 150 * scale)
+    assert not sparse_inputs.explicit_covariance(canonical_csr(gaussian_sparse(150, 25, 0.1)))  # 375 < 625
+
+
+def test_the_explicit_covariance_gives_the_matrix_free_fit(monkeypatch):
+    explicit = spcakit.fit(X_SPARSE, "tpower", r=2, k=4, seed=0)
+    monkeypatch.setattr(sparse_inputs, "explicit_covariance", lambda x: False)
+    matrix_free = spcakit.fit(X_SPARSE, "tpower", r=2, k=4, seed=0)
+    np.testing.assert_allclose(np.abs(explicit.loadings), np.abs(matrix_free.loadings), atol=1e-10)
+    assert explicit.metrics["cpev"] == pytest.approx(matrix_free.metrics["cpev"], rel=1e-10)
+
+
+def test_the_operator_meets_the_operator_contract_and_can_be_built_by_hand(monkeypatch):
     from spcakit.testing.contracts import check_operator_contract
 
+    monkeypatch.setattr(sparse_inputs, "explicit_covariance", lambda x: False)  # the matrix-free operator
     for op in (as_problem(X_SPARSE, standardize=True).covariance, as_problem(gaussian_sparse(60, 700, 0.2)).covariance):
         check_operator_contract(op, r=3)
     by_hand = CenteredSparseGram(sp.coo_matrix(X_DENSE), scale=150.0)  # any format: made canonical CSR
@@ -331,3 +362,24 @@ def test_the_estimator_fits_and_transforms_sparse_data_as_dense():
             np.testing.assert_allclose(sparse.transform(given), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
         np.testing.assert_allclose(sparse.fit_transform(X_SPARSE), expected, rtol=0, atol=1e-10 * np.abs(expected).max())
         assert sparse.score(X_SPARSE) == pytest.approx(dense.score(X_DENSE), rel=1e-10)
+
+
+@pytest.mark.parametrize("pair_cost", [1e-9, 1e9])  # every block by the sparse product, or densified (syrk)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_sparse_gram_matrix_by_either_product(pair_cost, weighted, monkeypatch):
+    from spcakit.operators import sparse as sparse_operators
+
+    monkeypatch.setattr(sparse_operators, "SPARSE_PAIR_COST", pair_cost)
+    monkeypatch.setattr(sparse_operators, "GRAM_DENSE_BLOCK_BYTES", 8 * 25 * 40)  # blocks of 40 rows
+    monkeypatch.setattr(sparse_operators, "SPARSE_BLOCK_ENTRIES", 64)  # pieces of a block
+    x = canonical_csr(gaussian_sparse(150, 25, 0.3, seed=8))
+    w = np.random.default_rng(9).integers(0, 4, 150).astype(float) if weighted else np.ones(150)
+    dense = x.toarray()
+    mean = w @ dense / w.sum()
+    centred = dense - mean
+    expected = centred.T @ (centred * w[:, None])
+    got = sparse_operators.sparse_gram(x, mean, row_weights=w if weighted else None)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    columns = np.array([4, 0, 21])
+    np.testing.assert_allclose(sparse_operators.sparse_gram(x, mean[columns], columns, w if weighted else None),
+                               expected[np.ix_(columns, columns)], rtol=0, atol=1e-12 * np.abs(expected).max())

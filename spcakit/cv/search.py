@@ -292,13 +292,7 @@ def cross_validate(
         refuse_covariance(problem.source)
     rows = outside if outside is not None else problem.data
     n = int(rows.shape[0])
-    folds = check_folds(folds, n)
-    r = check_r(r, problem)
-    knob = "k" if lam is None else "lam"
-    if knob == "k":
-        check_takes_k(spec, fit_kwargs.get("truncator"), registry)
-    grid = parse_k_levels(AUTO if k is None else k, problem.p) if lam is None else parse_lam_levels(lam)
-    held_out = fold_indices(n, folds, seed)
+    folds, r, knob, grid, held_out = _setup(problem, spec, n, r, k, lam, folds, seed, fit_kwargs, registry)
     # the training rows are already centred (and scaled) by all the rows' statistics; centring (and scaling) them
     # again by their own is the same, up to rounding, as doing it to the rows as given
     training: list[Problem] = []
@@ -349,19 +343,46 @@ def cross_validate(
                        nz=float(np.mean(nonzeros)))  # fmt: skip
 
     done, auto, stop_note = _levels(evaluate, grid, r, problem.varying.p, on_level)
+    def refit(level: Any) -> Result:
+        return fit(problem, spec, r, seed=seed, metrics=refit_metrics, registry=registry, **{knob: level},
+                   **fit_kwargs)  # fmt: skip
+
+    return _outcome(spec.name, problem, r, n, knob, done, rule, folds, held_out, seed, auto, stop_note, notes, refit)
+
+
+def _setup(
+    problem: Problem, spec: MethodSpec, n: int, r: int, k: Any, lam: Any, folds: int, seed: int,
+    fit_kwargs: dict[str, Any], registry: Registry,
+) -> tuple[int, int, str, Any, tuple[np.ndarray, ...]]:
+    """``(folds, r, knob, grid, held_out)`` of a cross-validation of ``n`` rows, checked: the folds, ``r``, which
+    knob the grid sets (``"k"`` or ``"lam"``), the grid and each fold's held-out rows."""
+    folds = check_folds(folds, n)
+    r = check_r(r, problem)
+    knob = "k" if lam is None else "lam"
+    if knob == "k":
+        check_takes_k(spec, fit_kwargs.get("truncator"), registry)
+    grid = parse_k_levels(AUTO if k is None else k, problem.p) if lam is None else parse_lam_levels(lam)
+    return folds, r, knob, grid, fold_indices(n, folds, seed)
+
+
+def _outcome(
+    method: str, problem: Problem, r: int, n: int, knob: str, done: list[CVLevel], rule: str, folds: int,
+    held_out: Sequence[np.ndarray], seed: int, auto: bool, stop_note: str, notes: Sequence[str],
+    refit: Callable[[Any], Result],
+) -> CrossValidation:
+    """The :class:`CrossValidation` of the levels ``done``: the level ``rule`` chooses, and ``refit`` of it on all
+    the rows."""
     mean = np.array([lv.mean_error for lv in done])
     spread = np.array([lv.std_error for lv in done])
     sparseness = [lv.level for lv in done] if knob == "k" else [lv.nz for lv in done]
     chosen, least = choose_level(mean, spread, sparseness, rule)
-    result = fit(problem, spec, r, seed=seed, metrics=refit_metrics, registry=registry, **{knob: done[chosen].level},
-                 **fit_kwargs)  # fmt: skip
     return CrossValidation(
-        method=spec.name, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
+        method=method, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
         levels=[lv.level for lv in done], mean_error=mean, std_error=spread,
         fold_errors=[list(lv.fold_errors) for lv in done], nz=[lv.nz for lv in done],
         chosen=done[chosen].level, least=done[least].level, rule=rule, folds=folds,
         fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note,
-        warnings=tuple(notes), result=result,
+        warnings=tuple(notes), result=refit(done[chosen].level),
     )  # fmt: skip
 
 
@@ -424,13 +445,7 @@ def _cross_validate_missing(
     set_missing(filled, observed_means(filled)[0][filled.cols])
     problem = as_problem(filled.matrix, center=center, standardize=standardize, feature_names=names, source=source)
     del filled
-    folds = check_folds(folds, n)
-    r = check_r(r, problem)
-    knob = "k" if lam is None else "lam"
-    if knob == "k":
-        check_takes_k(spec, fit_kwargs.get("truncator"), registry)
-    grid = parse_k_levels(AUTO if k is None else k, problem.p) if lam is None else parse_lam_levels(lam)
-    held_out = fold_indices(n, folds, seed)
+    folds, r, knob, grid, held_out = _setup(problem, spec, n, r, k, lam, folds, seed, fit_kwargs, registry)
     training: list[MissingData] = []
     for test in held_out:
         keep = np.ones(n, dtype=bool)
@@ -477,17 +492,8 @@ def _cross_validate_missing(
             f"{len(done) * folds} fits ({listed}): those folds' errors are of unconverged imputations"
         )
         warnings.warn(notes[-1], MissingValueWarning, stacklevel=3)
-    mean = np.array([lv.mean_error for lv in done])
-    spread = np.array([lv.std_error for lv in done])
-    sparseness = [lv.level for lv in done] if knob == "k" else [lv.nz for lv in done]
-    chosen, least = choose_level(mean, spread, sparseness, rule)
-    result = fit(raw, spec, r, seed=seed, metrics=refit_metrics, registry=registry, feature_names=names, center=center,
-                 standardize=standardize, missing="em", **{knob: done[chosen].level}, **fit_kwargs)  # fmt: skip
-    return CrossValidation(
-        method=spec.name, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
-        levels=[lv.level for lv in done], mean_error=mean, std_error=spread,
-        fold_errors=[list(lv.fold_errors) for lv in done], nz=[lv.nz for lv in done],
-        chosen=done[chosen].level, least=done[least].level, rule=rule, folds=folds,
-        fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note,
-        warnings=tuple(notes), result=result,
-    )  # fmt: skip
+    def refit(level: Any) -> Result:
+        return fit(raw, spec, r, seed=seed, metrics=refit_metrics, registry=registry, feature_names=names,
+                   center=center, standardize=standardize, missing="em", **{knob: level}, **fit_kwargs)  # fmt: skip
+
+    return _outcome(spec.name, problem, r, n, knob, done, rule, folds, held_out, seed, auto, stop_note, notes, refit)

@@ -353,3 +353,21 @@ def test_with_scanpy_normalisation_hvg_and_embedding_plot(tmp_path):
     figure = sc.pl.embedding(adata, basis="X_spca", color="program", return_fig=True, show=False)
     figure.savefig(tmp_path / "spca.png")
     assert (tmp_path / "spca.png").stat().st_size > 1000
+
+
+def test_the_covariance_is_formed_only_when_it_is_no_larger_than_the_data(cells, small, monkeypatch):
+    # p^2 at most the stored entries: the genes' covariance; else the sparse matrix itself (never a p x p matrix
+    # larger than the data), with the same loadings
+    formed = []
+    original = sa.sparse_covariance
+    monkeypatch.setattr(sa, "sparse_covariance", lambda *a, **kw: formed.append(1) or original(*a, **kw))
+    adata = cells.copy()
+    assert 500**2 <= adata.X.nnz
+    sa.sparse_pca(adata, n_components=2, k=10, method="tpower")
+    assert formed == [1]
+    sparse = small.copy()
+    assert 120**2 > sparse.X.nnz  # 400 cells, 27 % stored
+    sa.sparse_pca(sparse, n_components=2, k=10, method="tpower")
+    assert formed == [1]  # not formed again
+    reference = spcakit.fit(sparse.X, "tpower", r=2, k=10)
+    assert np.allclose(np.abs(sparse.varm["spca_loadings"]), np.abs(reference.loadings), atol=1e-6)

@@ -266,7 +266,8 @@ def impute_and_fit(
         notes.append(
             f"the EM imputation of the missing values stopped after {iteration} iterations before converging (the "
             f"imputed values still changed by {change:.3g} of their columns' standard deviations, above the "
-            f"tolerance {tol:g}): the result is not converged; raise the iteration cap or loosen the tolerance"
+            f"tolerance {tol:g}): the loadings are the last fit's, on imputed values still moving. Components "
+            "that explain little variance settle slowly: fewer components (a smaller r) converge sooner"
         )
         warnings.warn(notes[-1], MissingValueWarning, stacklevel=stacklevel)
     record = MissingRecord(count=data.count, fraction=data.fraction, iterations=iteration, converged=converged,

@@ -45,7 +45,7 @@ costs :math:`p^2` instead of the :math:`2\,\mathrm{nnz}` of the implicitly centr
 (:class:`~spcakit.operators.CenteredSparseGram`), whatever the number of cells, and it takes no more memory
 than the data. Otherwise (many genes, few cells, very sparse data), or with ``sample_weight``, :math:`X`
 goes to :func:`spcakit.fit` as it is (which decides the same way, by
-:func:`spcakit.inputs.sparse.explicit_covariance`). NaN or infinite values are refused, naming their genes. The scores are the sparse product
+:func:`spcakit.operators.explicit_covariance`). NaN or infinite values are refused, naming their genes. The scores are the sparse product
 :math:`XV` less :math:`\mathbf 1(\mu^\top V)`. float32 data give float32 scores and loadings (computed in
 float64); the covariance is float64.
 
@@ -94,8 +94,7 @@ from spcakit.api import fit
 from spcakit.composition import check_k
 from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
 from spcakit.inputs import Covariance, as_problem
-from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
-from spcakit.operators import sparse_gram
+from spcakit.operators import explicit_covariance, sparse_gram
 from spcakit.plugins import get_registry
 
 __all__ = ["AnnDataDependencyError", "simulated_counts", "sparse_covariance", "sparse_pca"]
@@ -176,18 +175,6 @@ def sparse_covariance(
     covariance = sparse_gram(x, mean if center else None, columns)
     covariance /= (n - 1) if center else n
     return covariance, mean
-
-
-def _explicit(x: Any, columns: np.ndarray | None) -> bool:
-    """Whether the genes' covariance is formed: as :func:`spcakit.inputs.sparse.explicit_covariance` decides for
-    any sparse data, when :math:`p^2` is at most the stored entries of the genes fitted (then it takes no more
-    memory than they do) and :math:`p` at most :data:`~spcakit.inputs.dense.DENSE_COVARIANCE_LIMIT`: 20 000 genes
-    of 100 000 cells at 5 % stored would make a 3.2 GB covariance of 0.6 GB of data."""
-    p = x.shape[1] if columns is None else len(columns)
-    if p > DENSE_COVARIANCE_LIMIT:
-        return False
-    stored = x.nnz if columns is None else int(np.bincount(x.indices, minlength=x.shape[1])[columns].sum())
-    return p * p <= stored
 
 
 def _column_sums(x: Any) -> np.ndarray:
@@ -424,7 +411,7 @@ def sparse_pca(
     # the problem: the covariance of the genes fitted (many cells), or the data themselves
     names = tuple(str(name) for name in names)
     _check_finite(x, columns, names, layer)
-    if sp.issparse(x) and problem_args["weights"] is None and _explicit(x, columns):
+    if sp.issparse(x) and problem_args["weights"] is None and explicit_covariance(x, columns):
         covariance, mean = sparse_covariance(x, columns, center=bool(zero_center))
         problem = as_problem(Covariance(covariance, feature_names=names), standardize=problem_args["standardize"])
     else:

@@ -33,7 +33,13 @@ from spcakit.inputs.checks import (
     row_blocks,
 )
 from spcakit.inputs.weights import check_weights, weights_summary
-from spcakit.operators import CovarianceOperator, DenseCovariance, GramCovariance, centred_column_blocks
+from spcakit.operators import (
+    DENSE_COVARIANCE_LIMIT,
+    CovarianceOperator,
+    DenseCovariance,
+    GramCovariance,
+    centred_column_blocks,
+)
 from spcakit.problem import CONSTANT_WORDS, ZERO_VARIANCE_WORDS, DeferredData, Problem, with_constant_columns
 from spcakit.state import InputRecord
 
@@ -41,8 +47,6 @@ from spcakit.state import InputRecord
 PSD_CHECK_LIMIT = 3000
 
 
-#: Data with n >= p and p at most this get an explicit covariance; otherwise it is applied matrix-free.
-DENSE_COVARIANCE_LIMIT = 4000
 
 
 @attrs.frozen(eq=False)

@@ -11,7 +11,7 @@ column standard deviations) are applied inside its products, so :math:`X`
 stays sparse and nothing ``n x p`` is ever allocated. When :math:`p^2` is at
 most the stored entries (many rows, a few thousand columns or fewer:
 single-cell matrices), the ``p x p`` covariance is formed instead, a block of
-rows at a time (:func:`explicit_covariance`, :func:`~spcakit.operators.sparse_gram`),
+rows at a time (:func:`~spcakit.operators.explicit_covariance`, :func:`~spcakit.operators.sparse_gram`),
 as for dense data with :math:`n \ge p`: it takes no more memory than the data,
 and every later product costs :math:`p^2` instead of the stored entries.
 
@@ -73,10 +73,11 @@ from spcakit.operators import (
     CovarianceOperator,
     DenseCovariance,
     canonical_csr,
+    centred_submatrix,
+    explicit_covariance,
     sparse_gram,
     stored_per_column,
 )
-from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.inputs.weights import check_weights, weights_summary
 from spcakit.operators.base import optional_array_eq
@@ -261,22 +262,7 @@ class WeightedSparseGram(CenteredSparseGram):
         return (gram + gram.T) / 2
 
     def submatrix(self, index: np.ndarray) -> np.ndarray:
-        index = np.asarray(index, dtype=int)
-        k = index.size
-        picked = self.data[:, index]
-        rows = np.flatnonzero(np.diff(picked.indptr))
-        picked, weights = picked[rows], self.row_weights[rows]
-        mean = np.zeros(k) if self.mean is None else self.mean[index]
-        gram = (float(self.row_weights.sum()) - float(weights.sum())) * np.outer(mean, mean)
-        height = max(1, (1 << 22) // (8 * max(k, 1)))
-        for start in range(0, rows.size, height):
-            block = picked[start : start + height].toarray() - mean
-            gram += block.T @ (block * weights[start : start + height, None])
-        gram /= self.scale
-        if self.column_scale is not None:
-            scales = self.column_scale[index]
-            gram /= np.outer(scales, scales)
-        return (gram + gram.T) / 2
+        return centred_submatrix(self.data, index, self.mean, self.scale, self.column_scale, self.row_weights)
 
     def restrict(self, index: np.ndarray) -> WeightedSparseGram:
         index = np.asarray(index, dtype=int)
@@ -329,18 +315,6 @@ def _weighted_statistics(
     return high, low, mean, squares
 
 
-def explicit_covariance(x: Any) -> bool:
-    r"""Whether a sparse data matrix (``n x p``, CSR) gets an explicit ``p x p`` covariance rather than the
-    matrix-free :class:`~spcakit.operators.CenteredSparseGram`: when :math:`p^2` is at most its stored entries
-    (so the covariance takes no more memory than the data, and a product with it costs no more than one with
-    the data; then also :math:`n \ge p`) and :math:`p` is at most
-    :data:`~spcakit.inputs.dense.DENSE_COVARIANCE_LIMIT`, as for dense data. Single-cell matrices (many cells,
-    a few thousand genes, 5 to 30 % stored) are such: on 10 000 x 1000 data with 20 % stored, ``auto``
-    took 59 s matrix-free and 8.7 s on the explicit covariance (what the dense copy gets)."""
-    n, p = x.shape
-    return p <= DENSE_COVARIANCE_LIMIT and p * p <= x.nnz
-
-
 def sparse_problem(
     matrix: Any,
     feature_names: Sequence[str] | None = None,
@@ -357,7 +331,7 @@ def sparse_problem(
     The covariance is :math:`(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)/(n-1)`
     (:math:`X^\top X/n` with ``center=False``) applied matrix-free by
     :class:`~spcakit.operators.CenteredSparseGram`, or formed when
-    :func:`explicit_covariance` says so; with ``standardize=True``
+    :func:`~spcakit.operators.explicit_covariance` says so; with ``standardize=True``
     it is divided on both sides by the columns' standard deviations
     :math:`s_j` (the correlation matrix), as for dense data
     (:func:`spcakit.inputs.dense.data_problem`). ``columns``/``drop`` choose columns

@@ -42,6 +42,7 @@ from spcakit.operators.deflated import (
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import (
     DENSE_EIGEN_LIMIT,
+    DENSE_COVARIANCE_LIMIT,
     DENSE_GRAM_LIMIT,
     KRYLOV_BLOCK,
     KRYLOV_CYCLES,
@@ -77,6 +78,8 @@ from spcakit.operators.sparse import (
     SPARSE_BLOCK_ENTRIES,
     CenteredSparseGram,
     canonical_csr,
+    centred_submatrix,
+    explicit_covariance,
     sparse_gram,
     stored_per_column,
 )
@@ -86,6 +89,7 @@ __all__ = [
     "CovarianceOperator",
     "DENSE_BLOCK_BYTES",
     "DENSE_EIGEN_LIMIT",
+    "DENSE_COVARIANCE_LIMIT",
     "DENSE_GRAM_LIMIT",
     "DenseCovariance",
     "GramCovariance",
@@ -112,6 +116,8 @@ __all__ = [
     "array_eq",
     "block_krylov_top",
     "canonical_csr",
+    "centred_submatrix",
+    "explicit_covariance",
     "sparse_gram",
     "centred_column_blocks",
     "densify",

@@ -27,6 +27,10 @@ NUMPY_EIGH_LIMIT = 500
 #: A data matrix whose smaller side is at most this uses a dense eigensolver on its small Gram matrix.
 DENSE_GRAM_LIMIT = 2000
 
+#: Data with n >= p and p at most this get an explicit covariance (:mod:`spcakit.inputs.dense`, and sparse data
+#: by :func:`~spcakit.operators.sparse.explicit_covariance`); otherwise it is applied matrix-free.
+DENSE_COVARIANCE_LIMIT = 4000
+
 
 #: An explicit covariance larger than this uses Lanczos for its ``r <= p/20`` leading eigenpairs.
 LANCZOS_LIMIT = 2000

@@ -276,3 +276,19 @@ def test_an_em_that_does_not_settle_says_so_and_what_helps():
         warnings.simplefilter("error", MissingValueWarning)
         settled = spcakit.fit(x, "tpower", r=1, k=3, missing="em")
     assert settled.input.missing.converged
+
+
+def test_the_defaults_on_standardised_data_follow_the_columns_and_find_the_complete_supports() -> None:
+    # what users run: spcakit.fit's default method and SparsePCA() on standardised data (every variance tied)
+    # with 10 % missing, in another column order: the supports are the complete data's, permuted with the columns
+    holes = with_holes(PLANTED, 0.10, seed=4)
+    complete = supports(spcakit.fit(PLANTED, r=2, k=5, standardize=True))
+    order = np.random.default_rng(5).permutation(PLANTED.shape[1])
+    with pytest.warns(MissingValueWarning, match="missing"):
+        result = spcakit.fit(holes, r=2, k=5, standardize=True)
+    permuted = spcakit.fit(holes[:, order], r=2, k=5, standardize=True, missing="em")
+    assert supports(result) == complete
+    assert [frozenset(int(order[j]) for j in support) for support in supports(permuted)] == complete
+    with pytest.warns(MissingValueWarning):
+        model = spcakit.SparsePCA(2, k=5, standardize=True).fit(holes)
+    assert [frozenset(np.flatnonzero(row).tolist()) for row in model.components_] == complete

@@ -273,8 +273,10 @@ def component_bounds(
     basis, c_basis, achieved, before = _spanned(span) if span.independent else _gram_schmidt(op, x)
     m = basis.T @ c_basis
     m = (m + m.T) / 2  # Q^T C Q
-    projected = _projected_diagonals(diagonal, basis, c_basis, m)[:, before]  # diag(C_t), one column per loading
     nonzeros = np.count_nonzero(x, axis=0)
+    rows = _diagonal_candidates(diagonal, basis, int(nonzeros.max(initial=0)))
+    # diag(C_t), one column per loading, on the rows where the k_t largest can be
+    projected = _projected_diagonals(diagonal[rows], basis[rows], c_basis[rows], m)[:, before]
     top = np.cumsum(-np.sort(-np.clip(projected, 0.0, None), axis=0), axis=0)  # sums of the k largest, per column
     out: dict[str, list[Any]] = {"bound": [], "achieved": [], "gap": [], "which": []}
     for t in range(r):
@@ -330,6 +332,22 @@ def _gram_schmidt(op: CovarianceOperator, x: np.ndarray) -> tuple[np.ndarray, np
             norm = float(np.linalg.norm(y))
             basis, c_basis = np.column_stack([basis, y / norm]), np.column_stack([c_basis, cy / norm])
     return basis, c_basis, achieved, before
+
+
+def _diagonal_candidates(diagonal: np.ndarray, basis: np.ndarray, k: int) -> np.ndarray | slice:
+    r"""Rows holding the ``k`` largest entries of every column of :func:`_projected_diagonals`: the rows where the
+    basis :math:`Q` is nonzero, and the ``k + |S|`` largest :math:`C_{ii}` (``|S|`` those rows). Off the basis's
+    rows every column equals :math:`C_{ii}` (each term of the projection has a factor :math:`Q_{il}`), so a
+    column's ``k`` largest are among its rows on the basis and the ``k`` largest :math:`C_{ii}` off it, which are
+    among the ``k + |S|`` largest of all. All rows (a slice) when that is half of them or more; else the bound
+    costs :math:`O(p)` where the whole ``p x r`` diagonals cost a sort of each column."""
+    p = diagonal.shape[0]
+    support = np.flatnonzero(np.any(basis != 0, axis=1))
+    wanted = k + support.size
+    if 2 * wanted >= p:
+        return slice(None)
+    largest = np.argpartition(diagonal, p - wanted)[p - wanted :]
+    return np.union1d(support, largest)
 
 
 def _projected_diagonals(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome, column_norms, nonzero_column_norms
+from spcakit.state import Carry, IterState, Outcome, nonzero_column_norms
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "prepare", "run_block"]
 
@@ -75,9 +75,7 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     z, objective, updater_state = proposal
     del proposal  # z is released once truncated (see below)
     z = checked_matrix(parts.updater, z, state.x.shape, "the proposal z")
-    if not np.all(np.isfinite(z)):
-        raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
-    empty = np.nonzero(~np.any(z != 0, axis=0))[0]
+    empty = _empty_columns(z)
     if empty.size:
         raise ZeroLoadingError(
             f"the update direction of loading {int(empty[0]) + 1} is zero: the (deflated) covariance has no "
@@ -89,16 +87,28 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     # the change of the unit loadings, from x and the previous x scaled a block of rows at a time: the
     # state holds x alone (its loadings are made when asked for), so a step holds four p x r arrays at
     # most (the previous x, the updater's state, z and x)
-    change = frobenius_distance(x, state.x, norms, column_norms(state.x)) / np.sqrt(x.shape[1])
+    change = frobenius_distance(x, state.x, norms, state.column_norms()) / np.sqrt(x.shape[1])
     return attrs.evolve(
         state,
         iteration=state.iteration + 1,
         x=x,
+        norms=norms,
         loadings=None,
         relative_change=change,
         objective_history=state.objective_history + (float(objective),),
         updater_state=updater_state,
     )
+
+
+def _empty_columns(z: np.ndarray) -> np.ndarray:
+    """The indices of ``z``'s zero columns, or :class:`ZeroLoadingError` for a non-finite entry, from the columns'
+    sums of squares (one pass, no temporary): a sum that is not finite is checked entry by entry (it may
+    overflow from finite entries), and a zero sum column by column (it may underflow from tiny ones)."""
+    squares = np.einsum("ij,ij->j", z, z)
+    if not np.all(np.isfinite(squares)) and not np.all(np.isfinite(z)):
+        raise ZeroLoadingError("the update produced non-finite values; the problem may be degenerate")
+    zero = np.flatnonzero(squares == 0)
+    return zero[~np.any(z[:, zero], axis=0)] if zero.size else zero
 
 
 def _truncated(parts: Parts, z: np.ndarray) -> np.ndarray:

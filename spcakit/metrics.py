@@ -471,8 +471,37 @@ def shared_span(problem: Problem, loadings: np.ndarray, context: MetricContext) 
     return context.shared("loading_span", lambda: loading_span(loadings, problem.covariance))  # type: ignore[no-any-return]
 
 
-def _on_covariance(fn: Callable[[np.ndarray, CovarianceOperator], Any]) -> Callable[[Problem, np.ndarray, MetricContext], Any]:
-    return lambda problem, x, context: fn(x, problem.covariance)
+def span_cpev(span: LoadingSpan, covariance: CovarianceOperator) -> float | None:
+    r"""CPEV :math:`\operatorname{tr}(Q^\top CQ)/\operatorname{tr}C` from the loadings' span (:func:`loading_span`),
+    or ``None`` when some loading adds no new direction (:func:`cpev` then decides the rank): the same number as
+    :func:`cpev` (:math:`Q` spans what its orthonormal basis spans) without a product of its own."""
+    if not span.independent:
+        return None
+    product = span.cq if span.rows is None else span.cq[span.rows]
+    return float(np.einsum("ij,ij->", span.q, product)) / covariance.trace()
+
+
+def span_explained_variance(span: LoadingSpan, x: np.ndarray) -> float:
+    r"""EV :math:`\operatorname{tr}(X^\top CX)` from the loadings' span: with the unit loadings :math:`QR` and
+    their norms :math:`D`, :math:`X = QRD`, so :math:`\operatorname{tr}(X^\top CX) = \operatorname{tr}(A^\top MA)`
+    for :math:`A = RD` and :math:`M = Q^\top CQ` (``r x r``): no product of its own."""
+    product = span.cq if span.rows is None else span.cq[span.rows]
+    m = span.q.T @ product
+    a = span.triangle * np.linalg.norm(x, axis=0)
+    return float(np.vdot(a, m @ a))
+
+
+def _cpev_metric(problem: Problem, x: np.ndarray, context: MetricContext) -> float:
+    """The ``cpev`` metric: from the run's shared span (one product with :math:`C` for it, the additional
+    variances, the bounds and EV together), by :func:`cpev` where the span is rank-deficient."""
+    x = x.reshape(x.shape[0], -1)
+    value = span_cpev(shared_span(problem, x, context), problem.covariance)
+    return cpev(x, problem.covariance) if value is None else value
+
+
+def _ev_metric(problem: Problem, x: np.ndarray, context: MetricContext) -> float:
+    """The ``ev`` metric from the run's shared span (see :func:`_cpev_metric`)."""
+    return span_explained_variance(shared_span(problem, x, context), x.reshape(x.shape[0], -1))
 
 
 #: The generic criteria, registered by spcakit's core plugin (in this order).
@@ -488,9 +517,9 @@ CORE_METRICS = (
     Metric(name="worst_sp", label="worst SP", description="least sparse loading",
            compute=lambda pr, x, c: float(np.min(sparsity(x))), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="cpev", label="CPEV", description="cumulative percentage of explained variance",
-           compute=_on_covariance(cpev), format=format_number()),
+           compute=_cpev_metric, format=format_number()),
     Metric(name="ev", label="EV", description="tr(X^T C X)",
-           compute=_on_covariance(explained_variance), format=format_number(), default_for=("spcart", "subspace")),
+           compute=_ev_metric, format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="nor", label="NOR", description="nonorthogonality",
            compute=lambda pr, x, c: nonorthogonality(x), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",

@@ -140,6 +140,8 @@ class IterState:
     updater_state
         What the updater carries from step to step (its ``init`` and
         ``propose`` return it; see :class:`~spcakit.protocols.Updater`).
+    norms
+        The lengths of ``x``'s columns when known (the step that made ``x`` measured them), else ``None``.
     """
 
     iteration: int
@@ -148,13 +150,18 @@ class IterState:
     relative_change: float = float("inf")
     objective_history: tuple[float, ...] = ()
     updater_state: Any = attrs.field(default=None, eq=False)
+    norms: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def loadings(self) -> np.ndarray:
         """``x`` with unit-length columns (a new array each time, unless given to the constructor)."""
         if self._given_loadings is not None:
             return self._given_loadings
-        return unit_columns(self.x)
+        return unit_columns(self.x) if self.norms is None else self.x / self.norms
+
+    def column_norms(self) -> np.ndarray:
+        """The lengths of ``x``'s columns: :attr:`norms`, or measured."""
+        return column_norms(self.x) if self.norms is None else self.norms
 
 
 @attrs.frozen(kw_only=True)

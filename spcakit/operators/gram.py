@@ -221,9 +221,18 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         return out[:, 0] if v.ndim == 1 else out
 
     def _transpose_product(self, z: np.ndarray) -> np.ndarray:
-        r""":math:`B^\top z` (``z`` of shape ``(n, k)``), a block of columns at a time."""
+        r""":math:`B^\top z` (``z`` of shape ``(n, k)``): :math:`D^{-1}(X^\top z - \mu\,\mathbf 1^\top z)` in one pass
+        over the data when centring is implicit (:meth:`_implicit`), else a centred block of columns at a time."""
         if not self._centred():
             return self.data.T @ z
+        if self._implicit():
+            out = np.asarray(self.data.T @ z)  # the one p x k array made: the rest is done in place
+            if self.mean is not None:
+                for j, total in enumerate(z.sum(axis=0)):
+                    out[:, j] -= self.mean * total
+            if self.column_scale is not None:
+                out /= self.column_scale[:, None]
+            return out
         out = np.empty((self.p, z.shape[1]))
         for cols, block in self._blocks():
             out[cols] = block.T @ z

@@ -48,6 +48,12 @@ class PowerUpdater(Updater):
     :math:`\hat x^\top C \hat x / \hat x^\top B \hat x`; the step itself is
     unchanged, as :math:`C = B A_0 B` already lives in the range of :math:`B`.
 
+    **Sparse iterates** (issue 27): when the columns' nonzero rows :math:`S` are at most half of the variables
+    (after a truncation to ``k`` nonzeros, ``k`` of them), the step is
+    :math:`C_{:,S}\hat X_S` (:meth:`~spcakit.operators.CovarianceOperator.matmat_rows`): for data
+    :math:`B^\top(B_{:,S}\hat X_S)/s`, one pass over the data where a dense product makes two; the same
+    numbers, to rounding.
+
     **Finishing on the support** (``finish_after``, 3 by default, 0 for never; issue 27). Once the
     supports have held for ``finish_after`` steps in a row and the last step moved no unit column by
     :data:`FINISH_TOL`, the truncated power iteration is the power method on :math:`C_{SS}`, whose limit
@@ -90,7 +96,11 @@ class PowerUpdater(Updater):
             if finish:
                 z, objective = _on_support(problem, unit, support, union)
                 return z, objective, state
-        z = problem.covariance.matmat(unit)
+        rows = np.flatnonzero(x[:, 0] if x.shape[1] == 1 else np.any(x, axis=1))
+        if 2 * rows.size <= problem.p:  # sparse columns: C_{:,S} X_S, for data a pass over their rows alone
+            z = problem.covariance.matmat_rows(unit, rows)
+        else:
+            z = problem.covariance.matmat(unit)
         quotients = np.einsum("ij,ij->j", unit, z)
         if state.get(CONSTRAINT) is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
             bnorm = np.einsum("ij,ij->j", unit, constraint_matmat(state, unit))

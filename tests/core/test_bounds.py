@@ -278,3 +278,31 @@ def test_on_shared_data_no_method_reaches_above_any_methods_bound(load_shared, n
         variances.append(float(x @ covariance.matmat(x[:, None])[:, 0]))
         bounds.append(result.metrics["bound"][0])
     assert max(variances) <= min(bounds) * (1 + 1e-12), (variances, bounds)
+
+
+@pytest.mark.parametrize("centred", [False, True])
+def test_bounds_of_sparse_loadings_on_many_variables_read_the_diagonal_where_its_largest_can_be(centred, monkeypatch):
+    """With few nonzero rows the diagonal bound looks at the loadings' rows and the k + |S| largest C_ii alone: the
+    same bounds as from every row's projected diagonal. The case is the tight one: four loadings on the same three
+    variables, the ones of largest variance, so that what the first three leave for the fourth lies wholly off them,
+    on the variables of variance ranks 4 to 6."""
+    from spcakit import bounds
+    from spcakit.operators import GramCovariance
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((60, 400)) * rng.uniform(0.5, 2.0, 400) + (1.5 if centred else 0.0)
+    rows = rng.choice(400, size=3, replace=False)
+    a[:, rows] *= 10.0
+    x = np.zeros((400, 4))
+    x[rows, :3] = rng.standard_normal((3, 3))
+    x[:, 3] = x[:, 0] + x[:, 1] - x[:, 2]  # adds no new direction
+    op = GramCovariance(a, 59.0, mean=a.mean(axis=0) if centred else None)
+    fast = component_bounds(op, x, gershgorin=False)
+    assert isinstance(bounds._diagonal_candidates(op.diagonal(), x, 3), np.ndarray)  # the shortcut is taken
+    monkeypatch.setattr(bounds, "_diagonal_candidates", lambda diagonal, basis, k: slice(None))
+    every = component_bounds(op, x, gershgorin=False)
+    assert fast.which == every.which == ("diagonal",) * 4
+    np.testing.assert_array_equal(fast.bound, every.bound)
+    np.testing.assert_array_equal(fast.gap, every.gap)
+    left = np.sort(np.delete(op.diagonal(), rows))[::-1]
+    assert fast.bound[3] == pytest.approx(left[:3].sum(), rel=1e-9)  # the three largest variances off the loadings

@@ -516,3 +516,35 @@ def test_a_step_on_wide_data_makes_one_p_by_r_array():
     finally:
         tracemalloc.stop()
     assert peak < 2 * p * r * 8, f"a step allocated {peak / (p * r * 8):.2f} p x r arrays"
+
+
+def test_a_step_checks_the_proposal_for_non_finite_entries_and_zero_columns_without_false_alarms():
+    """The proposal's check reads the columns' sums of squares; overflowing (1e200) or underflowing (1e-200)
+    squares of finite, nonzero entries are neither non-finite nor zero."""
+    from spcakit.drivers import _empty_columns
+
+    z = np.array([[1e200, 0.0, 1e-200, 1.0], [2.0, 0.0, 0.0, -1e200]])
+    np.testing.assert_array_equal(_empty_columns(z), [1])
+    assert _empty_columns(np.ones((3, 2))).size == 0
+    for bad in (np.inf, -np.inf, np.nan):
+        z_bad = z.copy()
+        z_bad[1, 2] = bad
+        with pytest.raises(ZeroLoadingError, match="non-finite"):
+            _empty_columns(z_bad)
+
+
+def test_a_step_keeps_the_lengths_it_measured_for_the_next_one():
+    rng = np.random.default_rng(2)
+    problem = spcakit.as_problem(rng.standard_normal((30, 20)))
+    registry = get_registry()
+    parts = build_parts(spcakit.configure(registry.method("spcart"), k=4), registry, problem)
+    x0 = parts.initializer(problem, 3, rng, Carry())
+    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, Carry()))
+    assert state.norms is None
+    first = block_step(problem, parts, state)
+    np.testing.assert_array_equal(first.norms, np.linalg.norm(first.x, axis=0))
+    np.testing.assert_allclose(first.loadings, normalize_columns(first.x), rtol=1e-15)
+    # the change is the same whether the previous lengths were kept or measured again
+    second = block_step(problem, parts, first)
+    again = block_step(problem, parts, attrs.evolve(first, norms=None))
+    assert second.relative_change == again.relative_change

@@ -374,3 +374,28 @@ def test_loadings_on_fewer_variables_than_loadings_get_one_additional_variance_e
     x = np.zeros((6, 2))
     x[0] = 1.0
     assert metrics.additional_variances(x, DenseCovariance(c)) == [5.0, 0.0]
+
+
+@pytest.mark.parametrize("pattern", [[3, 5, 4], [60, 60]], ids=["sparse", "dense"])
+def test_cpev_and_ev_from_the_shared_span_equal_their_own_products(pattern):
+    """The default metrics read CPEV and EV off the span that the bounds and additional variances share (one
+    product with C for all of them): the same numbers as :func:`metrics.cpev` and :func:`metrics.explained_variance`,
+    and :func:`metrics.span_cpev` declines a span in which some loading adds no new direction."""
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((25, 60)) + 2.0
+    op = GramCovariance(a, 24.0, mean=a.mean(axis=0))
+    x = with_pattern(pattern, 60, seed=3) * [[2.0, 0.5, 3.0][: len(pattern)]]  # columns of unequal length
+    span = metrics.loading_span(x, op)
+    assert metrics.span_cpev(span, op) == pytest.approx(metrics.cpev(x, op), rel=1e-12)
+    assert metrics.span_explained_variance(span, x) == pytest.approx(metrics.explained_variance(x, op), rel=1e-12)
+    collinear = np.column_stack([x, x[:, 0] - 2 * x[:, 1]])
+    span = metrics.loading_span(collinear, op)
+    assert metrics.span_cpev(span, op) is None
+    assert metrics.span_explained_variance(span, collinear) == pytest.approx(
+        metrics.explained_variance(collinear, op), rel=1e-12)
+    # a fit reports them so, the rank-deficient case by cpev's own rank decision
+    problem = Problem(op, default_feature_names(60))
+    for loadings in (x, collinear):
+        got = metrics.compute_metrics(problem, loadings, [m for m in metrics.CORE_METRICS if m.name in ("cpev", "ev")])
+        assert got["cpev"] == pytest.approx(metrics.cpev(loadings, op), rel=1e-12)
+        assert got["ev"] == pytest.approx(metrics.explained_variance(loadings, op), rel=1e-12)

@@ -79,3 +79,28 @@ def test_the_finished_first_loading_is_a_fixed_point_of_the_truncated_power_step
 def test_finish_after_must_be_a_non_negative_integer():
     with pytest.raises(InvalidParameterError):
         spcakit.fit("builtin:pitprops", "tpower", r=1, k=3, finish_after=-1)
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_products_find(standardize, monkeypatch):
+    """A truncated iterate (k of p rows) is multiplied by C through the data's columns on its rows alone, through
+    every deflation: the loadings of dense products, found in the same iterations."""
+    from spcakit.operators import OperatorAccess
+
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((30, 400)) + 2.0
+    x[:, :6] += 3.0 * rng.standard_normal((30, 1))  # a planted component on the first six variables
+    calls = {"rows": 0}
+    original = GramCovariance.matmat_rows
+
+    def counted(self, w, rows):
+        calls["rows"] += 1
+        return original(self, w, rows)
+
+    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
+    fast = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
+    assert calls["rows"] >= fast.iterations - 3  # every step but each component's first, from its dense start
+    monkeypatch.setattr(GramCovariance, "matmat_rows", lambda self, w, rows: OperatorAccess.matmat_rows(self, w, rows))
+    dense = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
+    assert fast.iterations == dense.iterations
+    np.testing.assert_allclose(fast.loadings, dense.loadings, atol=1e-10)

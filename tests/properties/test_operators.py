@@ -341,3 +341,34 @@ def test_wide_gram_eigenpairs_beyond_the_rank_are_an_orthonormal_null_space(r):
     np.testing.assert_allclose(vectors.T @ vectors, np.eye(r), atol=1e-12)
     np.testing.assert_allclose((a.T @ a / 3.0) @ vectors, vectors * values, atol=1e-10)
     assert np.all(values[3:] == 0.0) and np.all(values[:3] > 0)
+
+
+@SETTINGS
+@given(gram_cases(n_range=(3, 12), p_range=(4, 30)), st.sampled_from([0.0, 3.0, 1e4]), st.booleans())
+def test_centring_and_scaling_gram_products_match_the_centred_copy(case, offset, scaled):
+    """Means and column scales applied inside the products (implicitly, or a centred block at a time beyond
+    OFFSET_LIMIT times the spread: offset 1e4) give what the centred, scaled copy gives: products, products on a
+    few rows (the power methods' step on a truncated iterate), columns, and the eigenpairs of the small Gram matrix
+    when n < p (mapped back through B^T)."""
+    a, scale, r, seed = case
+    rng = np.random.default_rng(seed)
+    a = a + offset * (1.0 + rng.random(a.shape[1])) * float(np.abs(a).max() or 1.0)
+    mean = a.mean(axis=0)
+    spread = a.std(axis=0)
+    assume(np.all(spread > 1e-3 * (np.abs(a).max() or 1.0)))
+    column_scale = rng.uniform(0.5, 2.0, a.shape[1]) if scaled else None
+    op = GramCovariance(a, scale, mean=mean, column_scale=column_scale)
+    b = (a - mean) / (1.0 if column_scale is None else column_scale)
+    dense = b.T @ b / scale
+    top = float(np.abs(dense).max())
+    tol = 1e-9 * top * (1.0 + offset) ** 2
+    rows = np.sort(rng.choice(a.shape[1], size=max(1, a.shape[1] // 3), replace=False))
+    w = np.zeros((a.shape[1], 2))
+    w[rows] = rng.standard_normal((rows.size, 2))
+    np.testing.assert_allclose(op.matmat_rows(w, rows), dense @ w, rtol=0, atol=tol * np.abs(w).sum())
+    np.testing.assert_allclose(op.matmat(w), dense @ w, rtol=0, atol=tol * np.abs(w).sum())
+    np.testing.assert_allclose(op.columns(rows), dense[:, rows], rtol=0, atol=tol)
+    if offset <= 3.0:  # the eigenpairs of a matrix whose entries carry rounding of 1e8 x its size say little
+        values, vectors = op.top_eigenpairs(1)
+        assert values[0] == pytest.approx(np.linalg.eigvalsh(dense)[-1], rel=1e-8, abs=tol)
+        np.testing.assert_allclose(dense @ vectors[:, 0], values[0] * vectors[:, 0], rtol=0, atol=1e-7 * top)

@@ -25,3 +25,20 @@ def test_rotation_update_over_the_nonzero_rows_equals_the_full_product():
     np.testing.assert_allclose(z, v @ (w @ qt).T, atol=1e-12)
     assert objective == pytest.approx(d.sum(), rel=1e-12)
     assert state is v
+
+
+def test_rotation_update_over_rows_whose_squares_underflow_equals_the_full_product():
+    # the nonzero rows are found by their sums of squares, in which entries of 1e-170 square to 0: such a row beside
+    # larger ones changes X^T V below its rounding
+    rng = np.random.default_rng(5)
+    p, r = 400, 2
+    v = polar(rng.standard_normal((p, r)))
+    x = np.zeros((p, r))
+    for j in range(r):
+        x[rng.choice(p, 10, replace=False), j] = rng.standard_normal(10)
+    x[7] = [1e-170, -3e-170]  # a row of tiny entries
+    z, objective, _ = RotationUpdater().propose(None, x, v)
+    unit = x / np.linalg.norm(x, axis=0)
+    w, d, qt = np.linalg.svd(unit.T @ v)
+    np.testing.assert_allclose(z, v @ (w @ qt).T, atol=1e-12)
+    assert objective == pytest.approx(d.sum(), rel=1e-12)

@@ -31,6 +31,9 @@ class IdentityUpdater(Updater):
 
 #: The power updater's carry key for the supports of the last iterates and for how many steps they held.
 SUPPORT_KEY = "power.support"
+#: ... and for its last finish the eigenvectors and their product with C: finishing again on the same fixed point
+#: (the step that confirms it) reuses the product instead of another pass over the data.
+FINISH_KEY = "power.finish"
 #: The power updater finishes on supports of at most this many variables each (an eigenproblem of that size).
 FINISH_LIMIT = 1000
 #: ... and only once the last step moved each unit column by less than this (in absolute values).
@@ -61,11 +64,12 @@ class PowerUpdater(Updater):
     returns :math:`Z = C_{:,S}\,v` at once, from the principal submatrix :math:`C_{SS}` (for data,
     :math:`|S|` of its columns), an eigenproblem of :math:`|S|` variables and one product with
     :math:`C` (a pass over the data, as a power step): if the truncation keeps :math:`S`, :math:`v` is a
-    fixed point of the iteration and the next step, finishing again, repeats the same computation, so the
-    relative-change rule stops the run (relative change exactly 0); if not, the iteration goes on from
-    there. It is skipped on a generalized problem, for supports of more than :data:`FINISH_LIMIT`
-    variables, and when their union holds more than half the variables. The carry keeps the supports
-    under :data:`SUPPORT_KEY`.
+    fixed point of the iteration and the next step, finishing again, finds the same :math:`v` and reuses its
+    product (no second pass over the data), so the relative-change rule stops the run (relative change
+    exactly 0); if not, the iteration goes on from there. It is skipped on a generalized problem, for
+    supports of more than :data:`FINISH_LIMIT` variables, and when their union holds more than half the
+    variables. The carry keeps the supports under :data:`SUPPORT_KEY` and the last finish under
+    :data:`FINISH_KEY`.
 
     Why wait: the finished point is a fixed point of the iteration, but a support that has just formed
     can still change on the way there, and finishing early may then stop at another fixed point. On 800
@@ -77,7 +81,9 @@ class PowerUpdater(Updater):
     finish_after: int = attrs.field(default=3, converter=to_int, validator=integer(0))
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
-        return carry.set(SUPPORT_KEY, None) if SUPPORT_KEY in carry else carry
+        for key in (SUPPORT_KEY, FINISH_KEY):
+            carry = carry.set(key, None) if key in carry else carry
+        return carry
 
     def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:
         unit = x / np.linalg.norm(x, axis=0)  # lengths are irrelevant; unit columns keep Z bounded
@@ -94,7 +100,13 @@ class PowerUpdater(Updater):
                       and 2 * union.size <= problem.p)  # fmt: skip
             state = state.set(SUPPORT_KEY, (support, steps, unit, finish))
             if finish:
-                z, objective = _on_support(problem, unit, support, union)
+                w, objective = _support_vectors(problem, unit, support)
+                last = state.get(FINISH_KEY)
+                if last is not None and np.array_equal(last[0], w):
+                    z = last[1]  # the same fixed point as the last finish: the same product, not taken again
+                else:
+                    z = problem.covariance.matmat_rows(w, union)
+                    state = state.set(FINISH_KEY, (w, z))
                 return z, objective, state
         rows = np.flatnonzero(x[:, 0] if x.shape[1] == 1 else np.any(x, axis=1))
         if 2 * rows.size <= problem.p:  # sparse columns: C_{:,S} X_S, for data a pass over their rows alone
@@ -108,10 +120,10 @@ class PowerUpdater(Updater):
         return z, float(np.sum(quotients)), state
 
 
-def _on_support(problem: Problem, unit: np.ndarray, support: np.ndarray, union: np.ndarray) -> tuple[np.ndarray, float]:
-    r""":math:`Z = C_{:,S_j} v_j` per column, :math:`v_j` the leading eigenvector of :math:`C_{S_jS_j}` (signed like the
-    column), and the objective :math:`\sum_j \hat x_j^\top C \hat x_j` of the given unit columns: the principal
-    submatrices, then one product with :math:`C` of the :math:`v_j` (zero off their supports)."""
+def _support_vectors(problem: Problem, unit: np.ndarray, support: np.ndarray) -> tuple[np.ndarray, float]:
+    r"""The columns :math:`v_j`, the leading eigenvectors of :math:`C_{S_jS_j}` (signed like the unit columns, zero off
+    their supports), and the objective :math:`\sum_j \hat x_j^\top C \hat x_j` of the unit columns, from the principal
+    submatrices alone; the finish's :math:`Z` is then :math:`CV`, one product with :math:`C`."""
     covariance = problem.covariance
     w = np.zeros_like(unit)
     objective = 0.0
@@ -122,7 +134,7 @@ def _on_support(problem: Problem, unit: np.ndarray, support: np.ndarray, union: 
         v = vectors[:, -1]
         w[rows, j] = -v if float(v @ unit[rows, j]) < 0 else v
         objective += float(unit[rows, j] @ block @ unit[rows, j])
-    return covariance.matmat_rows(w, union), objective
+    return w, objective
 
 
 UPDATERS = [IdentityUpdater, PowerUpdater]

@@ -104,3 +104,25 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
     dense = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
     assert fast.iterations == dense.iterations
     np.testing.assert_allclose(fast.loadings, dense.loadings, atol=1e-10)
+
+
+def test_the_step_that_confirms_a_finish_reuses_its_product(monkeypatch):
+    """Finishing again on the fixed point just finished on finds the same eigenvectors and reuses their product
+    with C: each component's last step makes no pass over the data; the loadings are those of iterating on."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((30, 400))
+    x[:, :5] += 4.0 * rng.standard_normal((30, 1))
+    x[:, 5:10] += 3.0 * rng.standard_normal((30, 1))
+    calls = {"rows": 0}
+    original = GramCovariance.matmat_rows
+
+    def counted(self, w, rows):
+        calls["rows"] += 1
+        return original(self, w, rows)
+
+    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
+    result = spcakit.fit(x, "tpower", r=2, k=5, metrics=["pattern"])  # the metrics make a product of their own
+    assert calls["rows"] == result.iterations - 2  # every step's product but the two confirming steps'
+    iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])
+    assert result.metrics["pattern"] == iterated.metrics["pattern"]
+    np.testing.assert_allclose(np.abs(result.loadings), np.abs(iterated.loadings), atol=1e-6)

@@ -93,6 +93,13 @@ at every level, from the training rows alone, each level's EM starting (``start=
 completed training rows of that fold; it scores the held-out rows on their observed entries only, each
 predicted from the row's other *observed* entries (the ``ekf`` scheme restricted to :math:`o`:
 :func:`spcakit.cv.criterion.observed_residuals`).
+
+Paths and targets
+-----------------
+:func:`spcakit.path` and :func:`spcakit.target_k` (``missing=``, as here) fit every level by :func:`impute_and_fit`,
+the first level's EM from the columns' observed means and each later level's from the completed data the
+previous level's EM left (:class:`spcakit.paths.sweep.WarmEM`); each level's CPEV, bounds and ratio to PCA's
+CPEV are those of its own completed data.
 """
 
 from __future__ import annotations

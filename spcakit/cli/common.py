@@ -240,12 +240,13 @@ def fit_or_target(
     """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
     if target_sparsity is None and target_cpev is None:
         return fit(data, method, **kwargs), None
-    kwargs.pop("missing", None)  # a target's levels take complete data: NaN are refused by the checks
-    try:
+    try:  # target_k imputes missing values as --missing says (each level by EM)
         return _target(data, method, target_sparsity, target_cpev, **kwargs)
     except MissingValuesError as exc:
-        raise MissingValuesError(f"{exc}; --target-sparsity and --target-cpev do not impute missing values: fill "
-                                 "them in, or choose k with -k (which --missing imputes)") from None
+        if kwargs.get("sample_weight") is None:
+            raise
+        raise MissingValuesError(f"{exc}; --target-sparsity and --target-cpev with --weights do not impute missing "
+                                 "values: fill them in, or choose k with -k (which --missing imputes)") from None
 
 
 def _target(

@@ -37,13 +37,21 @@ from spcakit.paths import path as fit_path
 def render_path(found: SparsityPath, source: str, chosen: PathLevel | None = None, target_line: str = "") -> str:
     """The text table of ``spcakit path``: a header, then one line per level (the target's marked ``*``)."""
     grid = "auto grid of k" if found.auto else f"grid of {found.knob}"
+    largest = "" if found.missing is None else ", the largest of the levels' completed data"
     lines = [
         f"{found.method} on {source or 'the data'}: p={found.p}, r={found.r}, {len(found)} level(s) ({grid}); "
-        f"PCA's CPEV (the ceiling) {found.ceiling:.4f}",
+        f"PCA's CPEV (the ceiling{largest}) {found.ceiling:.4f}",
         f"warm start: {found.warm_start_note}",
     ]
     if found.stop_note:
         lines.append(found.stop_note)
+    if found.missing is not None:
+        record = found.missing
+        state = ("converged at every level" if record.converged else
+                 f"NOT converged at every level (largest change {record.change:.3g} > {record.tol:g})")  # fmt: skip
+        lines.append(f"missing: {record.count} entries ({record.fraction:.1%}) imputed by EM at each level (from the "
+                     f"previous level's completed data), {record.iterations} iteration(s) in all, {state}; CPEV/PCA over PCA's on each level's "
+                     "completed data")  # fmt: skip
     header = [found.knob, "nz", "CPEV", "CPEV/PCA", "NOR", "seconds"]
     table = [header] + [
         [f"{lv.level:g}" if isinstance(lv.level, float) else str(lv.level), str(lv.nz), f"{lv.cpev:.4f}",
@@ -67,7 +75,8 @@ def describe_path_target(
     where = f"{found.knob} = {level.level:g}" if isinstance(level.level, float) else f"{found.knob} = {level.level}"
     if target_cpev is not None:
         which = "the smallest k" if found.knob == "k" else "the fewest nonzeros"
-        head = (f"* target CPEV >= {target_cpev:g} x PCA's ({target_cpev * found.ceiling:.4f}): {where}, {which} "
+        threshold = f"{target_cpev * found.ceiling:.4f}" if found.missing is None else "on each level's completed data"
+        head = (f"* target CPEV >= {target_cpev:g} x PCA's ({threshold}): {where}, {which} "
                 "of this path that reaches it")  # fmt: skip
     else:
         head = (f"* target sparsity {target_sparsity:g} (fraction of zeros per loading): {where} = "
@@ -76,7 +85,9 @@ def describe_path_target(
 
 
 @app.command("path")
-@fit_options(exclude=("missing",))
+@fit_options(
+    missing=(Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes them by EM on the sparse low-rank model at every level, each level's EM starting from the previous level's completed data, with a warning saying the fraction missing; em the same without the warning; error refuses them")], "auto"),
+)
 def path_command(
     method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
     k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
@@ -108,7 +119,8 @@ def path_command(
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         check_targets(target_sparsity, target_cpev, sparsity_given=[])
-        dataset, matrix, is_cov, kept, dropped = read_input(options)
+        missing = check_missing_option(options.missing)
+        dataset, matrix, is_cov, kept, dropped = read_input(options, missing=missing != "error")
         progress = Progress(sys.stderr.isatty())
         try:
             with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr(), progress.listening():
@@ -118,7 +130,7 @@ def path_command(
                     feature_names=None if is_cov else dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, nonnegative=options.nonnegative, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, missing=missing, **param_values,
                 )  # fmt: skip
         finally:
             progress.close()

@@ -16,7 +16,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.output import check_output, write_output
 from spcakit.paths.grids import k_for_sparsity
-from spcakit.state import Result, import_pandas
+from spcakit.state import MissingRecord, Result, import_pandas
 
 #: Relative tolerance of every CPEV comparison (reaching PCA's CPEV, a target, monotonicity): rounding only.
 CPEV_RTOL = 1e-9
@@ -133,6 +133,12 @@ class SparsityPath:
     total_variance
         :math:`\\operatorname{tr} C`, what CPEV is a share of (``None`` when not recorded): with it,
         :meth:`first_loading` reads the first loading's variance and bound as shares.
+    missing
+        For data with missing values (:func:`path`'s ``missing=``), the imputation's record: the count and
+        fraction missing, the EM iterations of all the levels together, whether every level's EM converged and
+        the largest last change (each level's own is its result's ``input.missing``); ``None`` for complete data.
+        Each level's CPEV is then on its own completed data, ``cpev_ratio`` over PCA's on the same data, and
+        :attr:`ceiling` is the largest of those ceilings.
 
     Notes
     -----
@@ -153,6 +159,7 @@ class SparsityPath:
     stop_note: str = ""
     seed: int | None = 0
     total_variance: float | None = None
+    missing: MissingRecord | None = None
 
     @property
     def stopped_early(self) -> bool:
@@ -231,7 +238,7 @@ class SparsityPath:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``spcakit path --json``."""
         first = self.levels[0].result
-        return {
+        document: dict[str, Any] = {
             "method": self.method,
             "data": self.source,
             "r": self.r,
@@ -256,12 +263,21 @@ class SparsityPath:
             "spcakit_version": first.version,
             "input": None if first.input is None else first.input.to_dict(),
         }
+        if self.missing is not None:  # the whole path's imputation; each level's EM beside its criteria
+            document["input"] = {**(document["input"] or {}), "missing": self.missing.to_dict()}
+            for entry, lv in zip(document["levels"], self.levels):
+                record = None if lv.result.input is None else lv.result.input.missing
+                if record is not None:
+                    entry["missing"] = {"iterations": record.iterations, "converged": record.converged,
+                                        "change": record.change}  # fmt: skip
+        return document
 
     def target(self, *, cpev: float | None = None, sparsity: float | None = None) -> PathLevel:
         """The level of this path that meets a target (no new fit).
 
         ``cpev=F``: of the levels whose CPEV is at least ``F`` times the ceiling (up to
-        :data:`CPEV_RTOL`), the smallest ``k`` - or on a λ grid, the one with the fewest nonzeros
+        :data:`CPEV_RTOL`; with missing values, whose ``cpev_ratio`` is at least ``F``: each level's CPEV
+        over PCA's on its own completed data), the smallest ``k`` - or on a λ grid, the one with the fewest nonzeros
         (the first in the grid at a tie). ``sparsity=S``: the level
         ``k = round((1 - S) p)`` (:func:`k_for_sparsity`), which must be in the grid.
 
@@ -284,10 +300,16 @@ class SparsityPath:
                 f"this path's grid (k = {[lv.level for lv in self.levels]}); add it to the grid"
             )
         threshold = fraction * self.ceiling
-        reaching = [lv for lv in self.levels if reached(lv.cpev, threshold, self.ceiling)]
+        if self.missing is None:
+            reaching = [lv for lv in self.levels if reached(lv.cpev, threshold, self.ceiling)]
+        else:  # each level's CPEV is on its own completed data: compared with PCA's there
+            reaching = [lv for lv in self.levels if reached(lv.cpev_ratio, fraction, 1.0)]
         if not reaching:
-            best = max(self.levels, key=lambda lv: lv.cpev)
-            raise InvalidParameterError(unreachable(fraction, self.ceiling, best.cpev, f"{self.knob} = {best.level}",
+            best = max(self.levels, key=lambda lv: lv.cpev if self.missing is None else lv.cpev_ratio)
+            ceiling = self.ceiling  # with missing values, PCA's on the best level's completed data
+            if self.missing is not None and best.cpev_ratio > 0:
+                ceiling = best.cpev / best.cpev_ratio
+            raise InvalidParameterError(unreachable(fraction, ceiling, best.cpev, f"{self.knob} = {best.level}",
                                                      f"the levels of this path ({self.knob} = {_span(self)})"))
         if self.knob == "k":
             return min(reaching, key=lambda lv: lv.level)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -13,15 +15,20 @@ from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, fit
 from spcakit.bounds import check_relaxation, component_bounds
 from spcakit.composition import configure, set_k, takes_k
-from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError, ZeroLoadingError
-from spcakit.inputs import as_problem
+from spcakit.errors import (
+    InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
+)  # fmt: skip
+from spcakit.imputation import check_missing, error_text, impute_and_fit
+from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
+from spcakit.inputs.columns import name_list
+from spcakit.inputs.missing import MissingData, missing_values, observed_means, set_missing
 from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
 from spcakit.paths.records import LOSS_METRICS, PATH_METRICS, PathLevel, SparsityPath, reached
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
-from spcakit.state import Result
+from spcakit.state import MissingRecord, Result
 
 #: The initializer parameter through which a level is started from the previous level's loadings.
 WARM_START_PARAMETER = "w0"
@@ -103,6 +110,129 @@ def _with_level(exc: Exception, knob: str, level: Any) -> Exception:
     return exc
 
 
+# -- missing values: every level imputed by EM, warm started from the previous level's completed data ----------
+def read_levels_input(
+    data: Any, missing: str, *, covariance: bool, center: bool, standardize: bool, feature_names: Any, columns: Any,
+    drop: Any,
+) -> tuple[Problem | None, MissingData | None, str]:
+    """``(problem, None, source)`` for complete data (exactly the problem :func:`spcakit.fit` builds), or
+    ``(None, incomplete, source)`` for data with missing values under ``missing="auto"``/``"em"`` (read as
+    :func:`spcakit.fit` reads them for its EM: :func:`spcakit.inputs.read_missing`, a CSV's empty and ``NA`` cells
+    as NaN). ``missing="error"`` refuses NaN with :class:`~spcakit.errors.MissingValuesError` naming the options;
+    a covariance's missing entries are refused always."""
+    source = ""
+    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
+        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
+                                                           missing=True)  # fmt: skip
+        covariance, feature_names = covariance or is_covariance, feature_names or names
+    try:
+        problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
+                             feature_names=feature_names, columns=columns, drop=drop, source=source)  # fmt: skip
+    except MissingValuesError as exc:
+        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
+            raise
+        if missing == "error":
+            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
+                raise
+            raise MissingValuesError(error_text(str(exc))) from None
+        return None, read_missing(data, feature_names, name_list(columns, "columns"), name_list(drop, "drop")), source
+    return problem, None, source
+
+
+def filled_problem(incomplete: MissingData, center: bool, standardize: bool, source: str) -> Problem:
+    """The data with each missing entry at its column's observed mean (the EM's first fill): the problem whose
+    ``p``, columns that vary and rank check ``r`` and the grid before any level is fitted (called before any EM,
+    while the gaps hold NaN). The data are not changed: a copy is filled."""
+    filled = attrs.evolve(incomplete, matrix=incomplete.matrix.copy())  # a CSR copy keeps the gaps' positions
+    set_missing(filled, observed_means(incomplete)[0][incomplete.cols])
+    return as_problem(filled.matrix, center=center, standardize=standardize, feature_names=incomplete.names,
+                      source=source)  # fmt: skip
+
+
+def announce_missing(incomplete: MissingData, what: str, announce: bool, stacklevel: int) -> None:
+    """The warnings of a sweep of levels over data with missing values, issued once per call: the
+    :class:`~spcakit.errors.MissingValueWarning` of ``missing="auto"`` (``announce``), and the columns with no
+    observed value (each level's EM would repeat them)."""
+    n, p = incomplete.matrix.shape
+    notes = []
+    if announce:
+        notes.append(
+            f"the data have {incomplete.count} missing entr{'y' if incomplete.count == 1 else 'ies'} "
+            f"({incomplete.fraction:.1%} of the {n} x {p}): {what} was fitted by EM on the sparse low-rank model "
+            "(spcakit.imputation: each missing entry replaced by the loadings' least-squares reconstruction until it "
+            "settles), each level's EM starting from the previous level's completed data; pass missing='em' to do "
+            "this without this warning, or missing='error' to refuse missing values"
+        )
+    empty = [incomplete.names[j] for j in np.flatnonzero(observed_means(incomplete)[1])]
+    if empty:
+        listed = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        notes.append(f"{len(empty)} column(s) have no observed value ({listed}): they are filled with 0 and, being "
+                     "constant, get zero loadings")  # fmt: skip
+    for note in notes:
+        warnings.warn(note, MissingValueWarning, stacklevel=stacklevel + 1)
+
+
+@attrs.define
+class WarmEM:
+    r"""The EM of :func:`spcakit.imputation.impute_and_fit` at a sequence of levels of one sweep (a path, a
+    target's search), each level's EM starting (``start=``) from the completed data the previous level's EM left,
+    as :func:`spcakit.cross_validate` does for each fold: neighbouring levels have nearby fixed points, so the
+    warm start saves iterations. The first level starts from the columns' observed means.
+
+    Calling it with ``fit_problem`` (which fits the method at one level to a :class:`~spcakit.problem.Problem`)
+    runs one level's EM and returns ``(result, problem)``: the last fit's result (``input.missing`` set, as
+    :func:`spcakit.fit` records it) and the problem of the completed data it was fitted to (for the level's PCA
+    ceiling and bounds; valid until the next call, which completes the same matrix anew). A level that fails
+    leaves the start as it was. The per-level :class:`~spcakit.errors.MissingValueWarning` of the EM are not
+    issued (:func:`announce_missing` issues them once, and :meth:`unconverged_note` sums up the levels whose
+    EM stopped at its cap); the other warnings of the last fit are.
+    """
+
+    data: MissingData
+    center: bool
+    standardize: bool
+    source: str = ""
+    start: np.ndarray | None = None
+    records: list[tuple[Any, MissingRecord]] = attrs.Factory(list)
+
+    def __call__(self, level: Any, fit_problem: Callable[[Problem], Result]) -> tuple[Result, Problem]:
+        fitted: list[Problem] = []
+
+        def fit_once(matrix: Any) -> Result:
+            fitted[:] = [as_problem(matrix, center=self.center, standardize=self.standardize,
+                                    feature_names=self.data.names, source=self.source)]  # fmt: skip
+            return fit_problem(fitted[0])
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MissingValueWarning)  # announced once, and summed up once
+            imputed = impute_and_fit(self.data, fit_once, announce=False, start=self.start)
+        self.start = missing_values(self.data)
+        self.records.append((level, imputed.record))
+        return imputed.result, fitted[0]
+
+    def record(self) -> MissingRecord | None:
+        """The sweep's :class:`~spcakit.state.MissingRecord`: the count and fraction missing, the EM iterations of
+        all the levels together, whether every level's EM converged and the largest last change."""
+        if not self.records:
+            return None
+        records = [record for _, record in self.records]
+        return attrs.evolve(records[0], iterations=sum(r.iterations for r in records),
+                            converged=all(r.converged for r in records), change=max(r.change for r in records))  # fmt: skip
+
+    def unconverged_note(self, knob: str) -> str:
+        """The levels whose EM stopped at its cap, in words (empty when every level's converged)."""
+        levels = [level for level, record in self.records if not record.converged]
+        if not levels:
+            return ""
+        listed = ", ".join(map(str, levels[:5])) + (f" and {len(levels) - 5} more" if len(levels) > 5 else "")
+        return (
+            f"the EM imputation of the missing values stopped before converging at {len(levels)} of the "
+            f"{len(self.records)} levels fitted ({knob} = {listed}): their loadings are the last fit's, on imputed "
+            "values still moving. Components that explain little variance settle slowly: fewer components (a smaller "
+            "r) converge sooner"
+        )
+
+
 def path(
     data: Any,
     method: str | MethodSpec | None = None,
@@ -120,6 +250,7 @@ def path(
     drop: Sequence[str] | str | None = None,
     on_level: Callable[[PathLevel], None] | None = None,
     registry: Registry | None = None,
+    missing: str = "auto",
     **fit_kwargs: Any,
 ) -> SparsityPath:
     r"""Fit ``method`` at a grid of sparsity levels: the trade-off between sparsity and explained variance.
@@ -154,6 +285,21 @@ def path(
         Called with each :class:`PathLevel` when it is done (for progress displays).
     registry
         The registry to look names up in.
+    missing
+        What to do with missing values (NaN entries, stored NaN of ``scipy.sparse`` data, empty or ``NA``
+        cells of a CSV file), as for :func:`spcakit.fit`: ``"auto"`` (the default) imputes them with a
+        :class:`~spcakit.errors.MissingValueWarning` (once per call) saying the fraction missing; ``"em"``
+        does the same without the warning; ``"error"`` refuses them
+        (:class:`~spcakit.errors.MissingValuesError`). Data without NaN give the same path under every
+        option, bit for bit. With NaN, each level is fitted by the EM of :func:`spcakit.fit`
+        (:func:`spcakit.imputation.impute_and_fit`), starting from the completed data the previous level's
+        EM left (:class:`WarmEM`; the first level from the columns' observed means); each level's result
+        records its EM in ``input.missing``, and :attr:`SparsityPath.missing` the whole path's (the
+        iterations of all the levels). Each level's CPEV, bounds and ``cpev_ratio`` are those of its own
+        completed data, the ratio over PCA's CPEV on the same data (so at most 1), and the ``auto`` grid stops
+        at the first level whose CPEV reaches that; :attr:`SparsityPath.ceiling` is the largest of the
+        levels' PCA ceilings, and the path records no :attr:`SparsityPath.total_variance` (the completed data
+        differ from level to level), so :meth:`SparsityPath.plot` draws no bound.
     **fit_kwargs
         The rest of :func:`spcakit.fit`'s arguments (``truncator``, ``deflator``, ``stopper``,
         ``refiner``, ``on_step``, ``bound``, part parameters); not ``metrics``: the path computes the ones
@@ -169,8 +315,10 @@ def path(
     ------
     InvalidParameterError
         Both ``k`` and ``lam``, a bad grid (an entry outside :math:`[1, p]`, not an integer, an
-        empty range), a method that takes no ``k`` with a ``k`` grid; a level the method refuses
-        is named first in the message (``k = 2: ...``).
+        empty range), a method that takes no ``k`` with a ``k`` grid, an unknown ``missing``; a level the
+        method refuses is named first in the message (``k = 2: ...``).
+    MissingValuesError
+        The data hold NaN and ``missing="error"``, or a covariance matrix holds NaN.
 
     Examples
     --------
@@ -191,11 +339,23 @@ def path(
         raise InvalidParameterError("give the grid as k (nonzeros per loading) or as lam (the method's λ), not both")
     if not isinstance(warm_start, bool | np.bool_):
         raise InvalidParameterError(f"warm_start must be True or False; got {warm_start!r}")
+    missing = check_missing(missing)
     spec = method_spec(method, registry)
-    problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
-                         feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
+    problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
+                                                    standardize=standardize, feature_names=feature_names,
+                                                    columns=columns, drop=drop)  # fmt: skip
+    em: WarmEM | None = None
+    if incomplete is not None:
+        announce_missing(incomplete, "each level of the path", missing == "auto", stacklevel=2)
+        em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
+        problem = filled_problem(incomplete, center, standardize, source)
+    assert problem is not None
     r = check_r(r, problem)
-    ceiling, trace, top = _spectrum(problem, r)
+    ceiling: float = 0.0  # with missing values, each level has its own, on its completed data (below)
+    trace: float | None = None
+    top: float | None = None
+    if em is None:
+        ceiling, trace, top = _spectrum(problem, r)
     knob = "k" if lam is None else "lam"
     if knob == "k":
         check_takes_k(spec, fit_kwargs.get("truncator"), registry)
@@ -207,28 +367,68 @@ def path(
         parameter, note = None, "off (each level starts as spcakit.fit does)"
     metrics = _path_metrics(registry)
     relaxation = check_relaxation(fit_kwargs.get("bound", "fast"), problem.p)  # each level's bound, as fit's
+    ceilings: dict[PathLevel, float] = {}  # with missing values: each level's PCA ceiling, on its completed data
+
+    def fit_at(level: Any, start: dict[str, Any]) -> PathLevel:
+        if em is None:
+            result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **{knob: level}, **start,
+                         **fit_kwargs)  # fmt: skip
+            return PathLevel.from_result(level, _with_bounds(result, problem, top, relaxation), ceiling, warm=bool(start))
+
+        def fit_problem(completed: Problem) -> Result:
+            return fit(completed, spec, r, seed=seed, metrics=metrics, registry=registry, **{knob: level}, **start,
+                       **fit_kwargs)  # fmt: skip
+
+        result, completed = em(level, fit_problem)
+        level_ceiling, _, level_top = _spectrum(completed, r)
+        found = PathLevel.from_result(level, _with_bounds(result, completed, level_top, relaxation), level_ceiling,
+                                      warm=bool(start))  # fmt: skip
+        ceilings[found] = level_ceiling
+        return found
 
     def fit_level(level: Any, previous: PathLevel | None) -> PathLevel:
-        knob_value = {knob: level}
         if parameter is not None and previous is not None:  # the rows of the columns that vary: what the method sees
-            start = {parameter: previous.result.loadings[problem.varying_columns].tolist()}
             try:
-                result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **start,
-                             **fit_kwargs)  # fmt: skip
-                return PathLevel.from_result(level, _with_bounds(result, problem, top, relaxation), ceiling, warm=True)
+                return fit_at(level, {parameter: previous.result.loadings[problem.varying_columns].tolist()})
             except InvalidParameterError:
                 pass  # the start is unusable (e.g. its columns are dependent): this level starts afresh
         try:
-            result = fit(problem, spec, r, seed=seed, metrics=metrics, registry=registry, **knob_value, **fit_kwargs)
+            return fit_at(level, {})
         except (InvalidParameterError, InvalidDataError, ZeroLoadingError) as exc:
             raise _with_level(exc, knob, level) from None
-        return PathLevel.from_result(level, _with_bounds(result, problem, top, relaxation), ceiling, warm=False)
 
+    def at_ceiling(level: PathLevel) -> bool:
+        if em is None:
+            return reached(level.cpev, ceiling, ceiling)
+        return reached(level.cpev, ceilings[level], ceilings[level])  # PCA's on the same completed data
+
+    levels, stop_note = sweep_levels(fit_level, auto, grid, r, problem.varying.p, on_level, at_ceiling)
+    missing_record = None
+    if em is not None:  # the levels' completed data differ: the largest ceiling, and no single total variance
+        ceiling, trace = max(ceilings[level] for level in levels), None
+        missing_record = em.record()
+        unconverged = em.unconverged_note(knob)
+        if unconverged:
+            warnings.warn(unconverged, MissingValueWarning, stacklevel=2)
+    return SparsityPath(
+        method=spec.name, source=problem.source, r=r, p=problem.p, knob=knob, levels=tuple(levels), ceiling=ceiling,
+        warm_start=parameter, warm_start_note=note, auto=auto, stop_note=stop_note, seed=levels[0].result.seed,
+        total_variance=trace, missing=missing_record,
+    )  # fmt: skip
+
+
+def sweep_levels(
+    fit_level: Callable[[Any, PathLevel | None], PathLevel], auto: bool, grid: Any, r: int, varying: int,
+    on_level: Callable[[PathLevel], None] | None, at_ceiling: Callable[[PathLevel], bool],
+) -> tuple[list[PathLevel], str]:
+    """``(levels, stop_note)``: ``fit_level(level, previous)`` at every level of ``grid`` in order; the ``auto`` grid
+    from the lowest level the method takes up to ``varying`` columns, stopping at the first level ``at_ceiling``
+    (its CPEV reached PCA's) or before the first the method refuses."""
     levels: list[PathLevel] = []
     stop_note = ""
     if auto:
         low, first = lowest_level(lambda level: fit_level(level, None), r)
-        values: list[Any] = auto_levels(problem.varying.p, low)  # up to the number of columns that vary
+        values: list[Any] = auto_levels(varying, low)  # up to the number of columns that vary
     else:
         values, first = list(grid), None  # type: ignore[arg-type]
     for index, value in enumerate(values):
@@ -245,14 +445,10 @@ def path(
         levels.append(level)
         if on_level is not None:
             on_level(level)
-        if auto and index + 1 < len(values) and reached(level.cpev, ceiling, ceiling):
+        if auto and index + 1 < len(values) and at_ceiling(level):
             stop_note = f"stopped at k = {value}: its CPEV reached PCA's"
             break
-    return SparsityPath(
-        method=spec.name, source=problem.source, r=r, p=problem.p, knob=knob, levels=tuple(levels), ceiling=ceiling,
-        warm_start=parameter, warm_start_note=note, auto=auto, stop_note=stop_note, seed=levels[0].result.seed,
-        total_variance=trace,
-    )  # fmt: skip
+    return levels, stop_note
 
 
 def check_takes_k(spec: MethodSpec, truncator: Any, registry: Registry) -> None:

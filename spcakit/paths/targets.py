@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
 from spcakit.api import check_r, fit
-from spcakit.errors import InvalidParameterError
-from spcakit.inputs import as_problem
+from spcakit.errors import InvalidParameterError, MissingValueWarning
+from spcakit.imputation import check_missing
 from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.paths.grids import k_for_sparsity
 from spcakit.paths.records import CPEV_RTOL, check_targets, unreachable
-from spcakit.paths.sweep import check_takes_k, lowest_level, method_spec, pca_ceiling
+from spcakit.paths.sweep import (
+    WarmEM, announce_missing, check_takes_k, filled_problem, lowest_level, method_spec, pca_ceiling, read_levels_input,
+)  # fmt: skip
 from spcakit.plugins import get_registry
+from spcakit.problem import Problem
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec
 from spcakit.state import Result
@@ -104,6 +108,7 @@ def target_k(
     search: str = "auto",
     metrics: Sequence[str] | None = None,
     registry: Registry | None = None,
+    missing: str = "auto",
     **fit_kwargs: Any,
 ) -> Target:
     r"""The ``k`` that meets a sparsity target, and the fit there.
@@ -137,6 +142,17 @@ def target_k(
     The other arguments are :func:`spcakit.fit`'s; ``metrics`` are those of the returned result
     (default: all), the search itself computes only CPEV.
 
+    ``missing`` (``"auto"``, ``"em"`` or ``"error"``) is :func:`spcakit.fit`'s and :func:`spcakit.path`'s:
+    data without NaN give the same target under every option, bit for bit; ``"error"`` refuses NaN
+    (:class:`~spcakit.errors.MissingValuesError`); ``"auto"`` (with a
+    :class:`~spcakit.errors.MissingValueWarning`, once) and ``"em"`` fit each level by EM
+    (:func:`spcakit.imputation.impute_and_fit`), each level's EM starting from the completed data the
+    level fitted before it left (:class:`~spcakit.paths.sweep.WarmEM`: the scan's previous ``k``; with
+    bisection the last level visited, so that a level's CPEV may then depend, within the EM's tolerance, on
+    the order of the visits). A level reaches ``cpev=F`` when its CPEV is at least ``F`` times PCA's on its
+    own completed data, and :attr:`Target.ceiling` is PCA's CPEV on the chosen level's completed data; the
+    result (its metrics on those data) records its EM in ``input.missing``.
+
     Returns
     -------
     Target
@@ -146,16 +162,27 @@ def target_k(
     ------
     InvalidParameterError
         Neither or both targets, a fraction out of range, a target that no level reaches (the
-        message names the best reachable value), a method that takes no ``k``.
+        message names the best reachable value), a method that takes no ``k``, an unknown ``missing``.
+    MissingValuesError
+        The data hold NaN and ``missing="error"``, or a covariance matrix holds NaN.
     """
     registry = registry or get_registry()
     fraction = check_targets(cpev, sparsity)
     if search not in SEARCHES:
         raise InvalidParameterError(f"search must be one of {', '.join(SEARCHES)}; got {search!r}")
+    missing = check_missing(missing)
     spec = method_spec(method, registry)
     check_takes_k(spec, fit_kwargs.get("truncator"), registry)
-    problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
-                         feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
+    problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
+                                                    standardize=standardize, feature_names=feature_names,
+                                                    columns=columns, drop=drop)  # fmt: skip
+    if incomplete is not None:
+        announce_missing(incomplete, "each level that the target's search visits", missing == "auto", stacklevel=2)
+        em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
+        return _target_missing(em, filled_problem(incomplete, center, standardize, source), spec, r, fraction,
+                               cpev=cpev, sparsity=sparsity, seed=seed, search=search, metrics=metrics,
+                               registry=registry, fit_kwargs=fit_kwargs)  # fmt: skip
+    assert problem is not None
     r = check_r(r, problem)
     ceiling = pca_ceiling(problem, r)
     chosen_metrics = select_metrics(registry, metrics, spec.name)
@@ -195,6 +222,66 @@ def target_k(
         raise InvalidParameterError(unreachable(
             fraction, ceiling, result_cpev(cache[best]), f"k = {best}",
             f"the levels fitted (k = {', '.join(map(str, sorted(cache)))}; {bound} is no truncation)",
+        ))  # fmt: skip
+    return done(*found)
+
+
+def _target_missing(
+    em: WarmEM, filled: Problem, spec: MethodSpec, r: Any, fraction: float, *, cpev: float | None,
+    sparsity: float | None, seed: int | None, search: str, metrics: Sequence[str] | None, registry: Registry,
+    fit_kwargs: dict[str, Any],
+) -> Target:
+    """:func:`target_k` of data with missing values: each level fitted by EM (``em``, warm started from the level
+    fitted before), its CPEV compared with PCA's on its own completed data; ``filled`` (the gaps at the columns'
+    means) gives ``p``, the columns that vary and the check of ``r``."""
+    r = check_r(r, filled)
+    chosen_metrics = select_metrics(registry, metrics, spec.name)
+    bound = fit_kwargs.get("bound", "fast")
+    cache: dict[int, tuple[Result, float, float, dict[str, Any]]] = {}  # k: (result, CPEV, ceiling, chosen metrics)
+
+    def evaluate(level: int) -> float:
+        if level not in cache:
+            def fit_problem(completed: Problem) -> Result:
+                return fit(completed, spec, r, k=level, seed=seed, metrics=["cpev"], registry=registry, **fit_kwargs)
+
+            result, completed = em(level, fit_problem)  # the completed data are the next level's: measured now
+            cache[level] = (result, result_cpev(result), pca_ceiling(completed, r),
+                            compute_metrics(completed, result.loadings, chosen_metrics, bound=bound))  # fmt: skip
+        _, value, ceiling, _ = cache[level]
+        return value / ceiling  # the fraction of PCA's CPEV on the same completed data
+
+    def done(level: int, search: str) -> Target:
+        found, value, ceiling, chosen = cache[level]
+        unconverged = em.unconverged_note("k")
+        if unconverged:
+            warnings.warn(unconverged, MissingValueWarning, stacklevel=4)
+        kind, target = ("cpev", fraction) if cpev is not None else ("sparsity", float(sparsity))  # type: ignore[arg-type]
+        return Target(k=level, result=attrs.evolve(found, metrics=chosen), kind=kind, value=target, cpev=value,
+                      ceiling=ceiling, search=search, fitted=tuple((lv, cache[lv][1]) for lv in sorted(cache)))  # fmt: skip
+
+    if sparsity is not None:
+        level = k_for_sparsity(sparsity, filled.p)
+        try:
+            evaluate(level)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(
+                f"target sparsity {sparsity:g} means k = round((1 - {sparsity:g}) * {filled.p}) = {level}: {exc}"
+            ) from None
+        return done(level, "rounding")
+
+    low, _ = lowest_level(evaluate, r)
+    high = filled.varying.p
+    if search == "auto":
+        search = "scan" if high - low + 1 <= MAX_SCAN_LEVELS else "bisection"
+    found = smallest_reaching(evaluate, low, high, fraction, CPEV_RTOL, search)
+    if found is None:
+        best = max(cache, key=lambda level: cache[level][1] / cache[level][2])
+        _, value, ceiling, _ = cache[best]
+        bound_text = f"k = p = {high}" if high == filled.p else f"k = {high}, the number of variables that vary,"
+        raise InvalidParameterError(unreachable(
+            fraction, ceiling, value, f"k = {best}",
+            f"the levels fitted (k = {', '.join(map(str, sorted(cache)))}; {bound_text} is no truncation; each "
+            "level's CPEV over PCA's on its own completed data)",
         ))  # fmt: skip
     return done(*found)
 

@@ -75,7 +75,8 @@ def test_a_bad_missing_value_exits_2(holes: tuple[Path, np.ndarray], value: str)
     assert "--missing takes auto, em or error" in result.stderr
 
 
-def test_path_does_not_take_missing() -> None:
-    # path fits many levels on one matrix: it takes complete data (cv takes --missing: test_cv_missing.py)
-    result = invoke("path", "tpower", "--data", "builtin:pitprops", "--missing", "em")
-    assert result.exit_code == 2 and "No such option" in result.output
+def test_path_takes_missing() -> None:
+    # path imputes each level by EM (tests/core/test_missing_path.py); complete data are unchanged by the option
+    result = invoke("path", "tpower", "--data", "builtin:pitprops", "-k", "1:2", "--missing", "em")
+    assert result.exit_code == 0, result.output
+    assert "missing:" not in result.stdout

@@ -81,6 +81,19 @@ def test_finish_after_must_be_a_non_negative_integer():
         spcakit.fit("builtin:pitprops", "tpower", r=1, k=3, finish_after=-1)
 
 
+def _count_row_products(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """``{"n": ...}``, counting the calls of the data operator's row-restricted product from now on."""
+    calls = {"n": 0}
+    original = GramCovariance.matmat_rows
+
+    def counted(self, w, rows):
+        calls["n"] += 1
+        return original(self, w, rows)
+
+    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
+    return calls
+
+
 @pytest.mark.parametrize("standardize", [False, True])
 def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_products_find(standardize, monkeypatch):
     """A truncated iterate (k of p rows) is multiplied by C through the data's columns on its rows alone, through
@@ -90,16 +103,9 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
     rng = np.random.default_rng(8)
     x = rng.standard_normal((30, 400)) + 2.0
     x[:, :6] += 3.0 * rng.standard_normal((30, 1))  # a planted component on the first six variables
-    calls = {"rows": 0}
-    original = GramCovariance.matmat_rows
-
-    def counted(self, w, rows):
-        calls["rows"] += 1
-        return original(self, w, rows)
-
-    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
+    calls = _count_row_products(monkeypatch)
     fast = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
-    assert calls["rows"] >= fast.iterations - 3  # every step but each component's first, from its dense start
+    assert calls["n"] >= fast.iterations - 3  # every step but each component's first, from its dense start
     monkeypatch.setattr(GramCovariance, "matmat_rows", lambda self, w, rows: OperatorAccess.matmat_rows(self, w, rows))
     dense = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
     assert fast.iterations == dense.iterations
@@ -113,16 +119,9 @@ def test_the_step_that_confirms_a_finish_reuses_its_product(monkeypatch):
     x = rng.standard_normal((30, 400))
     x[:, :5] += 4.0 * rng.standard_normal((30, 1))
     x[:, 5:10] += 3.0 * rng.standard_normal((30, 1))
-    calls = {"rows": 0}
-    original = GramCovariance.matmat_rows
-
-    def counted(self, w, rows):
-        calls["rows"] += 1
-        return original(self, w, rows)
-
-    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
+    calls = _count_row_products(monkeypatch)
     result = spcakit.fit(x, "tpower", r=2, k=5, metrics=["pattern"])  # the metrics make a product of their own
-    assert calls["rows"] == result.iterations - 2  # every step's product but the two confirming steps'
+    assert calls["n"] == result.iterations - 2  # every step's product but the two confirming steps'
     iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])
     assert result.metrics["pattern"] == iterated.metrics["pattern"]
     np.testing.assert_allclose(np.abs(result.loadings), np.abs(iterated.loadings), atol=1e-6)

@@ -101,7 +101,7 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
     from spcakit.operators import OperatorAccess
 
     rng = np.random.default_rng(8)
-    x = rng.standard_normal((30, 400)) + 2.0
+    x = rng.standard_normal((30, 4000)) + 2.0  # 18 rows at most: within ROWS_GATHER_SHARE of 4000, gathered
     x[:, :6] += 3.0 * rng.standard_normal((30, 1))  # a planted component on the first six variables
     calls = _count_row_products(monkeypatch)
     fast = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)

@@ -600,7 +600,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(cases) - set(CASES))
     if unknown:
         parser.error(f"unknown case(s) {', '.join(unknown)}; valid: {', '.join(CASES)}")
+    compiled = timing.compile_sources()  # the children time fresh processes: with bytecode, as an installed package
     report: dict[str, Any] = {"environment": timing.environment(), "blas_threads": args.blas_threads[0],
+                              "compiled": compiled,
                               "scale": args.scale, "timeout": args.timeout or None, "settings": {c: scaled[c] for c in cases if c in scaled},
                               "cases": {}, "runs": [], "summary": []}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="spcakit-scale-") as folder:

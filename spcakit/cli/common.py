@@ -424,20 +424,22 @@ def run_and_report(
     except (SpcakitError, BadInput) as exc:
         fail(str(exc))
         return
-    document = result.to_dict()
-    document["data"] = dataset.source
-    if chosen is not None:
-        document["target"] = chosen.to_dict()
-    text = json.dumps(document, indent=2)
-    if out is not None:
+    text = None  # the JSON document, made only where it is written: on 100 000 variables it is 25 MB of text
+    if as_json or out is not None:
+        document = result.to_dict()
+        document["data"] = dataset.source
+        if chosen is not None:
+            document["target"] = chosen.to_dict()
+        text = json.dumps(document, indent=2)
+    if out is not None and text is not None:
         write_out(out, text + "\n", "result")
     if save_model is not None and model_text is not None:
         try:
             write_output(save_model, model_text)
         except OSError as exc:
-            typer.echo(text if as_json else render_text(result, dataset.source))
+            typer.echo(text if as_json and text is not None else render_text(result, dataset.source))
             fail(f"cannot write --save-model {save_model}: {exc.strerror or exc}; nothing was written there "
                   "(the previous content of the file, if any, is untouched)")
             return
     target_line = "" if chosen is None else f"\n\n{chosen.describe()}"
-    typer.echo(text if as_json else render_text(result, dataset.source) + target_line)
+    typer.echo(text if as_json and text is not None else render_text(result, dataset.source) + target_line)

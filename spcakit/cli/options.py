@@ -220,7 +220,7 @@ SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH
 WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run and compose, dense data")]
 
 
-MissingOpt = Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them; run, compose and cv")]
+MissingOpt = Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them; run, compose, cv and path")]
 
 
 #: Most bytes a --weights file may take (8 x 10^8 rows as text or float64 is far beyond it: 1 GiB).

@@ -314,7 +314,7 @@ def _bad_cells_message(path: Path, layout: CsvLayout, cells: list[tuple[int, int
     texts = [cell.strip() for _, _, cell in cells]
     if any(not t or t.lower() in _MISSING_MARKERS or t.lower() in ("nan", "inf", "-inf") for t in texts):
         hints.append("fill in or remove the lines with missing values, or let spcakit impute them "
-                     "(run, compose and cv: --missing auto or em; spcakit.fit and spcakit.cross_validate: missing='auto' or 'em')")
+                     "(run, compose, cv and path: --missing auto or em; spcakit.fit, spcakit.cross_validate, spcakit.path and spcakit.target_k: missing='auto' or 'em')")
     if layout.separator != "," and any(t.replace(",", "", 1).lstrip("+-").isdigit() and "," in t for t in texts):
         hints.append("decimal commas are not read: write 1.5, not 1,5")
     if any(len(t.split()) > 1 and all(_is_number(part) for part in t.split()) for t in texts):

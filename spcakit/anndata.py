@@ -92,7 +92,7 @@ import scipy.sparse as sp
 
 from spcakit.api import fit
 from spcakit.composition import check_k
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
+from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint, listed
 from spcakit.inputs import Covariance, as_problem
 from spcakit.operators import explicit_covariance, sparse_gram
 from spcakit.plugins import get_registry
@@ -272,7 +272,7 @@ def _check_finite(x: Any, columns: np.ndarray | None, names: tuple[str, ...], la
         genes = np.flatnonzero(np.isin(columns, genes))  # positions among the genes fitted
     if genes.size == 0:
         return
-    shown = ", ".join(names[j] for j in genes[:5]) + (f" and {genes.size - 5} more" if genes.size > 5 else "")
+    shown = listed(genes, lambda j: names[j])
     what = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
     raise InvalidDataError(
         f"{what} holds NaN or infinite values in {genes.size} gene(s) fitted: {shown}; sparse_pca needs finite "

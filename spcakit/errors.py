@@ -7,6 +7,9 @@ one-line message and exit code 2; library users can catch them by class.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 
 class SpcakitError(Exception):
     """Base class: a problem with what the user asked for."""
@@ -100,6 +103,14 @@ class BadPartResult(RuntimeError):
 # -- helpers the messages share --------------------------------------------------------------------------
 #: Bad cells, lines or columns a message names before "and N more".
 SHOWN = 5
+
+
+def listed(items: Sequence[Any], describe: Callable[[Any], str] = str, limit: int = SHOWN, separator: str = ", ") -> str:
+    """How a message names a few of many: the first ``limit`` of ``items``, each as ``describe`` words it, joined by
+    ``separator``, then ``" and N more"`` for the rest (``listed(["a", "b", "c"], limit=2)`` is ``"a, b and 1
+    more"``)."""
+    shown = separator.join(describe(item) for item in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def format_size(nbytes: int) -> str:

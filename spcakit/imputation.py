@@ -113,7 +113,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError, MissingValueWarning
+from spcakit.errors import InvalidParameterError, MissingValueWarning, listed
 from spcakit.inputs.missing import (
     MissingData, missing_values, observed_deviations, observed_means, set_missing,
 )  # fmt: skip
@@ -223,9 +223,8 @@ def impute_and_fit(
         )
     empty_names = tuple(data.names[j] for j in np.flatnonzero(empty))
     if empty_names:
-        listed = ", ".join(empty_names[:5]) + (f" and {len(empty_names) - 5} more" if len(empty_names) > 5 else "")
         notes.append(
-            f"{len(empty_names)} column(s) have no observed value ({listed}): they are filled with 0 and, being "
+            f"{len(empty_names)} column(s) have no observed value ({listed(empty_names)}): they are filled with 0 and, being "
             "constant, get zero loadings"
         )
     for note in notes:

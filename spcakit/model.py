@@ -73,7 +73,7 @@ import attrs
 import numpy as np
 
 from spcakit.version import __version__
-from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, MissingValuesError, SpecError
+from spcakit.errors import InvalidDataError, InvalidParameterError, MissingValuesError, SpecError, listed
 from spcakit.output import check_output, write_output
 from spcakit.inputs.checks import check_matrix, is_scipy_sparse, label_text, pandas_class, numeric_array
 from spcakit.inputs.columns import column_positions
@@ -160,8 +160,7 @@ _ARRAY_EQ = attrs.cmp_using(eq=_arrays_equal)
 
 
 def _listed(names: Sequence[str]) -> str:
-    shown = ", ".join(repr(name) for name in names[:SHOWN])
-    return shown + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+    return listed(names, repr)
 
 
 def _repeated(names: Sequence[str]) -> list[str]:
@@ -208,8 +207,7 @@ def _consistency_problem(model: Model) -> str | None:
         return f"scale must be positive (the columns' standard deviations); not so for {_listed(bad)}"
     if model.scale is not None and not np.all(model.scale >= _SMALLEST_SCALE):
         small = np.nonzero(~(model.scale >= _SMALLEST_SCALE))[0]
-        shown = ", ".join(f"{model.feature_names[j]!r} ({model.scale[j]:.3g})" for j in small[:SHOWN])
-        shown += f" and {small.size - SHOWN} more" if small.size > SHOWN else ""
+        shown = listed(small, lambda j: f"{model.feature_names[j]!r} ({model.scale[j]:.3g})")
         return (
             f"scale must be at least {_SMALLEST_SCALE:.3g} (the columns' standard deviations: smaller ones are refused "
             f"when fitting, their variances underflow, and dividing by them overflows); not so for {shown}"
@@ -460,21 +458,20 @@ class Model:
         missing = [name for name in self.feature_names if name not in set(picked)]
         extra = [name for name in picked if name not in known]
         if missing:
-            hints = []
-            for name in missing[:SHOWN]:
+            def hint(name: str) -> str:
                 close = difflib.get_close_matches(name, extra or picked, n=1, cutoff=0.6)
-                hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-            more = f" and {len(missing) - SHOWN} more" if len(missing) > SHOWN else ""
+                return f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
             raise InvalidDataError(
-                f"the new data lack {len(missing)} of the model's {self.p} variables: {', '.join(hints)}{more}; "
+                f"the new data lack {len(missing)} of the model's {self.p} variables: {listed(missing, hint)}; "
                 "columns are matched by name, so the new data need a column for every variable the model was "
                 f"fitted to ({_listed(self.feature_names)})"
             )
         if extra:
-            listed = ",".join(extra)
+            joined = ",".join(extra)
             raise InvalidDataError(
                 f"the new data have {len(extra)} column(s) the model was not fitted to: {_listed(extra)}; leave them "
-                f"out (--drop {listed!r} on the command line, drop=[...] in Model.transform) or choose the model's "
+                f"out (--drop {joined!r} on the command line, drop=[...] in Model.transform) or choose the model's "
                 "columns (--columns / columns=[...])"
             )
         position = {table_names[j]: j for j in chosen}

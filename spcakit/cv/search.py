@@ -18,7 +18,7 @@ from spcakit.cv.held_out import fold_scoring, held_out_sums, observed_held_out_s
 from spcakit.cv.records import CrossValidation, CVLevel, check_rule, choose_level
 from spcakit.errors import (
     ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning,
-    ZeroLoadingError,
+    ZeroLoadingError, listed,
 )  # fmt: skip
 from spcakit.imputation import check_missing, error_text, impute_and_fit
 from spcakit.inputs import as_problem, read_missing
@@ -486,10 +486,9 @@ def _cross_validate_missing(
     done, auto, stop_note = _levels(evaluate, grid, r, problem.varying.p, on_level)
     notes: list[str] = []
     if unconverged:
-        listed = "; ".join(unconverged[:5]) + (f" and {len(unconverged) - 5} more" if len(unconverged) > 5 else "")
         notes.append(
             f"the EM imputation of a fold's training rows stopped before converging in {len(unconverged)} of the "
-            f"{len(done) * folds} fits ({listed}): those folds' errors are of unconverged imputations"
+            f"{len(done) * folds} fits ({listed(unconverged, separator='; ')}): those folds' errors are of unconverged imputations"
         )
         warnings.warn(notes[-1], MissingValueWarning, stacklevel=3)
     def refit(level: Any) -> Result:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from spcakit.errors import SHOWN, ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size
+from spcakit.errors import ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size, listed
 from spcakit.inputs.limits import MAX_VARIABLES
 from spcakit.problem import default_feature_names, zero_variance_text
 
@@ -70,12 +70,11 @@ def check_frame_columns(data: object, what: str) -> None:
     frame: Any = data
     bad = [(label, dtype) for label, dtype in zip(frame.columns, frame.dtypes) if getattr(dtype, "kind", "O") not in "biuf"]
     if bad:
-        shown = ", ".join(f"{label_text(label)!r} ({dtype})" for label, dtype in bad[:SHOWN])
-        more = f" and {len(bad) - SHOWN} more" if len(bad) > SHOWN else ""
+        shown = listed(bad, lambda item: f"{label_text(item[0])!r} ({item[1]})")
         textual = any(getattr(dtype, "kind", "O") in "OSU" and str(dtype) != "category" for _, dtype in bad)
         as_text = "; numbers stored as text convert with pandas.to_numeric" if textual else ""
         raise InvalidDataError(
-            f"{what} is a DataFrame with {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {shown}{more}; "
+            f"{what} is a DataFrame with {len(bad)} non-numeric column{'s' if len(bad) > 1 else ''}: {shown}; "
             f"sparse PCA needs numbers: drop them (df.drop(columns={[label for label, _ in bad]!r}), or "
             f"drop={[label_text(label) for label, _ in bad]!r} in spcakit.fit) or keep the numeric ones "
             f"(df.select_dtypes('number'), or columns=[...] in spcakit.fit){as_text}"
@@ -157,11 +156,10 @@ def _refuse_lost_precision(arr: np.ndarray, what: str) -> None:
         return
     lost = np.nonzero(beyond & (high != low) & (top - bottom <= 1e-12 * np.maximum(np.abs(top), np.abs(bottom))))[0]
     if lost.size:
-        shown = ", ".join(f"column {j}: from {low[j]} to {high[j]}" for j in lost[:SHOWN])
-        more = f" and {lost.size - SHOWN} more" if lost.size > SHOWN else ""
+        shown = listed(lost, lambda j: f"column {j}: from {low[j]} to {high[j]}")
         raise InvalidDataError(
             f"{what} holds {arr.dtype} integers beyond 2**53 that differ but are (all but) equal in double "
-            f"precision, where spcakit computes ({shown}{more}): converted, their variation would be lost "
+            f"precision, where spcakit computes ({shown}): converted, their variation would be lost "
             "(lost precision, not constant columns); subtract an offset as integers first, e.g. x - x.min(axis=0)"
         )
 
@@ -463,14 +461,13 @@ def nonfinite_error(
     assert first is not None, "nonfinite_error on a finite matrix"
     count = int(per_column.sum())
     columns = np.nonzero(per_column)[0]
-    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
-    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
+    by_column = listed(columns, lambda j: f"{column(j)}: {per_column[j]}")
     advice = " (e.g. df.dropna())" if frame else ""
     row, col, kind = first
     error = InvalidDataError if infinite else MissingValuesError  # NaN only: missing values, which fit can impute
     return error(
         f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
-        f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
+        f"(first: {kind} at row {row}, column {column(col)}; by column: {by_column}); all entries must be "
         f"finite numbers - drop or fill in the missing values{advice}"
     )
 
@@ -532,9 +529,7 @@ def refuse_zero_variance(
 
 def _offset_text(offset: np.ndarray, names: tuple[str, ...], high: np.ndarray, low: np.ndarray) -> str:
     """What columns whose values differ, but too little for their magnitude, are: a large offset, not constant."""
-    shown = ", ".join(
-        f"{j} ({names[j]}): from {low[j]:.17g} to {high[j]:.17g}" for j in offset[:SHOWN]
-    ) + (f" and {offset.size - SHOWN} more" if offset.size > SHOWN else "")
+    shown = listed(offset, lambda j: f"{j} ({names[j]}): from {low[j]:.17g} to {high[j]:.17g}")
     return (
         f"{offset.size} column(s) vary by less than 1e-12 of their magnitude ({shown}): a large offset, or precision "
         "lost before the data reached spcakit; once centred in double precision such variation cannot be told from "
@@ -586,11 +581,10 @@ def check_double_range(
     if constant is not None:
         small = np.setdiff1d(small, constant)
     if small.size:
-        shown = ", ".join(f"{j} ({names[j]}): {norms[j] / math.sqrt(scale):.3g}" for j in small[:SHOWN])
-        more = f" and {small.size - SHOWN} more" if small.size > SHOWN else ""
+        shown = listed(small, lambda j: f"{j} ({names[j]}): {norms[j] / math.sqrt(scale):.3g}")
         raise InvalidDataError(
             f"{small.size} column(s) have standard deviations below {math.sqrt(TINY):.3g}, too small for a "
-            f"covariance in double precision (their variances underflow): {shown}{more}; rescale them, e.g. "
+            f"covariance in double precision (their variances underflow): {shown}; rescale them, e.g. "
             "multiply by a power of 10"
         )
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
+from spcakit.errors import InvalidParameterError, listed
 from spcakit.inputs.checks import check_frame_order, check_names, label_text, numeric_array, pandas_class
 from spcakit.inputs.csv_files import csv_layout
 
@@ -43,8 +43,7 @@ def unknown_column_message(name: str, names: Sequence[str], option: str) -> str:
     folded = [n for n in names if n.casefold() == name.casefold()]
     close = folded or difflib.get_close_matches(name, list(names), n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    listed = ", ".join(names[:LISTED_NAMES]) + (f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else "")
-    return f"{option}: the data have no column {name!r}{hint} (the {len(names)} columns: {listed})"
+    return f"{option}: the data have no column {name!r}{hint} (the {len(names)} columns: {listed(names, limit=LISTED_NAMES)})"
 
 
 def column_positions(

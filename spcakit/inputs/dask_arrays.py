@@ -78,7 +78,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import SHOWN, InvalidDataError, InvalidParameterError, install_hint
+from spcakit.errors import InvalidDataError, InvalidParameterError, install_hint, listed
 from spcakit.operators import (
     DENSE_EIGEN_LIMIT,
     DENSE_GRAM_LIMIT,
@@ -184,9 +184,8 @@ def open_zarr(path: str | Path, *, allow_missing_chunks: bool = False) -> Any:
         ) from None
     if isinstance(node, zarr.Group):
         names = sorted(node.array_keys())
-        listed = ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
         raise InvalidDataError(
-            f"{path}: a Zarr group ({listed or 'no arrays'}), not an array; give the folder of the array itself "
+            f"{path}: a Zarr group ({listed(names) or 'no arrays'}), not an array; give the folder of the array itself "
             "(e.g. group.zarr/name.zarr saved alone), or open it with dask.array.from_zarr(path, component=NAME) "
             "and pass that to spcakit.fit"
         )
@@ -315,11 +314,10 @@ def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
     def column(j: int) -> str:
         return f"{j} ({names[j]!r})"
 
-    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
-    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
+    by_column = listed(columns, lambda j: f"{column(j)}: {per_column[j]}")
     raise InvalidDataError(
         f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} (first: {kind} at row {row}, "
-        f"column {column(col)}; by column: {listed}{more}); all entries must be finite numbers - drop or fill in "
+        f"column {column(col)}; by column: {by_column}); all entries must be finite numbers - drop or fill in "
         "the missing values"
         + ("" if kind != "NaN" else
            "; spcakit imputes NaN (missing='auto' or 'em', see docs/missing.md) only in data held in memory, not in "

@@ -66,7 +66,7 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from spcakit.errors import SHOWN, InvalidDataError, MissingValuesError, format_size
+from spcakit.errors import InvalidDataError, MissingValuesError, format_size, listed
 from spcakit.operators import (
     SPARSE_BLOCK_ENTRIES,
     CenteredSparseGram,
@@ -149,12 +149,11 @@ def _refuse_non_finite(x: Any, what: str, names: tuple[str, ...]) -> None:
         return f"{j} ({names[j]!r})"
 
     kind = "NaN" if np.isnan(x.data[first]) else "infinite"
-    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
-    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
+    by_column = listed(columns, lambda j: f"{column(j)}: {per_column[j]}")
     error = MissingValuesError if bool(np.isnan(x.data[bad]).all()) else InvalidDataError  # NaN only: imputable
     raise error(
         f"{what} (scipy.sparse) has {count} NaN or infinite stored entr{'y' if count == 1 else 'ies'} "
-        f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "
+        f"(first: {kind} at row {row}, column {column(col)}; by column: {by_column}); all entries must be "
         "finite numbers - drop or fill in the missing values"
     )
 

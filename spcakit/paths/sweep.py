@@ -17,6 +17,7 @@ from spcakit.bounds import check_relaxation, component_bounds
 from spcakit.composition import configure, set_k, takes_k
 from spcakit.errors import (
     InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
+    listed,
 )  # fmt: skip
 from spcakit.imputation import check_missing, error_text, impute_and_fit
 from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
@@ -165,8 +166,7 @@ def announce_missing(incomplete: MissingData, what: str, announce: bool, stackle
         )
     empty = [incomplete.names[j] for j in np.flatnonzero(observed_means(incomplete)[1])]
     if empty:
-        listed = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
-        notes.append(f"{len(empty)} column(s) have no observed value ({listed}): they are filled with 0 and, being "
+        notes.append(f"{len(empty)} column(s) have no observed value ({listed(empty)}): they are filled with 0 and, being "
                      "constant, get zero loadings")  # fmt: skip
     for note in notes:
         warnings.warn(note, MissingValueWarning, stacklevel=stacklevel + 1)
@@ -224,10 +224,9 @@ class WarmEM:
         levels = [level for level, record in self.records if not record.converged]
         if not levels:
             return ""
-        listed = ", ".join(map(str, levels[:5])) + (f" and {len(levels) - 5} more" if len(levels) > 5 else "")
         return (
             f"the EM imputation of the missing values stopped before converging at {len(levels)} of the "
-            f"{len(self.records)} levels fitted ({knob} = {listed}): their loadings are the last fit's, on imputed "
+            f"{len(self.records)} levels fitted ({knob} = {listed(levels)}): their loadings are the last fit's, on imputed "
             "values still moving. Components that explain little variance settle slowly: fewer components (a smaller "
             "r) converge sooner"
         )

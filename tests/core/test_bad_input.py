@@ -427,3 +427,15 @@ def test_api_accepts_what_the_cli_accepts() -> None:
     assert spcakit.fit(cov, "spcart", r=2, truncator="energy", lam=0).r == 2
     assert spcakit.fit(cov, "pca", r=13).r == 13
     assert spcakit.fit(_gauss(5, 10), "spcart", r=4).r == 4
+
+
+def test_messages_name_a_few_of_many_the_same_way():
+    """One rule for every message that names some of many items: the first SHOWN (or the limit given), then how
+    many more."""
+    from spcakit.errors import SHOWN, listed
+
+    assert listed(["a", "b", "c"], limit=2) == "a, b and 1 more"
+    assert listed(["a", "b"], limit=2) == "a, b"
+    assert listed([]) == ""
+    assert listed(list(range(SHOWN + 3)), lambda j: f"x{j}") == ", ".join(f"x{j}" for j in range(SHOWN)) + " and 3 more"
+    assert listed(["p", "q", "r"], repr, separator="; ") == "'p'; 'q'; 'r'"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit.errors import InvalidDataError
+from spcakit.errors import SHOWN, InvalidDataError
 from spcakit.inputs import as_problem, checks, data_problem
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -117,8 +117,8 @@ def old_message(a: np.ndarray, what: str, names: tuple[str, ...] | None) -> str:
     count = int(bad.sum())
     per_column = bad.sum(axis=0)
     columns = np.nonzero(per_column)[0]
-    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:checks.SHOWN])
-    more = f" and {columns.size - checks.SHOWN} more" if columns.size > checks.SHOWN else ""
+    listed = ", ".join(f"{column(j)}: {per_column[j]}" for j in columns[:SHOWN])
+    more = f" and {columns.size - SHOWN} more" if columns.size > SHOWN else ""
     return (
         f"{what} has {count} NaN or infinite entr{'y' if count == 1 else 'ies'} "
         f"(first: {kind} at row {row}, column {column(col)}; by column: {listed}{more}); all entries must be "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,16 +16,16 @@ from spcakit.validators import check_arguments
 from spcakit.version import __version__
 from spcakit.drivers import Parts, StepCallback, checked_matrix
 from spcakit.errors import (
-    BadPartResult, ConstantColumnWarning, InvalidParameterError, MissingValuesError, PartFailure, SpcakitError,
+    BadPartResult, ConstantColumnWarning, InvalidParameterError, PartFailure, SpcakitError,
     UnknownNameError,
 )  # fmt: skip
 from spcakit.bounds import check_relaxation
 from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem, constant_columns_note, left_out_text
-from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
+from spcakit.inputs import read_missing
 from spcakit.inputs.columns import name_list
-from spcakit.imputation import check_missing, error_text, impute_and_fit
+from spcakit.imputation import check_missing, impute_and_fit, read_input
 from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
@@ -393,22 +392,11 @@ def fit(
 
     # the problem: the data read once, the columns that vary, k checked against them
     missing = check_missing(missing)
-    source = ""
-    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
-        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
-                                                           missing=True)  # fmt: skip
-        covariance, feature_names = covariance or is_covariance, feature_names or names
-    try:
-        problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
-                             feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight, source=source)
-    except MissingValuesError as exc:
-        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
-            raise
-        if missing == "error":
-            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
-                raise
-            raise MissingValuesError(error_text(str(exc))) from None
-        return _fit_missing(data, method, r, feature_names=feature_names, columns=columns, drop=drop, announce=missing == "auto",
+    read = read_input(data, missing, covariance=covariance, center=center, standardize=bool(standardize),
+                      feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
+    problem = read.problem
+    if problem is None:  # missing values, imputed by EM
+        return _fit_missing(read.data, method, r, feature_names=read.feature_names, columns=columns, drop=drop, announce=missing == "auto",
                             k=k, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
                             seed=seed, center=center, standardize=standardize, on_step=on_step, metrics=metrics,
                             bound=bound, nonnegative=nonnegative, sample_weight=sample_weight, registry=registry,

@@ -105,6 +105,7 @@ CPEV are those of its own completed data.
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -113,7 +114,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError, MissingValueWarning, listed
+from spcakit.errors import InvalidParameterError, MissingValuesError, MissingValueWarning, listed
+from spcakit.inputs import Covariance, as_problem, loaded_source
+from spcakit.inputs.columns import name_list
 from spcakit.inputs.missing import (
     MissingData, missing_values, observed_deviations, observed_means, set_missing,
 )  # fmt: skip
@@ -145,6 +148,49 @@ def error_text(message: str, options: str | None = None) -> str:
     options = options or ("missing='auto' (the default, with a warning) or missing='em' (--missing auto or em on the "
                           "command line)")
     return f"{message}; or let spcakit impute them by EM on the sparse low-rank model: {options}"
+
+
+@attrs.frozen
+class ReadInput:
+    """What :func:`read_input` read: the ``problem`` of complete data, or ``None`` when the data hold missing values
+    to impute; the ``data`` and ``feature_names`` as read (a file's contents, for :func:`spcakit.inputs.read_missing`)
+    and the ``source`` it names."""
+
+    problem: Any
+    data: Any
+    feature_names: Any
+    source: str
+
+
+def read_input(
+    data: Any, missing: str, *, covariance: bool = False, center: bool = True, standardize: bool = False,
+    feature_names: Any = None, columns: Any = None, drop: Any = None, weights: Any = None,
+) -> ReadInput:
+    """The problem of ``data`` (:func:`spcakit.inputs.as_problem`), or the data to impute, as :func:`spcakit.fit`,
+    :func:`spcakit.path` and :func:`spcakit.paths.target_k` read them.
+
+    Under ``missing="auto"`` or ``"em"`` (checked by :func:`check_missing`) a file is read with a CSV's empty and
+    ``NA`` cells as NaN, and data with NaN give ``problem=None`` for the caller's EM; under ``"error"`` NaN are
+    refused (:class:`~spcakit.errors.MissingValuesError`, the message naming the other options). A covariance's
+    missing entries are refused always.
+    """
+    source = ""
+    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
+        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
+                                                           missing=True)  # fmt: skip
+        covariance, feature_names = covariance or is_covariance, feature_names or names
+    try:
+        problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
+                             feature_names=feature_names, columns=columns, drop=drop, weights=weights, source=source)
+    except MissingValuesError as exc:
+        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
+            raise
+        if missing == "error":
+            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
+                raise
+            raise MissingValuesError(error_text(str(exc))) from None
+        problem = None
+    return ReadInput(problem=problem, data=data, feature_names=feature_names, source=source)
 
 
 def reconstruct_missing(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -16,11 +15,11 @@ from spcakit.api import check_r, fit
 from spcakit.bounds import check_relaxation, component_bounds
 from spcakit.composition import configure, set_k, takes_k
 from spcakit.errors import (
-    InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
+    InvalidDataError, InvalidParameterError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
     listed,
 )  # fmt: skip
-from spcakit.imputation import check_missing, error_text, impute_and_fit
-from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
+from spcakit.imputation import check_missing, impute_and_fit, read_input
+from spcakit.inputs import as_problem, read_missing
 from spcakit.inputs.columns import name_list
 from spcakit.inputs.missing import MissingData, missing_values, observed_means, set_missing
 from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
@@ -121,23 +120,12 @@ def read_levels_input(
     :func:`spcakit.fit` reads them for its EM: :func:`spcakit.inputs.read_missing`, a CSV's empty and ``NA`` cells
     as NaN). ``missing="error"`` refuses NaN with :class:`~spcakit.errors.MissingValuesError` naming the options;
     a covariance's missing entries are refused always."""
-    source = ""
-    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
-        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
-                                                           missing=True)  # fmt: skip
-        covariance, feature_names = covariance or is_covariance, feature_names or names
-    try:
-        problem = as_problem(data, covariance=covariance, center=center, standardize=standardize,
-                             feature_names=feature_names, columns=columns, drop=drop, source=source)  # fmt: skip
-    except MissingValuesError as exc:
-        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
-            raise
-        if missing == "error":
-            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
-                raise
-            raise MissingValuesError(error_text(str(exc))) from None
-        return None, read_missing(data, feature_names, name_list(columns, "columns"), name_list(drop, "drop")), source
-    return problem, None, source
+    read = read_input(data, missing, covariance=covariance, center=center, standardize=standardize,
+                      feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
+    if read.problem is not None:
+        return read.problem, None, read.source
+    incomplete = read_missing(read.data, read.feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
+    return None, incomplete, read.source
 
 
 def filled_problem(incomplete: MissingData, center: bool, standardize: bool, source: str) -> Problem:

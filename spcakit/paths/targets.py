@@ -202,14 +202,7 @@ def target_k(
                       fitted=tuple((lv, result_cpev(cache[lv])) for lv in sorted(cache)))  # fmt: skip
 
     if sparsity is not None:
-        level = k_for_sparsity(sparsity, problem.p)
-        try:
-            evaluate(level)
-        except InvalidParameterError as exc:
-            raise InvalidParameterError(
-                f"target sparsity {sparsity:g} means k = round((1 - {sparsity:g}) * {problem.p}) = {level}: {exc}"
-            ) from None
-        return done(level, "rounding")
+        return done(_sparsity_level(sparsity, problem.p, evaluate), "rounding")
 
     low, _ = lowest_level(evaluate, r)
     high = problem.varying.p  # no truncation: p, or the number of columns that vary when some are constant
@@ -225,6 +218,19 @@ def target_k(
         ))  # fmt: skip
     return done(*found)
 
+
+
+def _sparsity_level(sparsity: float, p: int, evaluate: Callable[[int], Any]) -> int:
+    """The ``k`` of a sparsity target (:func:`k_for_sparsity`), fitted once by ``evaluate``; a level the method
+    refuses is refused with the rounding that led to it."""
+    level = k_for_sparsity(sparsity, p)
+    try:
+        evaluate(level)
+    except InvalidParameterError as exc:
+        raise InvalidParameterError(
+            f"target sparsity {sparsity:g} means k = round((1 - {sparsity:g}) * {p}) = {level}: {exc}"
+        ) from None
+    return level
 
 def _target_missing(
     em: WarmEM, filled: Problem, spec: MethodSpec, r: Any, fraction: float, *, cpev: float | None,
@@ -260,14 +266,7 @@ def _target_missing(
                       ceiling=ceiling, search=search, fitted=tuple((lv, cache[lv][1]) for lv in sorted(cache)))  # fmt: skip
 
     if sparsity is not None:
-        level = k_for_sparsity(sparsity, filled.p)
-        try:
-            evaluate(level)
-        except InvalidParameterError as exc:
-            raise InvalidParameterError(
-                f"target sparsity {sparsity:g} means k = round((1 - {sparsity:g}) * {filled.p}) = {level}: {exc}"
-            ) from None
-        return done(level, "rounding")
+        return done(_sparsity_level(sparsity, filled.p, evaluate), "rounding")
 
     low, _ = lowest_level(evaluate, r)
     high = filled.varying.p

@@ -68,3 +68,37 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         f"shared data ({where}): {len(_shared_outcomes)} tests read it: {counts['passed']} passed, "
         f"{counts['failed']} failed, {counts['skipped']} skipped"
     )
+
+
+@pytest.fixture(scope="module")
+def holes_csv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
+    """``(path, missing)``: a CSV of planted data (one support of 3 of 6 variables) with a tenth of its cells empty or
+    ``NA``, and the mask of those cells."""
+    from spcakit.inputs.datasets import planted_support
+
+    x = planted_support(80, 6, [3], [4.0], seed=5).matrix
+    missing = np.random.default_rng(0).random(x.shape) < 0.1
+    cells = [["" if m and (i + j) % 2 else "NA" if m else repr(float(v)) for j, (v, m) in enumerate(zip(row, flags))]
+             for i, (row, flags) in enumerate(zip(x, missing))]  # fmt: skip
+    path = tmp_path_factory.mktemp("missing") / "holes.csv"
+    path.write_text("\n".join([",".join("abcdef")] + [",".join(row) for row in cells]) + "\n")
+    return path, missing
+
+
+@pytest.fixture
+def count_calls(monkeypatch: pytest.MonkeyPatch):
+    """``count_calls(owner, name)``: ``{"n": ...}``, the number of calls of ``owner.name`` (a function or method)
+    from then on, counted by a wrapper set with ``monkeypatch`` (undone after the test)."""
+
+    def start(owner: object, name: str) -> dict[str, int]:
+        calls = {"n": 0}
+        original = getattr(owner, name)
+
+        def counted(*args, **kwargs):
+            calls["n"] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+        return calls
+
+    return start

@@ -710,19 +710,12 @@ def test_the_shared_options_reach_the_fit():
     assert document["input"]["standardize"] is True
 
 
-def test_run_makes_its_json_document_only_when_it_writes_it(monkeypatch, tmp_path):
+def test_run_makes_its_json_document_only_when_it_writes_it(count_calls, tmp_path):
     """Text output needs no JSON document (on 100 000 variables, 25 MB of text): ``to_dict`` is not called; with
     ``--json`` or ``--out`` it is, and the file holds it."""
     from spcakit.state import Result
 
-    calls = {"n": 0}
-    original = Result.to_dict
-
-    def counted(self):
-        calls["n"] += 1
-        return original(self)
-
-    monkeypatch.setattr(Result, "to_dict", counted)
+    calls = count_calls(Result, "to_dict")
     text = ok("run", "spcart", "-r", "2", "-d", "builtin:pitprops").stdout
     assert "CPEV" in text and calls["n"] == 0
     run_json("run", "spcart", "-r", "2", "-d", "builtin:pitprops")

@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.inputs.datasets import planted_support
 
 runner = CliRunner()
 
@@ -20,20 +19,8 @@ def invoke(*args: object) -> Any:
     return runner.invoke(app, [str(a) for a in args])
 
 
-@pytest.fixture(scope="module")
-def holes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
-    """A CSV of planted data (one support of 3 of 6 variables) with a tenth of its cells empty or ``NA``."""
-    x = planted_support(80, 6, [3], [4.0], seed=5).matrix
-    missing = np.random.default_rng(0).random(x.shape) < 0.1
-    cells = [["" if m and (i + j) % 2 else "NA" if m else repr(float(v)) for j, (v, m) in enumerate(zip(row, flags))]
-             for i, (row, flags) in enumerate(zip(x, missing))]  # fmt: skip
-    path = tmp_path_factory.mktemp("missing") / "holes.csv"
-    path.write_text("\n".join([",".join("abcdef")] + [",".join(row) for row in cells]) + "\n")
-    return path, missing
-
-
-def test_run_imputes_and_reports_the_fraction(holes: tuple[Path, np.ndarray]) -> None:
-    path, missing = holes
+def test_run_imputes_and_reports_the_fraction(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, missing = holes_csv
     result = invoke("run", "tpower", "--data", path, "-k", "3", "-r", "1")
     assert result.exit_code == 0, result.output
     percent = f"{missing.mean():.1%}"
@@ -41,8 +28,8 @@ def test_run_imputes_and_reports_the_fraction(holes: tuple[Path, np.ndarray]) ->
     assert f"warning: the data have {int(missing.sum())} missing entries ({percent} of the 80 x 6)" in result.stderr
 
 
-def test_em_records_the_imputation_in_the_json_without_a_warning(holes: tuple[Path, np.ndarray], tmp_path: Path) -> None:
-    path, missing = holes
+def test_em_records_the_imputation_in_the_json_without_a_warning(holes_csv: tuple[Path, np.ndarray], tmp_path: Path) -> None:
+    path, missing = holes_csv
     out = tmp_path / "r.json"
     result = invoke("run", "tpower", "--data", path, "-k", "3", "-r", "1", "--missing", "em", "--json", "--out", out)
     assert result.exit_code == 0, result.output
@@ -52,24 +39,24 @@ def test_em_records_the_imputation_in_the_json_without_a_warning(holes: tuple[Pa
     assert record["converged"] is True and record["iterations"] >= 1
 
 
-def test_compose_takes_missing(holes: tuple[Path, np.ndarray]) -> None:
-    path, _ = holes
+def test_compose_takes_missing(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, _ = holes_csv
     result = invoke("compose", "--driver", "deflation", "--updater", "power", "--deflator", "projection",
                     "--truncator", "sparsity", "-k", "3", "-r", "1", "--data", path, "--missing", "em", "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["input"]["missing"]["model"] == "em"
 
 
-def test_error_refuses_with_the_other_options(holes: tuple[Path, np.ndarray]) -> None:
-    path, _ = holes
+def test_error_refuses_with_the_other_options(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, _ = holes_csv
     result = invoke("run", "tpower", "--data", path, "-k", "3", "--missing", "error")
     assert result.exit_code == 2 and result.stdout == ""
     assert "cells are not numbers" in result.stderr and "--missing auto or em" in result.stderr
 
 
 @pytest.mark.parametrize("value", ["mean", "", "EM"])
-def test_a_bad_missing_value_exits_2(holes: tuple[Path, np.ndarray], value: str) -> None:
-    path, _ = holes
+def test_a_bad_missing_value_exits_2(holes_csv: tuple[Path, np.ndarray], value: str) -> None:
+    path, _ = holes_csv
     result = invoke("run", "tpower", "--data", path, "-k", "3", "--missing", value)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "--missing takes auto, em or error" in result.stderr

@@ -190,28 +190,18 @@ def test_the_paths_target_picks_the_same_level(paths: Any) -> None:
 
 
 # -- the command line ----------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def holes_csv(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
-    """A CSV of planted data (one support of 3 of 6 variables) with a tenth of its cells empty or ``NA``."""
-    x = planted_support(80, 6, [3], [4.0], seed=5).matrix
-    missing = np.random.default_rng(0).random(x.shape) < 0.1
-    cells = [["" if m and (i + j) % 2 else "NA" if m else repr(float(v)) for j, (v, m) in enumerate(zip(row, flags))]
-             for i, (row, flags) in enumerate(zip(x, missing))]  # fmt: skip
-    path = tmp_path_factory.mktemp("missing-path") / "holes.csv"
-    path.write_text("\n".join([",".join("abcdef")] + [",".join(row) for row in cells]) + "\n")
-    return path, int(missing.sum())
-
-
-def test_path_imputes_and_says_so(holes_csv: tuple[Path, int]) -> None:
-    path, count = holes_csv
+def test_path_imputes_and_says_so(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, missing = holes_csv
+    count = int(missing.sum())
     result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1")
     assert result.exit_code == 0, result.output
     assert f"missing: {count} entries" in result.stdout and "imputed by EM at each level" in result.stdout
     assert "warning: the data have" in result.stderr and "each level of the path" in result.stderr
 
 
-def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, int]) -> None:
-    path, count = holes_csv
+def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, missing = holes_csv
+    count = int(missing.sum())
     result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1", "--missing", "em", "--json",
                     "--target-cpev", "0.9")  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -222,7 +212,7 @@ def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, int]) -> Non
     assert document["target"]["k"] in (1, 2, 3, 4)
 
 
-def test_path_error_refuses(holes_csv: tuple[Path, int]) -> None:
+def test_path_error_refuses(holes_csv: tuple[Path, np.ndarray]) -> None:
     path, _ = holes_csv
     result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1", "--missing", "error")
     assert result.exit_code == 2 and result.stdout == ""
@@ -230,15 +220,16 @@ def test_path_error_refuses(holes_csv: tuple[Path, int]) -> None:
 
 
 @pytest.mark.parametrize("value", ["mean", "", "EM"])
-def test_path_a_bad_missing_value_exits_2(holes_csv: tuple[Path, int], value: str) -> None:
+def test_path_a_bad_missing_value_exits_2(holes_csv: tuple[Path, np.ndarray], value: str) -> None:
     path, _ = holes_csv
     result = invoke("path", "tpower", "--data", path, "-k", "1:4", "--missing", value)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "--missing takes auto, em or error" in result.stderr
 
 
-def test_run_with_a_target_imputes_or_refuses_as_missing_says(holes_csv: tuple[Path, int]) -> None:
-    path, count = holes_csv
+def test_run_with_a_target_imputes_or_refuses_as_missing_says(holes_csv: tuple[Path, np.ndarray]) -> None:
+    path, missing = holes_csv
+    count = int(missing.sum())
     result = invoke("run", "tpower", "--data", path, "-r", "1", "--target-cpev", "0.9", "--missing", "em", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)

@@ -81,21 +81,8 @@ def test_finish_after_must_be_a_non_negative_integer():
         spcakit.fit("builtin:pitprops", "tpower", r=1, k=3, finish_after=-1)
 
 
-def _count_row_products(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """``{"n": ...}``, counting the calls of the data operator's row-restricted product from now on."""
-    calls = {"n": 0}
-    original = GramCovariance.matmat_rows
-
-    def counted(self, w, rows):
-        calls["n"] += 1
-        return original(self, w, rows)
-
-    monkeypatch.setattr(GramCovariance, "matmat_rows", counted)
-    return calls
-
-
 @pytest.mark.parametrize("standardize", [False, True])
-def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_products_find(standardize, monkeypatch):
+def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_products_find(standardize, monkeypatch, count_calls):
     """A truncated iterate (k of p rows) is multiplied by C through the data's columns on its rows alone, through
     every deflation: the loadings of dense products, found in the same iterations."""
     from spcakit.operators import OperatorAccess
@@ -103,7 +90,7 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
     rng = np.random.default_rng(8)
     x = rng.standard_normal((30, 4000)) + 2.0  # 18 rows at most: within ROWS_GATHER_SHARE of 4000, gathered
     x[:, :6] += 3.0 * rng.standard_normal((30, 1))  # a planted component on the first six variables
-    calls = _count_row_products(monkeypatch)
+    calls = count_calls(GramCovariance, "matmat_rows")
     fast = spcakit.fit(x, "tpower", r=3, k=6, standardize=standardize, finish_after=0)
     assert calls["n"] >= fast.iterations - 3  # every step but each component's first, from its dense start
     monkeypatch.setattr(GramCovariance, "matmat_rows", lambda self, w, rows: OperatorAccess.matmat_rows(self, w, rows))
@@ -112,14 +99,14 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
     np.testing.assert_allclose(fast.loadings, dense.loadings, atol=1e-10)
 
 
-def test_the_step_that_confirms_a_finish_reuses_its_product(monkeypatch):
+def test_the_step_that_confirms_a_finish_reuses_its_product(count_calls):
     """Finishing again on the fixed point just finished on finds the same eigenvectors and reuses their product
     with C: each component's last step makes no pass over the data; the loadings are those of iterating on."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal((30, 400))
     x[:, :5] += 4.0 * rng.standard_normal((30, 1))
     x[:, 5:10] += 3.0 * rng.standard_normal((30, 1))
-    calls = _count_row_products(monkeypatch)
+    calls = count_calls(GramCovariance, "matmat_rows")
     result = spcakit.fit(x, "tpower", r=2, k=5, metrics=["pattern"])  # the metrics make a product of their own
     assert calls["n"] == result.iterations - 2  # every step's product but the two confirming steps'
     iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])

@@ -111,20 +111,13 @@ def test_the_operator_meets_the_operator_contract_and_can_be_built_by_hand(monke
     np.testing.assert_allclose(densify(by_hand), X_DENSE.T @ X_DENSE / 150, rtol=0, atol=1e-13 * np.abs(X_DENSE).max() ** 2)
 
 
-def test_the_diagonal_is_computed_once_and_given_as_a_copy(monkeypatch):
+def test_the_diagonal_is_computed_once_and_given_as_a_copy(count_calls):
     """Every deflation of the operator reads its diagonal (the max-diagonal start of each component): one pass
     over the stored entries, kept; a caller that writes into the copy it got changes nothing."""
     x = gaussian_sparse(60, 700, 0.2, seed=3)
     dense = x.toarray()
     op = CenteredSparseGram(x, scale=59.0, mean=dense.mean(axis=0))
-    passes = {"n": 0}
-    original = CenteredSparseGram._diagonal
-
-    def counted(self):
-        passes["n"] += 1
-        return original(self)
-
-    monkeypatch.setattr(CenteredSparseGram, "_diagonal", counted)
+    passes = count_calls(CenteredSparseGram, "_diagonal")
     first = op.diagonal()
     np.testing.assert_allclose(first, dense.var(axis=0, ddof=1), rtol=1e-12)
     first[:] = -1.0

@@ -47,17 +47,25 @@ def test_compose_takes_missing(holes_csv: tuple[Path, np.ndarray]) -> None:
     assert json.loads(result.stdout)["input"]["missing"]["model"] == "em"
 
 
-def test_error_refuses_with_the_other_options(holes_csv: tuple[Path, np.ndarray]) -> None:
+#: run and path, each with its k (path: a grid)
+COMMANDS = [("run", "-k", "3"), ("path", "-k", "1:4")]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=["run", "path"])
+def test_error_refuses_with_the_other_options(holes_csv: tuple[Path, np.ndarray], command: tuple[str, ...]) -> None:
     path, _ = holes_csv
-    result = invoke("run", "tpower", "--data", path, "-k", "3", "--missing", "error")
+    name, *k = command
+    result = invoke(name, "tpower", "--data", path, *k, "--missing", "error")
     assert result.exit_code == 2 and result.stdout == ""
     assert "cells are not numbers" in result.stderr and "--missing auto or em" in result.stderr
 
 
+@pytest.mark.parametrize("command", COMMANDS, ids=["run", "path"])
 @pytest.mark.parametrize("value", ["mean", "", "EM"])
-def test_a_bad_missing_value_exits_2(holes_csv: tuple[Path, np.ndarray], value: str) -> None:
+def test_a_bad_missing_value_exits_2(holes_csv: tuple[Path, np.ndarray], value: str, command: tuple[str, ...]) -> None:
     path, _ = holes_csv
-    result = invoke("run", "tpower", "--data", path, "-k", "3", "--missing", value)
+    name, *k = command
+    result = invoke(name, "tpower", "--data", path, *k, "--missing", value)
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "--missing takes auto, em or error" in result.stderr
 

@@ -212,19 +212,7 @@ def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, np.ndarray])
     assert document["target"]["k"] in (1, 2, 3, 4)
 
 
-def test_path_error_refuses(holes_csv: tuple[Path, np.ndarray]) -> None:
-    path, _ = holes_csv
-    result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1", "--missing", "error")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert "cells are not numbers" in result.stderr and "--missing auto or em" in result.stderr
-
-
-@pytest.mark.parametrize("value", ["mean", "", "EM"])
-def test_path_a_bad_missing_value_exits_2(holes_csv: tuple[Path, np.ndarray], value: str) -> None:
-    path, _ = holes_csv
-    result = invoke("path", "tpower", "--data", path, "-k", "1:4", "--missing", value)
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "--missing takes auto, em or error" in result.stderr
+# (refusals and bad values of --missing: tests/core/test_missing_cli.py, for run and path alike)
 
 
 def test_run_with_a_target_imputes_or_refuses_as_missing_says(holes_csv: tuple[Path, np.ndarray]) -> None:

@@ -333,7 +333,9 @@ def test_api_arguments_are_checked_at_the_entry(call, message, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("the data were read before the arguments were checked")
 
-    for module in (spcakit.api, spcakit.paths.sweep, spcakit.cv.search):
+    import spcakit.imputation
+
+    for module in (spcakit.imputation, spcakit.paths.sweep, spcakit.cv.search):  # fit and path read by read_input
         monkeypatch.setattr(module, "as_problem", no_work)
     with pytest.raises(spcakit.InvalidParameterError, match=message):
         call()

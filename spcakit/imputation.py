@@ -120,6 +120,7 @@ from spcakit.inputs.columns import name_list
 from spcakit.inputs.missing import (
     MissingData, missing_values, observed_deviations, observed_means, set_missing,
 )  # fmt: skip
+from spcakit.problem import Problem
 from spcakit.state import IssuedWarning, MissingRecord, Result
 
 #: The values of the ``missing`` option (``--missing``).
@@ -191,6 +192,15 @@ def read_input(
             raise MissingValuesError(error_text(str(exc))) from None
         problem = None
     return ReadInput(problem=problem, data=data, feature_names=feature_names, source=source)
+
+
+def means_filled_problem(data: MissingData, center: bool, standardize: bool, source: str = "") -> Problem:
+    """The problem of ``data`` with each missing entry at its column's observed mean (the EM's first fill), for what
+    is decided before any EM: ``p``, the columns that vary, the check of ``r`` and the grid of levels (paths,
+    targets, cross-validation). ``data`` is not changed: a copy is filled (a CSR copy keeps the gaps' positions)."""
+    filled = attrs.evolve(data, matrix=data.matrix.copy())
+    set_missing(filled, observed_means(data)[0][data.cols])
+    return as_problem(filled.matrix, center=center, standardize=standardize, feature_names=data.names, source=source)
 
 
 def reconstruct_missing(

@@ -20,9 +20,9 @@ from spcakit.errors import (
     ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning,
     ZeroLoadingError, listed,
 )  # fmt: skip
-from spcakit.imputation import check_missing, error_text, impute_and_fit
+from spcakit.imputation import check_missing, error_text, impute_and_fit, means_filled_problem
 from spcakit.inputs import as_problem, read_missing
-from spcakit.inputs.missing import MissingData, missing_values, observed_means, set_missing
+from spcakit.inputs.missing import MissingData, missing_values
 from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse
 from spcakit.inputs.columns import column_positions, name_list, unread_columns
 from spcakit.inputs.datasets import load_source
@@ -441,10 +441,7 @@ def _cross_validate_missing(
         )
         warnings.warn(note, MissingValueWarning, stacklevel=3)
     raw = data.matrix  # never written: each fold imputes a copy of its training rows
-    filled = read_missing(raw, names)  # the columns' observed means in the gaps: what varies, p, r checked
-    set_missing(filled, observed_means(filled)[0][filled.cols])
-    problem = as_problem(filled.matrix, center=center, standardize=standardize, feature_names=names, source=source)
-    del filled
+    problem = means_filled_problem(data, center, standardize, source)  # what varies, p and r, before any EM
     folds, r, knob, grid, held_out = _setup(problem, spec, n, r, k, lam, folds, seed, fit_kwargs, registry)
     training: list[MissingData] = []
     for test in held_out:

@@ -18,10 +18,10 @@ from spcakit.errors import (
     InvalidDataError, InvalidParameterError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
     listed,
 )  # fmt: skip
-from spcakit.imputation import check_missing, impute_and_fit, read_input
+from spcakit.imputation import check_missing, impute_and_fit, means_filled_problem, read_input
 from spcakit.inputs import as_problem, read_missing
 from spcakit.inputs.columns import name_list
-from spcakit.inputs.missing import MissingData, missing_values, observed_means, set_missing
+from spcakit.inputs.missing import MissingData, missing_values, observed_means
 from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
 from spcakit.paths.records import LOSS_METRICS, PATH_METRICS, PathLevel, SparsityPath, reached
 from spcakit.plugins import get_registry
@@ -126,16 +126,6 @@ def read_levels_input(
         return read.problem, None, read.source
     incomplete = read_missing(read.data, read.feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
     return None, incomplete, read.source
-
-
-def filled_problem(incomplete: MissingData, center: bool, standardize: bool, source: str) -> Problem:
-    """The data with each missing entry at its column's observed mean (the EM's first fill): the problem whose
-    ``p``, columns that vary and rank check ``r`` and the grid before any level is fitted (called before any EM,
-    while the gaps hold NaN). The data are not changed: a copy is filled."""
-    filled = attrs.evolve(incomplete, matrix=incomplete.matrix.copy())  # a CSR copy keeps the gaps' positions
-    set_missing(filled, observed_means(incomplete)[0][incomplete.cols])
-    return as_problem(filled.matrix, center=center, standardize=standardize, feature_names=incomplete.names,
-                      source=source)  # fmt: skip
 
 
 def announce_missing(incomplete: MissingData, what: str, announce: bool, stacklevel: int) -> None:
@@ -335,7 +325,7 @@ def path(
     if incomplete is not None:
         announce_missing(incomplete, "each level of the path", missing == "auto", stacklevel=2)
         em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
-        problem = filled_problem(incomplete, center, standardize, source)
+        problem = means_filled_problem(incomplete, center, standardize, source)
     assert problem is not None
     r = check_r(r, problem)
     ceiling: float = 0.0  # with missing values, each level has its own, on its completed data (below)

@@ -10,12 +10,12 @@ import attrs
 
 from spcakit.api import check_r, fit
 from spcakit.errors import InvalidParameterError, MissingValueWarning
-from spcakit.imputation import check_missing
+from spcakit.imputation import check_missing, means_filled_problem
 from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.paths.grids import k_for_sparsity
 from spcakit.paths.records import CPEV_RTOL, check_targets, unreachable
 from spcakit.paths.sweep import (
-    WarmEM, announce_missing, check_takes_k, filled_problem, lowest_level, method_spec, pca_ceiling, read_levels_input,
+    WarmEM, announce_missing, check_takes_k, lowest_level, method_spec, pca_ceiling, read_levels_input,
 )  # fmt: skip
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem
@@ -179,7 +179,7 @@ def target_k(
     if incomplete is not None:
         announce_missing(incomplete, "each level that the target's search visits", missing == "auto", stacklevel=2)
         em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
-        return _target_missing(em, filled_problem(incomplete, center, standardize, source), spec, r, fraction,
+        return _target_missing(em, means_filled_problem(incomplete, center, standardize, source), spec, r, fraction,
                                cpev=cpev, sparsity=sparsity, seed=seed, search=search, metrics=metrics,
                                registry=registry, fit_kwargs=fit_kwargs)  # fmt: skip
     assert problem is not None

@@ -112,3 +112,21 @@ def test_the_step_that_confirms_a_finish_reuses_its_product(count_calls):
     iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])
     assert result.metrics["pattern"] == iterated.metrics["pattern"]
     np.testing.assert_allclose(np.abs(result.loadings), np.abs(iterated.loadings), atol=1e-6)
+
+
+def test_default_tpower_on_wide_standardised_data_with_constant_columns_follows_the_column_order():
+    """What users run on the row-restricted products: the default fit, standardised data (every variable tied on
+    variance), constant columns (the padded operator around the data's), and the columns in another order: the
+    supports move with the columns and the CPEV is the same."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((200, 3000))
+    x[:, :6] += 3.0 * rng.standard_normal((200, 1))
+    x[:, 6:12] += 2.0 * rng.standard_normal((200, 1))
+    x[:, [20, 700]] = 5.0  # constant
+    order = rng.permutation(3000)
+    first = spcakit.fit(x, "tpower", r=2, k=6, standardize=True)
+    second = spcakit.fit(x[:, order], "tpower", r=2, k=6, standardize=True)
+    supports = [set(np.flatnonzero(first.loadings[:, j])) for j in range(2)]
+    assert supports == [set(range(6)), set(range(6, 12))]
+    assert [set(order[np.flatnonzero(second.loadings[:, j])]) for j in range(2)] == supports
+    assert second.metrics["cpev"] == pytest.approx(first.metrics["cpev"], rel=1e-9)

@@ -6,6 +6,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spcakit
 from spcakit import operators, ties
@@ -223,6 +225,56 @@ def test_top_k_mask_by_slab_maxima_keeps_what_a_sort_keeps(k):
     for m in cases:
         np.testing.assert_array_equal(ties.top_k_mask(m, k), top_k_by_sorting(m, k))
         np.testing.assert_array_equal(ties.top_k_mask(m[:, 0], k), top_k_by_sorting(m[:, :1], k)[:, 0])
+
+
+@pytest.mark.parametrize("sample", [8, 64, 4096])
+@pytest.mark.parametrize("k", [1, 5, 40, 63, 200, 500, 999])
+def test_top_k_mask_by_band_keeps_what_a_sort_keeps(k, sample, monkeypatch):
+    # the band path on every row (its thresholds lowered), with coarse samples (8 scores of 1000) that often
+    # miss the band and send a row to the whole partition, and fine ones
+    monkeypatch.setattr(ties, "BAND_MIN_SCORES", 1)
+    monkeypatch.setattr(ties, "BAND_MIN_RANK", 0)
+    monkeypatch.setattr(ties, "BAND_SAMPLE", sample)
+    rng = np.random.default_rng(k)
+    p = 1000
+    misleading = rng.random((p, 2))
+    misleading[:: max(1, p // sample)] += 10.0  # every sampled score above every other: the band's counts fail
+    cases = [
+        rng.standard_normal((p, 4)),
+        np.sort(np.abs(rng.standard_normal((p, 3))), axis=0),  # sorted: the sample is the row's quantiles
+        rng.integers(0, 6, (p, 3)).astype(float),  # ties everywhere, ties at the boundary
+        np.round(rng.standard_normal((p, 2)), 1) * (1 + 1e-13 * rng.standard_normal((p, 2))),  # near ties
+        -np.abs(rng.standard_normal((p, 2))),  # negative scores
+        np.full((p, 2), 3.0),  # one tie group
+        misleading,
+    ]
+    for m in cases:
+        np.testing.assert_array_equal(ties.top_k_mask(m, k), top_k_by_sorting(m, k))
+
+
+@given(st.data())
+@settings(max_examples=60, deadline=None)
+def test_kth_and_next_by_band_are_the_sorted_values(data):
+    p = data.draw(st.integers(2, 400), label="p")
+    k = data.draw(st.integers(1, p - 1), label="k")
+    levels = data.draw(st.sampled_from([None, 1, 3, 50]), label="distinct values")  # None: continuous
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((3, p)) if levels is None else rng.integers(0, levels, (3, p)).astype(float)
+    for sample in (2, 16, 4096):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(ties, "BAND_SAMPLE", sample)
+            kth, after = ties._kth_and_next_by_band(rows, k)
+        descending = -np.sort(-rows, axis=1)
+        np.testing.assert_array_equal(kth, descending[:, k - 1])
+        np.testing.assert_array_equal(after, descending[:, k])
+
+
+def test_long_rows_take_the_band_with_the_default_constants():
+    rng = np.random.default_rng(3)
+    m = np.abs(rng.standard_normal((ties.BAND_MIN_SCORES + 5, 2)))
+    for k in (ties.BAND_MIN_RANK, 3000, m.shape[0] - 2):
+        np.testing.assert_array_equal(ties.top_k_mask(m, k), top_k_by_sorting(m, k))
 
 
 def test_sparsity_truncation_of_a_tall_block_keeps_k_per_column():

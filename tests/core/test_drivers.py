@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.api import build_parts, fix_signs
-from spcakit.drivers import BlockDriver, DeflationDriver, block_step
+from spcakit.drivers import BlockDriver, DeflationDriver, block_step, keep_only
 from spcakit.state import unit_columns as normalize_columns
 from spcakit.state import Carry
 
@@ -548,3 +548,25 @@ def test_a_step_keeps_the_lengths_it_measured_for_the_next_one():
     second = block_step(problem, parts, first)
     again = block_step(problem, parts, attrs.evolve(first, norms=None))
     assert second.relative_change == again.relative_change
+
+
+@given(st.data())
+@settings(max_examples=80, deadline=None)
+def test_keep_only_zeroes_exactly_the_entries_outside_the_mask(data):
+    # every share of kept entries (both sides of SCATTER_SHARE), the mask in z's layout or laid out one column a
+    # row (as the ties module ranks), z in C or Fortran order: the entries np.where keeps, signs and zeros included
+    p = data.draw(st.integers(1, 60), label="p")
+    r = data.draw(st.integers(1, 6), label="r")
+    share = data.draw(st.sampled_from([0.0, 0.05, 0.5, 0.51, 1.0]), label="share")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    z = rng.standard_normal((p, r))
+    z[rng.random((p, r)) < 0.1] = -0.0
+    kept = rng.random((p, r)) < share
+    if data.draw(st.booleans(), label="mask one column a row"):
+        kept = np.ascontiguousarray(kept.T).T
+    if data.draw(st.booleans(), label="z in Fortran order"):
+        z = np.asfortranarray(z)
+    expected = np.where(kept, z, 0.0)
+    keep_only(z, kept)
+    np.testing.assert_array_equal(z, expected)
+    assert np.array_equal(np.signbit(z), np.signbit(expected))

@@ -173,15 +173,20 @@ class PluginSession:
         only = os.environ.get("SPCAKIT_LOAD_PLUGINS")
         allowed = None if only is None else {s.strip() for s in only.split(",") if s.strip()}
         disabled = {s.strip() for s in os.environ.get("SPCAKIT_DISABLE_PLUGINS", "").split(",") if s.strip()}
-        eps = sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=_builtin_first)
+        found = list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+        origins: dict[int, tuple[str, str]] = {}  # each distribution's (name, version): its metadata parsed once
+        for ep in found:
+            dist = getattr(ep, "dist", None)
+            if dist is not None and id(dist) not in origins:
+                metadata = dist.metadata
+                origins[id(dist)] = (metadata["Name"] or "", metadata["Version"] or "")
+        eps = sorted(found, key=lambda ep: _builtin_first(ep, origins))
         for ep in eps:
             if ep.name in disabled or (allowed is not None and ep.name not in allowed):
                 continue
             if ep.name in self.records:
                 continue
-            dist = getattr(ep, "dist", None)
-            version = dist.version if dist is not None else ""
-            package = dist.metadata["Name"] if dist is not None else ""
+            package, version = origins.get(id(getattr(ep, "dist", None)), ("", ""))
             try:
                 plugin = ep.load()
             except KeyboardInterrupt:
@@ -207,10 +212,9 @@ def _shown(value: Any) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def _builtin_first(ep: importlib.metadata.EntryPoint) -> tuple[int, str]:
-    dist = getattr(ep, "dist", None)
-    is_builtin = dist is not None and dist.metadata["Name"] == "spcakit"
-    return (0 if is_builtin else 1, ep.name)
+def _builtin_first(ep: importlib.metadata.EntryPoint, origins: Mapping[int, tuple[str, str]]) -> tuple[int, str]:
+    package, _ = origins.get(id(getattr(ep, "dist", None)), ("", ""))
+    return (0 if package == "spcakit" else 1, ep.name)
 
 
 _session: PluginSession | None = None

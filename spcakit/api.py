@@ -25,6 +25,7 @@ from spcakit.plugins import get_registry
 from spcakit.problem import Problem, constant_columns_note, left_out_text
 from spcakit.inputs import read_missing
 from spcakit.inputs.columns import name_list
+from spcakit.inputs.weights import check_weights
 from spcakit.imputation import check_missing, impute_and_fit, read_input
 from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
@@ -472,11 +473,14 @@ def _fit_missing(
 ) -> Result:
     """:func:`fit` on data with missing values: EM on the sparse low-rank model (:mod:`spcakit.imputation`)."""
     missing_data = read_missing(data, feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
+    weights = options.get("sample_weight")
+    if weights is not None:  # refused before the EM's warnings, with the message the fit would give
+        weights = check_weights(weights, missing_data.matrix.shape[0], center=options.get("center", True))
 
     def fit_once(matrix: Any) -> Result:
         return fit(matrix, method, r, feature_names=missing_data.names, missing="error", **options)
 
-    imputed = impute_and_fit(missing_data, fit_once, weights=options.get("sample_weight"), announce=announce, stacklevel=4)
+    imputed = impute_and_fit(missing_data, fit_once, weights=weights, announce=announce, stacklevel=4)
     return imputed.result
 
 

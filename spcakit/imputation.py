@@ -194,13 +194,17 @@ def read_input(
     return ReadInput(problem=problem, data=data, feature_names=feature_names, source=source)
 
 
-def means_filled_problem(data: MissingData, center: bool, standardize: bool, source: str = "") -> Problem:
+def means_filled_problem(
+    data: MissingData, center: bool, standardize: bool, source: str = "", weights: np.ndarray | None = None
+) -> Problem:
     """The problem of ``data`` with each missing entry at its column's observed mean (the EM's first fill), for what
     is decided before any EM: ``p``, the columns that vary, the check of ``r`` and the grid of levels (paths,
-    targets, cross-validation). ``data`` is not changed: a copy is filled (a CSR copy keeps the gaps' positions)."""
+    targets, cross-validation). With observation ``weights`` (checked), the weighted means and the weighted
+    problem. ``data`` is not changed: a copy is filled (a CSR copy keeps the gaps' positions)."""
     filled = attrs.evolve(data, matrix=data.matrix.copy())
-    set_missing(filled, observed_means(data)[0][data.cols])
-    return as_problem(filled.matrix, center=center, standardize=standardize, feature_names=data.names, source=source)
+    set_missing(filled, observed_means(data, weights)[0][data.cols])
+    return as_problem(filled.matrix, center=center, standardize=standardize, feature_names=data.names, source=source,
+                      weights=weights)  # fmt: skip
 
 
 def reconstruct_missing(

@@ -19,12 +19,11 @@ from spcakit.api import fit
 from spcakit.bounds import check_relaxation
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
-from spcakit.errors import ConstantColumnWarning, MissingValuesError, MissingValueWarning, SpcakitError
+from spcakit.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
 from spcakit.imputation import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.files import check_outside_inputs
-from spcakit.inputs import as_problem
 from spcakit.inputs.dense import Covariance
 from spcakit.model import Model, check_model_path
 from spcakit.output import check_output, write_output
@@ -240,23 +239,7 @@ def fit_or_target(
     """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
     if target_sparsity is None and target_cpev is None:
         return fit(data, method, **kwargs), None
-    try:  # target_k imputes missing values as --missing says (each level by EM)
-        return _target(data, method, target_sparsity, target_cpev, **kwargs)
-    except MissingValuesError as exc:
-        if kwargs.get("sample_weight") is None:
-            raise
-        raise MissingValuesError(f"{exc}; --target-sparsity and --target-cpev with --weights do not impute missing "
-                                 "values: fill them in, or choose k with -k (which --missing imputes)") from None
-
-
-def _target(
-    data: Any, method: Any, target_sparsity: float | None, target_cpev: float | None, **kwargs: Any
-) -> tuple[Result, Target | None]:
-    if kwargs.get("sample_weight") is not None:  # the weighted problem, built here: target_k takes a problem as it is
-        names = ("covariance", "center", "standardize", "feature_names", "columns", "drop")
-        reading = {name: kwargs.pop(name) for name in names if name in kwargs}
-        data = as_problem(data, weights=kwargs.pop("sample_weight"), **reading)
-    kwargs.pop("sample_weight", None)
+    # target_k weights the rows (--weights) and imputes missing values as --missing says (each level by EM)
     chosen = target_k(data, method, sparsity=target_sparsity, cpev=target_cpev, **kwargs)
     return chosen.result, chosen
 
@@ -307,12 +290,12 @@ def read_input(
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
     are dropped are never read as numbers: they may hold text (labels, IDs). An unknown ``--bound`` is refused
     first, before the data are read. ``--weights`` is refused unless the command takes it (``weights``:
-    ``run`` and ``compose``, which read the file with :func:`~spcakit.cli.options.load_weights`). ``missing``
+    ``run``, ``compose`` and ``path``, which read the file with :func:`~spcakit.cli.options.load_weights`). ``missing``
     reads a CSV's empty and ``NA`` cells as NaN (``run`` and ``compose`` with ``--missing auto`` or ``em``), for
     :mod:`spcakit.imputation`.
     """
     if options.weights is not None and not weights:
-        raise BadInput("--weights is taken by run and compose only, not by this command")
+        raise BadInput("--weights is taken by run, compose and path only, not by this command")
     check_relaxation(options.bound)
     data, covariance, index_col = options.data, options.covariance, options.index_col
     dropped, kept = parse_names(options.drop), parse_names(options.columns)

@@ -26,7 +26,7 @@ from spcakit.cli.common import (
     warnings_on_stderr,
     write_out,
 )
-from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, parse_params
+from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, load_weights, parse_params
 from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
 from spcakit.errors import SpcakitError, install_hint
 from spcakit.output import check_outside_inputs
@@ -120,7 +120,8 @@ def path_command(
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         check_targets(target_sparsity, target_cpev, sparsity_given=[])
         missing = check_missing_option(options.missing)
-        dataset, matrix, is_cov, kept, dropped = read_input(options, missing=missing != "error")
+        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True, missing=missing != "error")
+        sample_weight = None if options.weights is None else load_weights(options.weights)
         progress = Progress(sys.stderr.isatty())
         try:
             with on_cluster(options.scheduler, matrix, dataset.source), warnings_on_stderr(), progress.listening():
@@ -130,7 +131,8 @@ def path_command(
                     feature_names=None if is_cov else dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, nonnegative=options.nonnegative, missing=missing, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, missing=missing, sample_weight=sample_weight,
+                    **param_values,
                 )  # fmt: skip
         finally:
             progress.close()

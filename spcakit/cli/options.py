@@ -217,7 +217,7 @@ AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", h
 SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
 
 
-WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run and compose, dense data")]
+WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run, compose and path (not cv), with missing values imputed as --missing says")]
 
 
 MissingOpt = Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them; run, compose, cv and path")]

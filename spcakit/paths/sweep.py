@@ -22,6 +22,7 @@ from spcakit.imputation import check_missing, impute_and_fit, means_filled_probl
 from spcakit.inputs import as_problem, read_missing
 from spcakit.inputs.columns import name_list
 from spcakit.inputs.missing import MissingData, missing_values, observed_means
+from spcakit.inputs.weights import check_weights
 from spcakit.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
 from spcakit.paths.records import LOSS_METRICS, PATH_METRICS, PathLevel, SparsityPath, reached
 from spcakit.plugins import get_registry
@@ -113,25 +114,44 @@ def _with_level(exc: Exception, knob: str, level: Any) -> Exception:
 # -- missing values: every level imputed by EM, warm started from the previous level's completed data ----------
 def read_levels_input(
     data: Any, missing: str, *, covariance: bool, center: bool, standardize: bool, feature_names: Any, columns: Any,
-    drop: Any,
+    drop: Any, weights: Any = None,
 ) -> tuple[Problem | None, MissingData | None, str]:
-    """``(problem, None, source)`` for complete data (exactly the problem :func:`spcakit.fit` builds), or
-    ``(None, incomplete, source)`` for data with missing values under ``missing="auto"``/``"em"`` (read as
-    :func:`spcakit.fit` reads them for its EM: :func:`spcakit.inputs.read_missing`, a CSV's empty and ``NA`` cells
-    as NaN). ``missing="error"`` refuses NaN with :class:`~spcakit.errors.MissingValuesError` naming the options;
-    a covariance's missing entries are refused always."""
+    """``(problem, None, source)`` for complete data (exactly the problem :func:`spcakit.fit` builds, weighted by
+    the observation ``weights`` when given), or ``(None, incomplete, source)`` for data with missing values under
+    ``missing="auto"``/``"em"`` (read as :func:`spcakit.fit` reads them for its EM:
+    :func:`spcakit.inputs.read_missing`, a CSV's empty and ``NA`` cells as NaN; their weights are checked by
+    :func:`missing_levels`). ``missing="error"`` refuses NaN with :class:`~spcakit.errors.MissingValuesError`
+    naming the options; a covariance's missing entries are refused always, and so are weights with a covariance
+    or a :class:`~spcakit.problem.Problem` (:func:`spcakit.inputs.as_problem`'s messages)."""
     read = read_input(data, missing, covariance=covariance, center=center, standardize=standardize,
-                      feature_names=feature_names, columns=columns, drop=drop)  # fmt: skip
+                      feature_names=feature_names, columns=columns, drop=drop, weights=weights)  # fmt: skip
     if read.problem is not None:
         return read.problem, None, read.source
     incomplete = read_missing(read.data, read.feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
     return None, incomplete, read.source
 
 
-def announce_missing(incomplete: MissingData, what: str, announce: bool, stacklevel: int) -> None:
+def missing_levels(
+    incomplete: MissingData, what: str, *, missing: str, center: bool, standardize: bool, source: str, weights: Any,
+    stacklevel: int,
+) -> tuple[WarmEM, Problem]:
+    """``(em, filled)`` for a sweep of levels over data with missing values: the :class:`WarmEM` that fits each
+    level (with the observation ``weights``, checked here against the rows as :func:`spcakit.fit` checks them:
+    :func:`~spcakit.inputs.weights.check_weights`), and the problem of the data with each gap at its column's
+    (weighted) observed mean, the EM's first fill (:meth:`WarmEM.filled_problem`: ``p``, the columns that vary and
+    the check of ``r``, before any EM). Issues the sweep's warnings once (:func:`announce_missing`)."""
+    w = None if weights is None else check_weights(weights, incomplete.matrix.shape[0], center=center)
+    announce_missing(incomplete, what, missing == "auto", stacklevel=stacklevel + 1, weights=w)
+    em = WarmEM(incomplete, center=center, standardize=standardize, source=source, weights=w)
+    return em, em.filled_problem()
+
+
+def announce_missing(
+    incomplete: MissingData, what: str, announce: bool, stacklevel: int, weights: np.ndarray | None = None
+) -> None:
     """The warnings of a sweep of levels over data with missing values, issued once per call: the
     :class:`~spcakit.errors.MissingValueWarning` of ``missing="auto"`` (``announce``), and the columns with no
-    observed value (each level's EM would repeat them)."""
+    observed value (or only in rows of weight 0, with ``weights``; each level's EM would repeat them)."""
     n, p = incomplete.matrix.shape
     notes = []
     if announce:
@@ -142,7 +162,7 @@ def announce_missing(incomplete: MissingData, what: str, announce: bool, stackle
             "settles), each level's EM starting from the previous level's completed data; pass missing='em' to do "
             "this without this warning, or missing='error' to refuse missing values"
         )
-    empty = [incomplete.names[j] for j in np.flatnonzero(observed_means(incomplete)[1])]
+    empty = [incomplete.names[j] for j in np.flatnonzero(observed_means(incomplete, weights)[1])]
     if empty:
         notes.append(f"{len(empty)} column(s) have no observed value ({listed(empty)}): they are filled with 0 and, being "
                      "constant, get zero loadings")  # fmt: skip
@@ -156,6 +176,12 @@ class WarmEM:
     target's search), each level's EM starting (``start=``) from the completed data the previous level's EM left,
     as :func:`spcakit.cross_validate` does for each fold: neighbouring levels have nearby fixed points, so the
     warm start saves iterations. The first level starts from the columns' observed means.
+
+    ``weights`` (observation weights, already checked: :func:`missing_levels`) go to every level's EM as
+    :func:`spcakit.fit` gives them to its own: the first level's start is the columns' weighted observed means,
+    and each completed matrix's problem is weighted (:func:`spcakit.inputs.as_problem` with ``weights``), so
+    that integer weights fit what the data with repeated rows fit (up to the EM's stopping rule, whose root mean
+    square change counts each row's missing entries once whatever its weight).
 
     Calling it with ``fit_problem`` (which fits the method at one level to a :class:`~spcakit.problem.Problem`)
     runs one level's EM and returns ``(result, problem)``: the last fit's result (``input.missing`` set, as
@@ -172,18 +198,24 @@ class WarmEM:
     source: str = ""
     start: np.ndarray | None = None
     records: list[tuple[Any, MissingRecord]] = attrs.Factory(list)
+    weights: np.ndarray | None = None
+
+    def filled_problem(self) -> Problem:
+        """:func:`spcakit.imputation.means_filled_problem` of the data, weighted by :attr:`weights`: what is decided
+        before any EM."""
+        return means_filled_problem(self.data, self.center, self.standardize, self.source, self.weights)
 
     def __call__(self, level: Any, fit_problem: Callable[[Problem], Result]) -> tuple[Result, Problem]:
         fitted: list[Problem] = []
 
         def fit_once(matrix: Any) -> Result:
             fitted[:] = [as_problem(matrix, center=self.center, standardize=self.standardize,
-                                    feature_names=self.data.names, source=self.source)]  # fmt: skip
+                                    feature_names=self.data.names, source=self.source, weights=self.weights)]  # fmt: skip
             return fit_problem(fitted[0])
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MissingValueWarning)  # announced once, and summed up once
-            imputed = impute_and_fit(self.data, fit_once, announce=False, start=self.start)
+            imputed = impute_and_fit(self.data, fit_once, weights=self.weights, announce=False, start=self.start)
         self.start = missing_values(self.data)
         self.records.append((level, imputed.record))
         return imputed.result, fitted[0]
@@ -228,6 +260,7 @@ def path(
     on_level: Callable[[PathLevel], None] | None = None,
     registry: Registry | None = None,
     missing: str = "auto",
+    sample_weight: Any = None,
     **fit_kwargs: Any,
 ) -> SparsityPath:
     r"""Fit ``method`` at a grid of sparsity levels: the trade-off between sparsity and explained variance.
@@ -277,6 +310,13 @@ def path(
         at the first level whose CPEV reaches that; :attr:`SparsityPath.ceiling` is the largest of the
         levels' PCA ceilings, and the path records no :attr:`SparsityPath.total_variance` (the completed data
         differ from level to level), so :meth:`SparsityPath.plot` draws no bound.
+    sample_weight
+        Observation weights, as for :func:`spcakit.fit` (frequency weights: ``n`` non-negative numbers, one per
+        row; integer weights give the path of the data with each row repeated that many times, 0 leaving it
+        out), checked and refused as there (:func:`spcakit.inputs.weights.check_weights`; a covariance input
+        takes none). Complete data: the weighted problem is built once and every level fitted to it. With
+        missing values: each level's EM is weighted as :func:`spcakit.fit`'s (:class:`WarmEM`), the first
+        level's starting from the columns' weighted observed means.
     **fit_kwargs
         The rest of :func:`spcakit.fit`'s arguments (``truncator``, ``deflator``, ``stopper``,
         ``refiner``, ``on_step``, ``bound``, part parameters); not ``metrics``: the path computes the ones
@@ -293,7 +333,10 @@ def path(
     InvalidParameterError
         Both ``k`` and ``lam``, a bad grid (an entry outside :math:`[1, p]`, not an integer, an
         empty range), a method that takes no ``k`` with a ``k`` grid, an unknown ``missing``; a level the
-        method refuses is named first in the message (``k = 2: ...``).
+        method refuses is named first in the message (``k = 2: ...``); ``sample_weight`` with a covariance.
+    InvalidDataError
+        ``sample_weight`` that are not ``n`` finite non-negative numbers with at least 2 positive ones and a sum
+        above 1 when centring (the message says which).
     MissingValuesError
         The data hold NaN and ``missing="error"``, or a covariance matrix holds NaN.
 
@@ -320,12 +363,11 @@ def path(
     spec = method_spec(method, registry)
     problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
                                                     standardize=standardize, feature_names=feature_names,
-                                                    columns=columns, drop=drop)  # fmt: skip
+                                                    columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
     em: WarmEM | None = None
     if incomplete is not None:
-        announce_missing(incomplete, "each level of the path", missing == "auto", stacklevel=2)
-        em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
-        problem = means_filled_problem(incomplete, center, standardize, source)
+        em, problem = missing_levels(incomplete, "each level of the path", missing=missing, center=center,
+                                     standardize=standardize, source=source, weights=sample_weight, stacklevel=2)  # fmt: skip
     assert problem is not None
     r = check_r(r, problem)
     ceiling: float = 0.0  # with missing values, each level has its own, on its completed data (below)

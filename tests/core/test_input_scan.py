@@ -167,25 +167,24 @@ class CountingArray(np.ndarray):
         return func(*plain, **kwargs)
 
 
-def rows_read(log: list[tuple[str, object]], n: int) -> list[list[int]]:
-    """The passes over the rows that ``log`` records: each the list of rows read, a pass starting anew at row 0
-    (``A.T @ A``, the Gram matrix of uncentred data, is one pass)."""
-    passes: list[list[int]] = []
+def row_reads(log: list[tuple[str, object]], n: int) -> list[tuple[int, int]]:
+    """The ranges of rows that ``log`` records as read, in order (``A.T @ A`` on the whole array: ``(0, n)``)."""
+    reads: list[tuple[int, int]] = []
     for kind, key in log:
         if (kind, key) == ("ufunc", "matmul.__call__"):  # the Gram matrix of the data as given: A^T A
-            passes.append(list(range(n)))
+            reads.append((0, n))
             continue
         assert kind == "slice" and isinstance(key, slice), f"another read of the whole array: {kind} {key}"
         start, stop, step = key.indices(n)
         assert step == 1
-        if start == 0:
-            passes.append([])
-        passes[-1].extend(range(start, stop))
-    return passes
+        reads.append((start, stop))
+    return reads
 
 
 @pytest.mark.parametrize("center, standardize", [(True, False), (False, False), (True, True)])
 def test_building_a_problem_reads_the_data_once_for_the_checks_and_the_gram_matrix(monkeypatch, center, standardize):
+    # one sweep: the checks read each block of rows once, in order, and the Gram matrix reads the rows the checks
+    # have just read (GRAM_BLOCK_BYTES of them at a time, or the block itself when shifted), never going back
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1000, 6)) * [1.0, 2.0, 1e-3, 5.0, 1.0, 1.0] + 3.0
     x[:, 4] = 7.0  # a constant column
@@ -197,10 +196,19 @@ def test_building_a_problem_reads_the_data_once_for_the_checks_and_the_gram_matr
 
     monkeypatch.setattr(checks, "numeric_array", counted)
     monkeypatch.setattr(checks, "BLOCK_BYTES", 8 * 6 * 64)  # blocks of 64 rows: 16 blocks, the last short
+    monkeypatch.setattr(checks, "GRAM_BLOCK_BYTES", 8 * 6 * 256)  # the Gram matrix every 4 blocks
     CountingArray.log = []
     problem = data_problem(x, center=center, standardize=standardize)
-    passes = rows_read(CountingArray.log, 1000)
-    assert len(passes) == 1 and passes[0] == list(range(1000)), [len(p) for p in passes]
+    reads = row_reads(CountingArray.log, 1000)
+    blocks = [(start, min(start + 64, 1000)) for start in range(0, 1000, 64)]
+    assert [r for r in reads if r in blocks] == blocks, reads  # the checks: every block once, in order
+    windows = [r for r in reads if r not in blocks]
+    if windows:  # the Gram matrix of the rows as given (centred later: the data's means are small here)
+        assert windows == [(0, 256), (256, 512), (512, 768), (768, 1000)], reads
+        for window in windows:  # each read right after the checks of its last block
+            assert reads[reads.index(window) - 1][1] == window[1], reads
+    else:  # shifted by the first block's means (column 2: mean 3, deviation 1e-3): a block at a time
+        assert center
     assert problem.input.sha256 == recipe(x)
     assert problem.constant_columns == ((4,) if center else ())  # uncentred, only a zero column has no variance
 
@@ -270,12 +278,15 @@ OFFSET_DATA = {
 }
 
 
+@pytest.mark.parametrize("gram_rows", [64, 192, 10**6])
 @pytest.mark.parametrize("case", OFFSET_DATA)
 @pytest.mark.parametrize("center, standardize", [(True, False), (False, False), (True, True)])
-def test_the_covariance_from_the_scan_is_the_two_pass_covariance(monkeypatch, case, center, standardize):
+def test_the_covariance_from_the_scan_is_the_two_pass_covariance(monkeypatch, case, center, standardize, gram_rows):
     """The scan's (shifted) Gram matrix less the mean's part equals the centred data's Gram matrix to the
-    rounding of three of sixteen digits at most (gram_from_scan's rule): compared at 1e-12 relative."""
+    rounding of three of sixteen digits at most (gram_from_scan's rule): compared at 1e-12 relative. The Gram
+    matrix's updates every block, every three blocks (the last window short) or once at the end."""
     monkeypatch.setattr(checks, "BLOCK_BYTES", 8 * 7 * 64)  # blocks of 64 rows
+    monkeypatch.setattr(checks, "GRAM_BLOCK_BYTES", 8 * 7 * gram_rows)
     x = OFFSET_DATA[case](np.random.default_rng(5))
     with pytest.MonkeyPatch.context() as patch:
         import warnings

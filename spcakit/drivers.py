@@ -132,7 +132,7 @@ def keep_only(z: np.ndarray, kept: np.ndarray) -> None:
     """Zero the entries of ``z`` outside the boolean ``kept``, in place.
 
     When ``z`` is in C order and ``kept`` holds at most :data:`SCATTER_SHARE` of its entries, the kept values
-    are gathered, ``z`` is filled with zeros and they are put back (one sequential pass and a memset): on
+    are gathered, ``z`` is filled with zeros and they are put back (in ``z``'s order, and a memset): on
     100 000 x 20 with 100 to 50 000 entries kept per column, 2.2 to 6.4 ms, where ``numpy.copyto`` through the
     mask took 4.7 to 11.8 ms. Otherwise ``numpy.copyto``. The same numbers either way.
     """

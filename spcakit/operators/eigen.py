@@ -61,6 +61,10 @@ KRYLOV_CYCLES = 200
 #: Smallest Lanczos basis of :func:`operator_lanczos` (ARPACK's default is ``2r + 1``, at least 20;
 #: docs/benchmarks.md, "The eigen policy").
 LANCZOS_BASIS = 40
+#: :func:`operator_lanczos` stops when each Ritz pair's residual is at most this times its value (ARPACK's
+#: ``tol``), the tolerance :data:`KRYLOV_TOL` sets for the block method (ARPACK's default, 0, iterates to
+#: machine precision: on 100 000 x 50 000 sparse Gaussian data at density 0.001, r = 10, 807 products against 595).
+LANCZOS_TOL = 1e-10
 
 
 #: The solvers :func:`top_eigenpairs` can be asked for.
@@ -204,18 +208,20 @@ def orthonormal_completion(basis: np.ndarray, r: int) -> np.ndarray:
 
 
 def operator_lanczos(matmat: Callable[[np.ndarray], np.ndarray], p: int, r: int, *, vectors: bool = True) -> Any:
-    """The ``r`` leading eigenvalues (descending) of a symmetric ``p x p`` operator given by its products
+    r"""The ``r`` leading eigenvalues (descending) of a symmetric ``p x p`` operator given by its products
     ``matmat`` and, with ``vectors``, eigenvectors: ARPACK's Lanczos (``eigsh``) with a basis of
     :data:`LANCZOS_BASIS` vectors (at least ``2r + 1``), from a fixed start vector so that every run gives
-    the same digits."""
+    the same digits, until every residual :math:`\|Cy_i - \theta_i y_i\|` is at most :data:`LANCZOS_TOL`
+    :math:`\cdot\,\theta_i` (each eigenvalue then exact to :math:`\|r_i\|^2/\mathrm{gap}`, each eigenvector to
+    :math:`\|r_i\|/\mathrm{gap}`)."""
     from scipy.sparse.linalg import LinearOperator, eigsh  # noqa: PLC0415 - scipy.sparse takes 0.1 s to import
 
     linear = LinearOperator((p, p), matvec=matmat, matmat=matmat, rmatvec=matmat, dtype=float)
     start = np.random.default_rng(0).standard_normal(p)
     ncv = min(p, max(2 * r + 1, LANCZOS_BASIS))
     if not vectors:
-        return np.sort(eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, return_eigenvectors=False))[::-1]
-    values, vecs = eigsh(linear, k=r, which="LA", v0=start, ncv=ncv)
+        return np.sort(eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, tol=LANCZOS_TOL, return_eigenvectors=False))[::-1]
+    values, vecs = eigsh(linear, k=r, which="LA", v0=start, ncv=ncv, tol=LANCZOS_TOL)
     order = np.argsort(values)[::-1]
     return values[order], vecs[:, order]
 

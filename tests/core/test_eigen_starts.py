@@ -108,3 +108,28 @@ def test_auto_is_the_sources_own_choice_and_an_unknown_solver_is_refused():
     np.testing.assert_array_equal(ours[1], theirs[1])
     with pytest.raises(ValueError, match="solver must be one of auto, dense, lanczos, krylov; got 'arpack'"):
         top_eigenpairs(source, 2, "arpack")
+
+
+@pytest.mark.parametrize("tol", [0.0, 1e-10, 1e-6])
+def test_operator_lanczos_stops_at_its_tolerance_with_eigenpairs_as_exact_as_it_promises(monkeypatch, tol):
+    # a covariance of noise-like data (leading eigenvalues 1e-3 apart, relatively), the case where ARPACK's default
+    # iterates longest: each residual ||Cy - theta y|| within (a small factor of) LANCZOS_TOL * theta, each
+    # eigenvalue within ||r||^2 / gap and each eigenvector within ||r|| / gap of LAPACK's
+    from spcakit.operators import eigen
+
+    monkeypatch.setattr(eigen, "LANCZOS_TOL", tol)
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((300, 800))
+    a -= a.mean(axis=0)
+    c = a.T @ a / 299.0
+    values, vectors = eigen.operator_lanczos(lambda v: c @ v, 800, 4)
+    exact_values, exact_vectors = np.linalg.eigh(c)
+    exact_values, exact_vectors = exact_values[::-1][:5], exact_vectors[:, ::-1][:, :5]
+    residuals = np.linalg.norm(c @ vectors - vectors * values, axis=0)
+    floor = 1e-13 * exact_values[0]  # the products' rounding
+    assert np.all(residuals <= 10 * tol * values + floor), residuals / values
+    gaps = np.minimum(np.abs(np.diff(exact_values))[:4], np.abs(np.diff(exact_values, prepend=np.inf))[:4])
+    np.testing.assert_array_less(np.abs(values - exact_values[:4]), 10 * (residuals**2 / gaps + floor))
+    cosines = np.einsum("ij,ij->j", vectors, exact_vectors[:, :4])
+    sines = np.linalg.norm(vectors - exact_vectors[:, :4] * cosines, axis=0)  # no cancellation, unlike 1 - cos^2
+    np.testing.assert_array_less(sines, 10 * (residuals + floor) / gaps)

@@ -45,7 +45,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import LoadingSpan, Metric, MetricContext, format_number, loading_span, shared_span
 from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
-from spcakit.thresholding import RHO_GRID, spectral_knapsack, threshold_search, thresholded_spectrum
+from spcakit.thresholding import RHO_GRID, threshold_knapsack, threshold_search
 
 __all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
@@ -417,8 +417,7 @@ def threshold_bound(covariance: object, k: int, rhos: Any = None) -> tuple[float
         rhos = [share * scale for share in RHO_GRID]
     best, best_rho = np.inf, 0.0
     for rho in rhos:
-        spectrum = thresholded_spectrum(c, float(rho), k)
-        value = spectral_knapsack(spectrum.values, spectrum.capacities) + float(rho) * (k - 1)
+        value = threshold_knapsack(c, float(rho), k)[0] + float(rho) * (k - 1)
         if value < best:
             best, best_rho = value, float(rho)
     return raised_for_rounding(best, p, scale), best_rho

@@ -40,7 +40,9 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   has :math:`x^\top R_\rho x \le \rho (\|x\|_1^2 - 1) \le \rho (k - 1)`, so :math:`x^\top A x \le
   x^\top M_\rho x + \rho (k - 1)`, and :math:`x^\top M_\rho x` is bounded by the spectral knapsack of
   :math:`(M_\rho)_{UU}`. :math:`M_\rho` falls apart into the connected components of the entries above
-  :math:`\rho`, each decomposed on its own; :math:`\rho` is chosen on a grid at the root and moved by
+  :math:`\rho`, each decomposed on its own (a large one in part, its leading eigenpairs and one knapsack item for
+  the rest, completed when the knapsack reaches that item: :func:`spcakit.thresholding.threshold_knapsack`, the
+  same value); :math:`\rho` is chosen on a grid at the root and moved by
   a factor :data:`RHO_STEP` up or down at each node (the decompositions of recent allowed sets are
   kept: a child that fixes a variable in has its parent's). On low-rank covariances of many variables
   (gene expression) this is by far the tightest of the bounds.
@@ -86,8 +88,8 @@ from spcakit.thresholding import (
     RHO_GRID,
     spectral_knapsack,
     support_capacities,
+    threshold_knapsack,
     thresholded_blocks,
-    thresholded_spectrum,
 )
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
@@ -205,6 +207,12 @@ class _Problem:
                 self._kept_bytes -= dropped
         return value
 
+    def _forget(self, key: tuple[Any, ...]) -> None:
+        """Drop what :meth:`_remembered` keeps under ``key`` (a better value for it follows)."""
+        if key in self._kept:
+            _, size = self._kept.pop(key)
+            self._kept_bytes -= size
+
     def knapsack(self, values: np.ndarray, squares: np.ndarray, fixed: np.ndarray) -> float:
         """The spectral bound: fill the largest eigenvalues first, each up to its vector's weight on a support
         (``squares`` the squared eigenvectors, rows the variables; ``fixed`` the rows of :math:`I`)."""
@@ -257,12 +265,21 @@ class _Problem:
         key = allowed.tobytes()
         best, best_rho, best_weights = np.inf, 0.0, np.zeros(index.size)
         rising = 0
+        made: list[np.ndarray] = []
+
+        def submatrix() -> np.ndarray:  # made once, when a rho's blocks are not kept
+            if not made:
+                made.append(self.a[np.ix_(index, index)])
+            return made[0]
+
         for rho in sorted(rhos, reverse=True):  # large rho first: small blocks, cheap
-            blocks = self._remembered(("threshold", key, float(rho)),
-                                      lambda rho=rho: thresholded_blocks(self.a[np.ix_(index, index)], float(rho)),
-                                      lambda b: b.nbytes)  # fmt: skip
-            spectrum = thresholded_spectrum(None, float(rho), self.k, fixed, blocks=blocks)
-            bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (self.k - 1)
+            cached = ("threshold", key, float(rho))
+            blocks = self._remembered(cached, lambda rho=rho: thresholded_blocks(submatrix(), float(rho)), lambda b: b.nbytes)
+            knapsack, spectrum, used = threshold_knapsack(submatrix, float(rho), self.k, fixed, blocks=blocks)
+            if used is not blocks:  # a block completed: kept so for this allowed set's other nodes
+                self._forget(cached)
+                self._remembered(cached, lambda used=used: used, lambda b: b.nbytes)
+            bound = knapsack + rho * (self.k - 1)
             if bound < best:
                 best, best_rho, best_weights, rising = bound, float(rho), spectrum.top, 0
             else:
@@ -284,12 +301,15 @@ class _Problem:
         rows = np.flatnonzero(allowed)
         fixed_part = self.abs[np.ix_(rows, np.flatnonzero(included))].sum(axis=1)  # sum over I (the diagonal is 0)
         block = self.abs[np.ix_(rows, free_index)]
-        # each row may take k - |I| free partners when it is in I itself, k - |I| - 1 when it is a free variable
-        take = np.where(included[rows], k - fixed, k - fixed - 1)
-        if block.shape[1] and np.any(take > 0):
-            ordered = -np.sort(-block, axis=1)
-            cumulative = np.hstack([np.zeros((rows.size, 1)), np.cumsum(ordered, axis=1)])
-            free_part = cumulative[np.arange(rows.size), np.clip(take, 0, block.shape[1])]
+        # each row may take k - |I| free partners when it is in I itself, k - |I| - 1 when it is a free variable:
+        # the sum of its t largest entries (t = k - |I|, a partition), less the t-th largest for the free rows
+        width = block.shape[1]
+        most = min(max(k - fixed, 0), width)
+        if most:
+            largest = np.partition(block, width - most, axis=1)[:, width - most :]
+            free_part = largest.sum(axis=1)
+            fewer = ~included[rows] if k - fixed - 1 < width else np.zeros(rows.size, dtype=bool)
+            free_part[fewer] -= largest[fewer].min(axis=1)
         else:
             free_part = np.zeros(rows.size)
         gershgorin = float(np.max(self.diagonal[rows] + fixed_part + free_part))

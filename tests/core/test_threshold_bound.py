@@ -13,7 +13,9 @@ correlated variables; ``"fast"`` is what every run computed before the option ex
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -30,7 +32,9 @@ from spcakit.bounds import (
     threshold_bound,
 )
 from spcakit.errors import InvalidParameterError
-from spcakit.thresholding import COMPONENT_SIZE, spectral_knapsack, thresholded_blocks, thresholded_spectrum
+from spcakit import thresholding
+from spcakit.thresholding import (COMPONENT_SIZE, spectral_knapsack, threshold_knapsack, thresholded_blocks,
+                                  thresholded_spectrum)
 from spcakit.testing import brute_force_optimum, left_by, reference_rounding, support_values
 from spcakit.testing import strategies as sps
 
@@ -237,3 +241,78 @@ def test_kept_blocks_give_the_same_spectrum_for_any_fixed_set():
         np.testing.assert_array_equal(direct.values, kept.values)
         np.testing.assert_array_equal(direct.capacities, kept.capacities)
     assert blocks.nbytes > 0
+
+
+# -- blocks decomposed in part (PARTIAL_BLOCK): the item for the rest, and completion when the knapsack reaches it
+@contextlib.contextmanager
+def forced_partial(pairs: int) -> Iterator[None]:
+    """Every block of more than one variable decomposed in part, ``pairs`` leading eigenpairs computed."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thresholding, "PARTIAL_BLOCK", 1)
+        patch.setattr(thresholding, "PARTIAL_PAIRS", pairs)
+        yield
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_a_knapsack_with_an_item_for_the_eigenpairs_not_computed_bounds_every_support(family, data):
+    # the item for the rest alone (no completion): never below the best support that holds the fixed variables
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    k = data.draw(st.integers(1, p), label="k")
+    fixed_at = data.draw(st.lists(st.integers(0, p - 1), max_size=k, unique=True), label="fixed")
+    rho = data.draw(st.floats(0.0, 0.5), label="rho share") * float(np.diag(c).max())
+    pairs = data.draw(st.integers(1, 3), label="pairs computed")
+    fixed = np.zeros(p, dtype=bool)
+    fixed[fixed_at] = True
+    rest = [i for i in range(p) if not fixed[i]]
+    supports = np.array([sorted(fixed_at + list(more)) for more in itertools.combinations(rest, k - len(fixed_at))])
+    best = float(support_values(c, supports).max())
+    with forced_partial(pairs):
+        spectrum = thresholded_spectrum(c, rho, k, fixed)
+    bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
+    assert bound >= best - reference_rounding(c), (k, fixed_at, rho, bound, best)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_the_knapsack_of_blocks_decomposed_in_part_is_the_whole_spectrums(family, data):
+    # completed where the knapsack reaches the rest: the value of the whole decomposition, to rounding
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    k = data.draw(st.integers(1, p), label="k")
+    rho = data.draw(st.floats(0.0, 0.5), label="rho share") * float(np.diag(c).max())
+    pairs = data.draw(st.integers(1, 3), label="pairs computed")
+    whole, _, _ = threshold_knapsack(c, rho, k, blocks=thresholded_blocks(c, rho, complete=True))
+    with forced_partial(pairs):
+        value, _, used = threshold_knapsack(c, rho, k)
+        _, _, from_made = threshold_knapsack(lambda: c, rho, k)  # the matrix made on demand
+    assert abs(value - whole) <= 1e-12 * max(abs(whole), float(np.abs(c).max())), (value, whole)
+    assert len(used.blocks) == len(from_made.blocks)
+
+
+def test_blocks_above_the_limit_are_decomposed_in_part_and_completed_only_when_reached():
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((30, 200)) + 2.0 * rng.standard_normal((30, 1))  # one strong direction: one big block
+    c = x.T @ x / 30
+    rho = 0.05 * float(np.diag(c).max())
+    blocks = thresholded_blocks(c, rho)
+    big = [i for i, (members, _, _) in enumerate(blocks.blocks) if members.size > thresholding.PARTIAL_BLOCK]
+    assert big and all(not blocks.is_complete(i) and blocks.blocks[i][1].size == thresholding.PARTIAL_PAIRS for i in big)
+    value, _, used = threshold_knapsack(c, rho, 5, blocks=blocks)
+    whole, _, _ = threshold_knapsack(c, rho, 5, blocks=thresholded_blocks(c, rho, complete=True))
+    assert used is blocks  # the strong direction fills the knapsack: nothing completed
+    assert abs(value - whole) <= 1e-12 * whole
+    # a nearly flat spectrum of eigenvectors spread over 400 variables, k = 1: each pair holds little of a
+    # support (its largest squared entry), so the knapsack needs more than PARTIAL_PAIRS of them and reaches the rest
+    x = rng.standard_normal((800, 400))
+    c = x.T @ x / 800
+    rho = 1e-3 * float(np.diag(c).max())
+    blocks = thresholded_blocks(c, rho)
+    assert len(blocks.blocks) == 1 and not blocks.is_complete(0)
+    value, _, used = threshold_knapsack(c, rho, 1, blocks=blocks)
+    whole, _, _ = threshold_knapsack(c, rho, 1, blocks=thresholded_blocks(c, rho, complete=True))
+    assert used is not blocks and used.is_complete(0) and used.blocks[0][1].size == 400
+    assert abs(value - whole) <= 1e-12 * whole

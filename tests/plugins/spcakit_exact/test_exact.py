@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
+from spcakit import thresholding
 from spcakit.errors import InvalidParameterError
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
@@ -59,6 +60,20 @@ def _check(a: np.ndarray, k: int, q: np.ndarray | None = None) -> None:
 def test_the_search_finds_the_optimum(family, data):
     _, a = data.draw(FAMILIES[family], label="(kind, A)")
     _check(a, data.draw(st.integers(1, a.shape[0]), label="k"))
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_the_search_finds_the_optimum_with_the_threshold_blocks_decomposed_in_part(family, data):
+    # every block of the threshold bound above one variable gets 1 or 2 leading eigenpairs only (PARTIAL_BLOCK):
+    # the item for the rest and the completion on reaching it keep the bound valid, so the search still certifies
+    _, a = data.draw(FAMILIES[family], label="(kind, A)")
+    pairs = data.draw(st.integers(1, 2), label="pairs computed")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thresholding, "PARTIAL_BLOCK", 1)
+        patch.setattr(thresholding, "PARTIAL_PAIRS", pairs)
+        _check(a, data.draw(st.integers(1, a.shape[0]), label="k"))
 
 
 def _constraint(data, p: int) -> np.ndarray:

@@ -58,8 +58,18 @@ def test_the_threshold_bound_is_never_below_the_optimum(family, data):
         assert min(grid, drawn) >= optimum - reference_rounding(c), (k, grid, drawn, optimum)
 
 
+# -- blocks decomposed in part (PARTIAL_BLOCK): the item for the rest, and completion when the knapsack reaches it
+@contextlib.contextmanager
+def forced_partial(pairs: int) -> Iterator[None]:
+    """Every block of more than one variable decomposed in part, ``pairs`` leading eigenpairs computed."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(thresholding, "PARTIAL_BLOCK", 1)
+        patch.setattr(thresholding, "PARTIAL_PAIRS", pairs)
+        yield
+
+
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-@SETTINGS
+@settings(SETTINGS, max_examples=24)  # twice the others': half the draws decompose in full, half in part
 @given(data=st.data())
 def test_with_variables_fixed_in_it_bounds_every_support_that_contains_them(family, data):
     _, c = data.draw(FAMILIES[family], label="(kind, C)")
@@ -67,12 +77,15 @@ def test_with_variables_fixed_in_it_bounds_every_support_that_contains_them(fami
     k = data.draw(st.integers(1, p), label="k")
     fixed_at = data.draw(st.lists(st.integers(0, p - 1), max_size=k, unique=True), label="fixed")
     rho = data.draw(st.floats(0.0, 2.0), label="rho share") * float(np.diag(c).max())
+    # None: every block decomposed in full; else blocks decomposed in part, the item for the rest alone (no completion)
+    pairs = data.draw(st.sampled_from([None, 1, 2, 3]), label="pairs computed")
     fixed = np.zeros(p, dtype=bool)
     fixed[fixed_at] = True
     rest = [i for i in range(p) if not fixed[i]]
     supports = np.array([sorted(fixed_at + list(more)) for more in itertools.combinations(rest, k - len(fixed_at))])
     best = float(support_values(c, supports).max())
-    spectrum = thresholded_spectrum(c, rho, k, fixed)
+    with contextlib.nullcontext() if pairs is None else forced_partial(pairs):
+        spectrum = thresholded_spectrum(c, rho, k, fixed)
     bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
     assert bound >= best - reference_rounding(c), (k, fixed_at, rho, bound, best)
 
@@ -241,38 +254,6 @@ def test_kept_blocks_give_the_same_spectrum_for_any_fixed_set():
         np.testing.assert_array_equal(direct.values, kept.values)
         np.testing.assert_array_equal(direct.capacities, kept.capacities)
     assert blocks.nbytes > 0
-
-
-# -- blocks decomposed in part (PARTIAL_BLOCK): the item for the rest, and completion when the knapsack reaches it
-@contextlib.contextmanager
-def forced_partial(pairs: int) -> Iterator[None]:
-    """Every block of more than one variable decomposed in part, ``pairs`` leading eigenpairs computed."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(thresholding, "PARTIAL_BLOCK", 1)
-        patch.setattr(thresholding, "PARTIAL_PAIRS", pairs)
-        yield
-
-
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-@SETTINGS
-@given(data=st.data())
-def test_a_knapsack_with_an_item_for_the_eigenpairs_not_computed_bounds_every_support(family, data):
-    # the item for the rest alone (no completion): never below the best support that holds the fixed variables
-    _, c = data.draw(FAMILIES[family], label="(kind, C)")
-    p = c.shape[0]
-    k = data.draw(st.integers(1, p), label="k")
-    fixed_at = data.draw(st.lists(st.integers(0, p - 1), max_size=k, unique=True), label="fixed")
-    rho = data.draw(st.floats(0.0, 0.5), label="rho share") * float(np.diag(c).max())
-    pairs = data.draw(st.integers(1, 3), label="pairs computed")
-    fixed = np.zeros(p, dtype=bool)
-    fixed[fixed_at] = True
-    rest = [i for i in range(p) if not fixed[i]]
-    supports = np.array([sorted(fixed_at + list(more)) for more in itertools.combinations(rest, k - len(fixed_at))])
-    best = float(support_values(c, supports).max())
-    with forced_partial(pairs):
-        spectrum = thresholded_spectrum(c, rho, k, fixed)
-    bound = spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (k - 1)
-    assert bound >= best - reference_rounding(c), (k, fixed_at, rho, bound, best)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))

@@ -631,8 +631,12 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         if missing != "error" and _has_nan(x):
             from spcakit.imputation import impute_and_fit  # noqa: PLC0415 - only for data with missing values
             from spcakit.inputs import read_missing  # noqa: PLC0415
+            from spcakit.inputs.weights import check_weights  # noqa: PLC0415
 
-            result = impute_and_fit(read_missing(x, names), fit_problem, weights=sample_weight,
+            incomplete = read_missing(x, names)
+            if sample_weight is not None:  # refused before the EM's warnings, as spcakit.fit refuses them
+                sample_weight = check_weights(sample_weight, incomplete.matrix.shape[0], center=center)
+            result = impute_and_fit(incomplete, fit_problem, weights=sample_weight,
                                     announce=missing == "auto", stacklevel=4).result  # fmt: skip
         else:
             result = fit_problem(x)

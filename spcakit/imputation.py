@@ -247,7 +247,8 @@ def impute_and_fit(
 ) -> Imputed:
     """EM on the sparse low-rank model (see the module's description): ``fit_once(matrix)`` fits the method to
     the completed matrix (dense or CSR, the same object each time, changed in place between calls) and returns
-    its :class:`~spcakit.state.Result`.
+    its :class:`~spcakit.state.Result`. ``weights`` are observation weights already checked against the rows
+    (:func:`~spcakit.inputs.weights.check_weights`: the callers check them before any warning of the EM).
 
     ``announce`` issues the :class:`~spcakit.errors.MissingValueWarning` of ``missing="auto"``; the warnings
     of the fits are collected and those of the last fit issued once (not once per iteration). On return the
@@ -268,9 +269,7 @@ def impute_and_fit(
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise InvalidParameterError(f"the EM iteration cap must be a positive integer; got {max_iter!r}")
     n, p = data.matrix.shape
-    w = None if weights is None else np.asarray(weights, dtype=float).reshape(-1)
-    if w is not None and w.shape != (n,):
-        w = None  # the fit refuses weights of the wrong length, with its own message
+    w = None if weights is None else np.asarray(weights, dtype=float)  # checked by the caller (check_weights)
     set_missing(data, np.full(data.count, np.nan))  # a matrix completed by an earlier EM (a warm start): the
     means, empty = observed_means(data, w)  # statistics below are of the observed entries only
     notes: list[str] = []

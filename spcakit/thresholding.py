@@ -20,7 +20,7 @@ on a support), and :func:`threshold_search` (a short search for a good :math:`\r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import attrs
 import numpy as np
@@ -28,7 +28,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
-           "ThresholdedSpectrum", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
+           "ThresholdedSpectrum", "completed", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
            "threshold_value", "thresholded_blocks", "thresholded_spectrum"]
 
 
@@ -97,10 +97,11 @@ class ThresholdedBlocks:
     alone: np.ndarray = attrs.field(eq=False)
     blocks: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = attrs.field(eq=False)
     #: Per block, whether all its eigenpairs are there (else its :data:`PARTIAL_PAIRS` leading ones).
-    complete: tuple[bool, ...] = attrs.field(default=(), eq=False)
+    complete: tuple[bool, ...] = attrs.field(eq=False)
 
     def is_complete(self, block: int) -> bool:
-        return not self.complete or self.complete[block]
+        """Whether the block of that index has all its eigenpairs."""
+        return self.complete[block]
 
     @property
     def nbytes(self) -> int:
@@ -108,15 +109,15 @@ class ThresholdedBlocks:
         return int(self.diagonal.nbytes + self.alone.nbytes + sum(m.nbytes + v.nbytes + u.nbytes for m, v, u in self.blocks))
 
 
-def thresholded_blocks(c: np.ndarray, rho: float, complete: bool | frozenset[int] = False) -> ThresholdedBlocks:
+def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> ThresholdedBlocks:
     r""":math:`M_\rho`, ``c`` with its off-diagonal entries soft-thresholded by ``rho``
     (:math:`\operatorname{sign}(c_{ij}) (|c_{ij}| - \rho)_+`, the diagonal kept), eigen-decomposed.
 
     :math:`M_\rho` is block diagonal on the connected components of the entries above ``rho``: above
     :data:`COMPONENT_SIZE` variables each block is decomposed on its own, and a variable alone is an
     eigenvalue (its diagonal entry). A block of more than :data:`PARTIAL_BLOCK` variables gets its
-    :data:`PARTIAL_PAIRS` leading eigenpairs only, unless ``complete`` (``True``: every block; a set: the blocks of
-    those indices, in the order of :attr:`ThresholdedBlocks.blocks`).
+    :data:`PARTIAL_PAIRS` leading eigenpairs only, unless ``complete`` (:func:`completed` decomposes such a block
+    in full later).
     """
     m = c.shape[0]
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
@@ -130,23 +131,37 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool | frozenset[int
         count, labels = connected_components(csr_matrix(linked), directed=False)
     sizes = np.bincount(labels, minlength=count)
     blocks, whole = [], []
-    for index, component in enumerate(np.flatnonzero(sizes > 1)):
+    for component in np.flatnonzero(sizes > 1):
         members = np.flatnonzero(labels == component)
-        block = c[np.ix_(members, members)]
-        thresholded = np.sign(block) * np.maximum(np.abs(block) - rho, 0.0)
-        thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
-        size = members.size
-        full = complete is True or (complete is not False and index in complete) or size <= max(PARTIAL_BLOCK, PARTIAL_PAIRS)
-        if full:
-            values, vectors = np.linalg.eigh(thresholded)
-        else:
-            from scipy.linalg import eigh  # noqa: PLC0415 - 0.3 s to import, for large blocks only
-
-            values, vectors = eigh(thresholded, subset_by_index=[size - PARTIAL_PAIRS, size - 1], driver="evr")
-        blocks.append((members, values, vectors))
+        full = complete or members.size <= max(PARTIAL_BLOCK, PARTIAL_PAIRS)
+        blocks.append((members, *_decomposed(c, members, rho, full)))
         whole.append(bool(full))
     return ThresholdedBlocks(rho=float(rho), diagonal=np.diag(c).copy(), alone=np.flatnonzero(sizes[labels] == 1),
                              blocks=tuple(blocks), complete=tuple(whole))  # fmt: skip
+
+
+def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The eigenvalues (ascending) and eigenvectors of :math:`M_\rho` on the block ``members``: all of them, or
+    (not ``full``) the :data:`PARTIAL_PAIRS` leading ones."""
+    block = c[np.ix_(members, members)]
+    thresholded = np.sign(block) * np.maximum(np.abs(block) - rho, 0.0)
+    thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
+    if full:
+        return np.linalg.eigh(thresholded)  # type: ignore[return-value]
+    from scipy.linalg import eigh  # noqa: PLC0415 - 0.3 s to import, for large blocks only
+
+    size = members.size
+    return eigh(thresholded, subset_by_index=[size - PARTIAL_PAIRS, size - 1], driver="evr")  # type: ignore[no-any-return]
+
+
+def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int]) -> ThresholdedBlocks:
+    """``blocks`` (of ``c``) with the blocks ``which`` decomposed in full; the others as they are."""
+    parts, whole = list(blocks.blocks), list(blocks.complete)
+    for index in which:
+        members = parts[index][0]
+        parts[index] = (members, *_decomposed(c, members, blocks.rho, True))
+        whole[index] = True
+    return attrs.evolve(blocks, blocks=tuple(parts), complete=tuple(whole))
 
 
 def thresholded_spectrum(
@@ -227,8 +242,7 @@ def threshold_knapsack(
         if not reached:
             return spectral_knapsack(spectrum.values, spectrum.capacities), spectrum, blocks
         matrix = c() if matrix is None else matrix  # type: ignore[operator]
-        done = frozenset(i for i in range(len(blocks.blocks)) if blocks.is_complete(i) and blocks.blocks[i][0].size > PARTIAL_BLOCK)
-        blocks = thresholded_blocks(matrix, rho, complete=done | reached)
+        blocks = completed(blocks, matrix, reached)
 
 
 #: The threshold bound's :math:`\rho` grid, as shares of the largest diagonal entry.

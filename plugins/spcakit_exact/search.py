@@ -198,20 +198,19 @@ class _Problem:
             self._kept.move_to_end(key)
             return self._kept[key][0]
         value = compute()
-        size = nbytes(value)
+        self._keep(key, value, nbytes(value))
+        return value
+
+    def _keep(self, key: tuple[Any, ...], value: Any, size: int) -> None:
+        """Keep ``value`` under ``key`` (in place of what was there), the oldest dropped beyond the budget."""
+        if key in self._kept:
+            self._kept_bytes -= self._kept.pop(key)[1]
         if size <= DECOMPOSITION_BYTES:
             self._kept[key] = (value, size)
             self._kept_bytes += size
             while self._kept_bytes > DECOMPOSITION_BYTES:
                 _, (_, dropped) = self._kept.popitem(last=False)
                 self._kept_bytes -= dropped
-        return value
-
-    def _forget(self, key: tuple[Any, ...]) -> None:
-        """Drop what :meth:`_remembered` keeps under ``key`` (a better value for it follows)."""
-        if key in self._kept:
-            _, size = self._kept.pop(key)
-            self._kept_bytes -= size
 
     def knapsack(self, values: np.ndarray, squares: np.ndarray, fixed: np.ndarray) -> float:
         """The spectral bound: fill the largest eigenvalues first, each up to its vector's weight on a support
@@ -277,8 +276,7 @@ class _Problem:
             blocks = self._remembered(cached, lambda rho=rho: thresholded_blocks(submatrix(), float(rho)), lambda b: b.nbytes)
             knapsack, spectrum, used = threshold_knapsack(submatrix, float(rho), self.k, fixed, blocks=blocks)
             if used is not blocks:  # a block completed: kept so for this allowed set's other nodes
-                self._forget(cached)
-                self._remembered(cached, lambda used=used: used, lambda b: b.nbytes)
+                self._keep(cached, used, used.nbytes)
             bound = knapsack + rho * (self.k - 1)
             if bound < best:
                 best, best_rho, best_weights, rising = bound, float(rho), spectrum.top, 0

@@ -570,3 +570,26 @@ def test_keep_only_zeroes_exactly_the_entries_outside_the_mask(data):
     keep_only(z, kept)
     np.testing.assert_array_equal(z, expected)
     assert np.array_equal(np.signbit(z), np.signbit(expected))
+
+
+def test_default_spcart_at_large_k_on_standardised_data_with_constant_columns_follows_the_column_order(count_calls):
+    """What users run through the band selection (p >= BAND_MIN_SCORES, k + 1 > BAND_MIN_RANK) and the truncation
+    in place: the default fit, standardised data (every variable tied on variance), constant columns and the
+    columns in another order: the supports move with the columns and the CPEV is the same."""
+    from spcakit import ties
+
+    rng = np.random.default_rng(13)
+    n, p, k = 60, ties.BAND_MIN_SCORES + 600, 300
+    x = rng.standard_normal((n, p))
+    x[:, :k] += 3.0 * rng.standard_normal((n, 1))
+    x[:, k : 2 * k] += 2.0 * rng.standard_normal((n, 1))
+    x[:, [2 * k + 5, p - 1]] = 5.0  # constant
+    order = rng.permutation(p)
+    band = count_calls(ties, "_kth_and_next_by_band")
+    first = spcakit.fit(x, "spcart", r=2, k=k, standardize=True)
+    assert band["n"] > 0
+    second = spcakit.fit(x[:, order], "spcart", r=2, k=k, standardize=True)
+    supports = [set(np.flatnonzero(first.loadings[:, j])) for j in range(2)]
+    assert supports == [set(range(k)), set(range(k, 2 * k))]
+    assert [set(order[np.flatnonzero(second.loadings[:, j])]) for j in range(2)] == supports
+    assert second.metrics["cpev"] == pytest.approx(first.metrics["cpev"], rel=1e-9)

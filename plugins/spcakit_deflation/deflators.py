@@ -32,7 +32,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import project_out, rank_one_downdate
+from spcakit.operators import project_out, rank_one_downdate, sparse_product
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, part
 from spcakit.state import CONSTRAINT, Carry, constraint_matmat
@@ -89,7 +89,7 @@ class SchurDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
-        cx = op.matmat(x)
+        cx = sparse_product(op, x)
         variance = float(x @ cx)
         if variance <= NEGLIGIBLE * max(op.trace(), 1e-300):
             return _without_data(problem), carry  # x carries no variance: nothing to remove
@@ -111,7 +111,7 @@ class OrthogonalizedHotellingDeflation(Deflator):
         if q is None:
             return _without_data(problem), carry
         op = problem.covariance
-        weight = float(q @ op.matmat(q))
+        weight = float(q @ sparse_product(op, q))
         return attrs.evolve(problem, covariance=rank_one_downdate(op, q, weight), data=None), carry
 
 

@@ -30,7 +30,7 @@ from ``spcakit.operators``.
 
 from __future__ import annotations
 
-from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq
+from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product
 from spcakit.operators.deflated import (
     PaddedCovariance,
     ProjectionDeflated,
@@ -119,6 +119,7 @@ __all__ = [
     "centred_submatrix",
     "explicit_covariance",
     "sparse_gram",
+    "sparse_product",
     "centred_column_blocks",
     "densify",
     "eigenpairs_through_small_gram",

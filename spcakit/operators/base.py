@@ -11,6 +11,16 @@ def array_eq(a: np.ndarray, b: np.ndarray) -> bool:
     return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
 
 
+def sparse_product(op: CovarianceOperator, w: np.ndarray) -> np.ndarray:
+    r""":math:`CW` from the nonzero rows :math:`I` of ``w`` alone, :math:`C_{:,I}W_I`, when they are at most half of the
+    variables (:meth:`CovarianceOperator.matmat_rows`: for data :math:`A^\top(A_{:,I}W_I)/s`, one pass over the data
+    where a dense product makes two), else the dense product. The same numbers, to rounding."""
+    rows = np.flatnonzero(w if w.ndim == 1 else np.any(w, axis=1))
+    if 2 * rows.size <= op.p:
+        return op.matmat_rows(w, rows)
+    return op.matmat(w)
+
+
 @runtime_checkable
 class CovarianceOperator(Protocol):
     """What a part may ask of a covariance matrix :math:`C`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq
+from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import operator_is_direct, operator_top
 
@@ -61,17 +61,30 @@ class RankOneCorrected(OperatorAccess):
         return operator_top(self, r)
 
 
+def _nonzero_rows(vector: np.ndarray) -> np.ndarray | None:
+    """The nonzero entries of ``vector`` when they are at most half of them (a sparse loading), else ``None``."""
+    rows = np.flatnonzero(vector)
+    return rows if 2 * rows.size <= vector.shape[0] else None
+
+
 @attrs.frozen(eq=False)
 class ProjectionDeflated(OperatorAccess):
     r"""Projection deflation :math:`(I - xx^\top) C (I - xx^\top)` of ``base``.
 
     ``vector`` must have unit length. Applied as :math:`P\,(C\,(P v))` with
-    :math:`P v = v - x (x^\top v)`: two rank-one updates around one product.
+    :math:`P v = v - x (x^\top v)`: two rank-one updates around one product. For a sparse :math:`x` (nonzero
+    on at most half of the variables, :math:`S`) :math:`Pv` differs from :math:`v` on :math:`S` alone: a
+    projection costs :math:`O(|S|)` besides a copy, and :math:`Cx` is :math:`C_{:,S}x_S`
+    (:func:`~spcakit.operators.base.sparse_product`). A chain of deflations by sparse loadings (TPower's
+    twenty components on wide data) then costs one :math:`O(p)` update per level and product.
     """
 
     base: CovarianceOperator
     vector: np.ndarray
+    _rows: np.ndarray | None = attrs.field(
+        default=attrs.Factory(lambda self: _nonzero_rows(self.vector), takes_self=True), init=False, repr=False)
     _base_x: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
+    _diagonal: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
 
     @property
     def p(self) -> int:
@@ -79,24 +92,38 @@ class ProjectionDeflated(OperatorAccess):
 
     def base_times_vector(self) -> np.ndarray:
         """:math:`Cx` of ``base``: one product, made on first use and kept (the diagonal, the trace, principal
-        submatrices and row-restricted products all need it)."""
+        submatrices and row-restricted products all need it); from the nonzero rows of a sparse ``x`` alone
+        (:func:`~spcakit.operators.base.sparse_product`)."""
         if not self._base_x:
-            self._base_x.append(self.base.matmat(self.vector))
+            self._base_x.append(sparse_product(self.base, self.vector))
         return self._base_x[0]
 
-    def _project(self, v: np.ndarray) -> np.ndarray:
-        x = self.vector
+    def _project(self, v: np.ndarray, *, fresh: bool = False) -> np.ndarray:
+        """:math:`Pv`: a new array, or ``v`` itself changed in place when it is ``fresh`` (made by the caller)."""
+        x, rows = self.vector, self._rows
+        if rows is None:
+            return v - x * (x @ v) if v.ndim == 1 else v - np.outer(x, x @ v)
+        xs = x[rows]
+        out = v if fresh else v.copy()
         if v.ndim == 1:
-            return v - x * (x @ v)
-        return v - np.outer(x, x @ v)
+            out[rows] -= xs * (xs @ v[rows])
+        else:
+            out[rows] -= np.outer(xs, xs @ v[rows])
+        return out
 
     def matmat(self, v: np.ndarray) -> np.ndarray:
         return self._project(self.base.matmat(self._project(v)))
 
     def diagonal(self) -> np.ndarray:
-        x = self.vector
-        cx = self.base_times_vector()
-        return self.base.diagonal() - 2 * x * cx + x**2 * float(x @ cx)
+        r""":math:`C_{ii} - 2x_i(Cx)_i + x_i^2\,x^\top Cx`: ``base``'s diagonal changed on the rows of ``x``; kept."""
+        if not self._diagonal:
+            x = self.vector
+            cx = self.base_times_vector()
+            rows = slice(None) if self._rows is None else self._rows
+            diagonal = np.array(self.base.diagonal(), dtype=float, copy=True)
+            diagonal[rows] += -2 * x[rows] * cx[rows] + x[rows] ** 2 * float(x[rows] @ cx[rows])
+            self._diagonal.append(diagonal)
+        return self._diagonal[0].copy()
 
     def trace(self) -> float:
         x = self.vector
@@ -118,7 +145,7 @@ class ProjectionDeflated(OperatorAccess):
         x, cx = self.vector, self.base_times_vector()
         along = x[rows] @ w[rows]
         inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
-        return self._project(inner)
+        return self._project(inner, fresh=True)
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)

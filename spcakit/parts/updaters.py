@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit.operators.base import sparse_product
 from spcakit.problem import Problem
 from spcakit.protocols import Updater, part
 from spcakit.state import CONSTRAINT, Carry, constraint_matmat
@@ -108,11 +109,7 @@ class PowerUpdater(Updater):
                     z = problem.covariance.matmat_rows(w, union)
                     state = state.set(FINISH_KEY, (w, z))
                 return z, objective, state
-        rows = np.flatnonzero(x[:, 0] if x.shape[1] == 1 else np.any(x, axis=1))
-        if 2 * rows.size <= problem.p:  # sparse columns: C_{:,S} X_S, for data a pass over their rows alone
-            z = problem.covariance.matmat_rows(unit, rows)
-        else:
-            z = problem.covariance.matmat(unit)
+        z = sparse_product(problem.covariance, unit)  # sparse columns: C_{:,S} X_S, for data one pass
         quotients = np.einsum("ij,ij->j", unit, z)
         if state.get(CONSTRAINT) is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
             bnorm = np.einsum("ij,ij->j", unit, constraint_matmat(state, unit))

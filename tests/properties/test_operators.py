@@ -25,6 +25,7 @@ from spcakit.operators import (
     RankOneCorrected,
     ProjectionDeflated,
     densify,
+    sparse_product,
 )
 from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.testing import strategies as sps
@@ -59,6 +60,14 @@ def check_against(op: CovarianceOperator, dense: np.ndarray, r: int, seed: int, 
     assert op.matmat(block).shape == (p, 3)
     rel_close(op.matmat(block), dense @ block, scale * np.abs(block).max())
     rel_close(op.diagonal(), np.diag(dense), scale)
+    op.diagonal()[:] = np.nan  # a copy each time: what a caller does with it changes nothing
+    rel_close(op.diagonal(), np.diag(dense), scale)
+    rows = np.sort(rng.choice(p, size=max(1, p // 3), replace=False))
+    sparse_block = np.zeros((p, 2))
+    sparse_block[rows] = rng.standard_normal((rows.size, 2))
+    rel_close(op.matmat_rows(sparse_block, rows), dense @ sparse_block, scale * np.abs(sparse_block).max())
+    rel_close(op.matmat_rows(sparse_block[:, 0], rows), dense @ sparse_block[:, 0], scale * np.abs(sparse_block).max())
+    rel_close(op.submatrix(rows), dense[np.ix_(rows, rows)], scale)
     assert op.trace() == pytest.approx(float(np.trace(dense)), rel=1e-9, abs=1e-9 * scale)
     values, vectors = op.top_eigenpairs(r)
     expected = np.linalg.eigvalsh(dense)[::-1][:r]
@@ -148,14 +157,57 @@ def test_hotelling_deflated_matches_its_formula(base, seed, weight):
     np.testing.assert_allclose(densify(deflated), explicit, atol=1e-9 * max(1.0, np.abs(c).max()))
 
 
+def sparse_unit_vector(p: int, seed: int, nonzeros: int) -> np.ndarray:
+    """A unit vector with ``nonzeros`` nonzero entries (at least one) at random places."""
+    rng = np.random.default_rng(seed)
+    v = np.zeros(p)
+    rows = rng.choice(p, size=max(1, min(nonzeros, p)), replace=False)
+    v[rows] = rng.standard_normal(rows.size) + 0.1
+    return v / np.linalg.norm(v)
+
+
 @SETTINGS
-@given(base_operators(), sps.seeds())
-def test_projection_deflated_matches_its_formula(base, seed):
+@given(base_operators(), sps.seeds(), st.integers(0, 20), st.integers(0, 20))
+def test_projection_deflated_matches_its_formula(base, seed, first_nonzeros, second_nonzeros):
+    """One and two projections, by dense or sparse unit vectors: a vector with at most half its entries nonzero
+    takes its base product from those rows alone (:func:`spcakit.operators.sparse_product`), the same numbers."""
     op, c = base
     p = c.shape[0]
-    x = unit_vector(p, seed)
+    x = unit_vector(p, seed) if first_nonzeros == 0 else sparse_unit_vector(p, seed, first_nonzeros)
     proj = np.eye(p) - np.outer(x, x)
-    check_against(ProjectionDeflated(op, x), proj @ c @ proj, min(2, p), seed, size=float(np.abs(c).max()))
+    once = ProjectionDeflated(op, x)
+    check_against(once, proj @ c @ proj, min(2, p), seed, size=float(np.abs(c).max()))
+    y = unit_vector(p, seed + 1) if second_nonzeros == 0 else sparse_unit_vector(p, seed + 1, second_nonzeros)
+    twice = np.eye(p) - np.outer(y, y)
+    check_against(ProjectionDeflated(once, y), twice @ proj @ c @ proj @ twice, min(2, p), seed,
+                  size=float(np.abs(c).max()))  # fmt: skip
+
+
+@SETTINGS
+@given(base_operators(), sps.seeds(), st.integers(1, 20), st.integers(1, 3))
+def test_sparse_product_is_the_dense_product(base, seed, nonzeros, columns):
+    """:math:`CW` from the nonzero rows of ``W`` (at most half of them) or densely: the dense product either way."""
+    op, c = base
+    p = c.shape[0]
+    w = np.column_stack([sparse_unit_vector(p, seed + j, nonzeros) for j in range(columns)])
+    for given_w in (w, w[:, 0]):
+        rows_used: list[np.ndarray] = []
+
+        class Recording:  # the operator, recording the rows its row-restricted products are asked for
+            def __getattr__(self, name):
+                return getattr(op, name)
+
+            def matmat_rows(self, v, rows):
+                rows_used.append(rows)
+                return op.matmat_rows(v, rows)
+
+        np.testing.assert_allclose(sparse_product(Recording(), given_w), c @ given_w,
+                                   atol=1e-9 * max(1.0, np.abs(c).max()))  # fmt: skip
+        nonzero_rows = np.flatnonzero(given_w if given_w.ndim == 1 else np.any(given_w, axis=1))
+        if 2 * nonzero_rows.size <= p:
+            assert len(rows_used) == 1 and np.array_equal(rows_used[0], nonzero_rows)
+        else:
+            assert rows_used == []
 
 
 @SETTINGS

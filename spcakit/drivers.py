@@ -205,7 +205,8 @@ class DeflationDriver(Driver):
     ) -> Outcome:
         if parts.deflator is None:
             raise ValueError("the deflation driver needs a deflator")
-        columns: list[np.ndarray] = []
+        # filled a column per round (contiguous: the deflator reads them, the last one as x), no copies per round
+        loadings = np.zeros((problem.p, r), order="F")
         reasons: list[str] = []
         history: tuple[float, ...] = ()
         iterations = 0
@@ -216,19 +217,21 @@ class DeflationDriver(Driver):
                 state, reason = run_block(current, 1, parts, rng, carry, on_step, component=k, n_components=r)
             except ZeroLoadingError as exc:
                 raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
-            x = state.loadings[:, 0]
-            columns.append(x)
+            loadings[:, k] = state.loadings[:, 0]
+            x = loadings[:, k]
             reasons.append(reason)
             history += state.objective_history
             iterations += state.iteration
             if k + 1 < r:
-                deflated = parts.deflator(current, x, np.column_stack(columns), carry)
+                previous = loadings[:, : k + 1]
+                previous.flags.writeable = False  # a view: a deflator reads it
+                deflated = parts.deflator(current, x, previous, carry)
                 if not (isinstance(deflated, tuple) and len(deflated) == 2 and isinstance(deflated[0], Problem)
                         and isinstance(deflated[1], Carry)):
                     raise BadPartResult(parts.deflator, "a deflator returns (problem, carry)")
                 current, carry = deflated
         return Outcome(
-            loadings=np.column_stack(columns),
+            loadings=np.ascontiguousarray(loadings),
             iterations=iterations,
             stopping_reasons=tuple(reasons),
             objective_history=history,

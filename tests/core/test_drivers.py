@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.api import build_parts, fix_signs
+from spcakit.errors import ConstantColumnWarning
 from spcakit.drivers import BlockDriver, DeflationDriver, block_step, keep_only
 from spcakit.state import unit_columns as normalize_columns
 from spcakit.state import Carry
@@ -425,6 +426,28 @@ def test_deflation_reports_the_component_whose_direction_vanished():
     np.testing.assert_allclose(result.loadings[:, 0], v, atol=1e-12)
 
 
+def test_the_deflator_sees_the_loadings_found_so_far_read_only_and_x_last():
+    """Each round's deflator gets ``previous``, the loadings found so far (``p x t``, ``x`` last: the protocol),
+    as a read-only view of the driver's array (no copy per round); the result holds them all, C-ordered."""
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal((40, 12))
+    problem = covariance_problem(np.cov(data, rowvar=False))
+    parts = build_parts(spcakit.configure(get_registry().method("tpower"), k=3), get_registry(), problem)
+    seen: list[tuple[np.ndarray, np.ndarray, bool]] = []
+
+    def recording(problem, x, previous, carry):
+        seen.append((x.copy(), previous.copy(), previous.flags.writeable))
+        return parts.deflator(problem, x, previous, carry)
+
+    outcome = deflation(problem, 3, attrs.evolve(parts, deflator=recording), np.random.default_rng(0))
+    assert outcome.loadings.shape == (12, 3) and outcome.loadings.flags.c_contiguous
+    assert len(seen) == 2  # no deflation after the last component
+    for t, (x, previous, writeable) in enumerate(seen, start=1):
+        assert previous.shape == (12, t) and not writeable
+        np.testing.assert_array_equal(previous, outcome.loadings[:, :t])
+        np.testing.assert_array_equal(x, previous[:, -1])
+
+
 def test_deflation_driver_needs_a_deflator():
     problem = covariance_problem(np.eye(3))
     parts = build_parts(spcakit.compose(driver="block"), get_registry(), problem)
@@ -586,9 +609,11 @@ def test_default_spcart_at_large_k_on_standardised_data_with_constant_columns_fo
     x[:, [2 * k + 5, p - 1]] = 5.0  # constant
     order = rng.permutation(p)
     band = count_calls(ties, "_kth_and_next_by_band")
-    first = spcakit.fit(x, "spcart", r=2, k=k, standardize=True)
+    with pytest.warns(ConstantColumnWarning, match="2 column"):
+        first = spcakit.fit(x, "spcart", r=2, k=k, standardize=True)
     assert band["n"] > 0
-    second = spcakit.fit(x[:, order], "spcart", r=2, k=k, standardize=True)
+    with pytest.warns(ConstantColumnWarning, match="2 column"):
+        second = spcakit.fit(x[:, order], "spcart", r=2, k=k, standardize=True)
     supports = [set(np.flatnonzero(first.loadings[:, j])) for j in range(2)]
     assert supports == [set(range(k)), set(range(k, 2 * k))]
     assert [set(order[np.flatnonzero(second.loadings[:, j])]) for j in range(2)] == supports

@@ -123,12 +123,7 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> Thr
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
         count, labels = 1, np.zeros(m, dtype=int)
     else:
-        from scipy.sparse import csr_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        linked = np.abs(c) > rho
-        np.fill_diagonal(linked, False)
-        count, labels = connected_components(csr_matrix(linked), directed=False)
+        count, labels = _components(np.abs(c) > rho)
     sizes = np.bincount(labels, minlength=count)
     blocks, whole = [], []
     for component in np.flatnonzero(sizes > 1):
@@ -140,11 +135,38 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> Thr
                              blocks=tuple(blocks), complete=tuple(whole))  # fmt: skip
 
 
+def _components(linked: np.ndarray) -> tuple[int, np.ndarray]:
+    """The connected components of the graph of the symmetric boolean matrix ``linked`` (its diagonal ignored): their
+    count and each variable's label, the components numbered in the order of their first variables.
+
+    SciPy's strong components of the graph in CSR form, built from the rows' nonzeros directly (a symmetric graph's
+    strong components are its components; SciPy's undirected search would add the transpose, and its conversion
+    of a dense matrix makes more copies: 0.47 ms against 1.8 ms at 500 variables), then numbered canonically.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    m = linked.shape[0]
+    np.fill_diagonal(linked, False)
+    flat = np.flatnonzero(linked)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.count_nonzero(linked, axis=1), out=indptr[1:])
+    graph = csr_matrix((np.ones(flat.size), flat % m, indptr), shape=(m, m))
+    count, labels = connected_components(graph, directed=True, connection="strong")
+    _, first = np.unique(labels, return_index=True)  # each label's first variable
+    canonical = np.empty(count, dtype=np.intp)
+    canonical[np.argsort(first, kind="stable")] = np.arange(count)
+    return int(count), canonical[labels]
+
+
 def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> tuple[np.ndarray, np.ndarray]:
     """The eigenvalues (ascending) and eigenvectors of :math:`M_\rho` on the block ``members``: all of them, or
     (not ``full``) the :data:`PARTIAL_PAIRS` leading ones."""
     block = c[np.ix_(members, members)]
-    thresholded = np.sign(block) * np.maximum(np.abs(block) - rho, 0.0)
+    thresholded = np.abs(block)  # sign(c) (|c| - rho)_+, in place
+    thresholded -= rho
+    np.maximum(thresholded, 0.0, out=thresholded)
+    np.copysign(thresholded, block, out=thresholded)
     thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
     if full:
         return np.linalg.eigh(thresholded)  # type: ignore[return-value]

@@ -52,10 +52,12 @@ nodes is always an upper bound on the optimum; it starts from the best support o
 selection and of truncated power runs from the matrix's :data:`POWER_STARTS` leading eigenvectors,
 followed by single swaps (the incumbent), and each node proposes one more support, the
 ``k`` variables of largest weight in the leading eigenvector of :math:`U` that contain :math:`I`. It
-branches on the free variable of largest weight there. A child node first gets the cheap bounds
-(Gershgorin, diagonal, spectral on the whole matrix's eigenvectors, its parent's bound); the
-eigen-decomposition bounds (eigenvalue, spectral on :math:`A_{UU}`, threshold) are computed only when
-it comes first in the queue, and it goes back into the queue with the tighter bound. A node whose bound is not above the
+branches on the free variable of largest weight there. A child node enters the queue with its parent's
+bound; the eigen-decomposition bounds (eigenvalue, spectral on :math:`A_{UU}`, threshold) are computed only
+when it comes first in the queue, and it goes back into the queue with the tighter bound. The cheap bounds
+(Gershgorin, diagonal, spectral on the whole matrix's eigenvectors) bound the root alone: below the root they
+were under the parent's bound for 1 child in 1202 (colon, 500 genes, k = 10) and 73 in 19 638 (digits,
+k = 10), while they took a quarter of the colon search's time. A node whose bound is not above the
 incumbent by more than :data:`PRUNE_RTOL` (relative) is dropped: the reported optimum is then
 exact to that tolerance.
 
@@ -470,7 +472,7 @@ def branch_and_bound(
             push(bound, included, allowed, weights, rho, done)
             stopped = "node limit"
             break
-        if not done:  # first in the queue with its cheap bounds: compute the others and queue it again
+        if not done:  # first in the queue with its parent's bound (the root: the cheap ones): refine, queue again
             tighter, weights, rho = refined(included, allowed, rho)
             bound = min(bound, tighter)
             if bound > incumbent * (1 + PRUNE_RTOL):
@@ -493,6 +495,8 @@ def branch_and_bound(
             on_node(nodes, incumbent, best_bound)
         if allowed.sum() == problem.k or need == 0:
             continue  # its only support is evaluated
+        if bound <= incumbent * (1 + PRUNE_RTOL):
+            continue  # its proposal was the best it can hold
         branch = int(order[0])
         for child_included, child_allowed in ((included.copy(), allowed), (included, allowed.copy())):
             if child_included is not included:
@@ -501,9 +505,7 @@ def branch_and_bound(
                 child_allowed[branch] = False
             if child_included.sum() > problem.k or child_allowed.sum() < problem.k:
                 continue
-            child_bound = min(bound, problem.cheap_bounds(child_included, child_allowed))
-            if child_bound > incumbent * (1 + PRUNE_RTOL):
-                push(child_bound, child_included, child_allowed, None, rho, False)
+            push(bound, child_included, child_allowed, None, rho, False)
     open_bound = max((-entry[0] for entry in heap), default=-np.inf)
     value, y = problem.value(support)
     vector = np.zeros(p)

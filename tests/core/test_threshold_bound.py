@@ -102,6 +102,42 @@ def test_components_give_the_spectrum_of_the_whole_thresholded_matrix():
     assert spectrum.top.max() > 0 and np.isclose(np.linalg.norm(spectrum.top), 1.0)
 
 
+def _components_by_search(linked: np.ndarray) -> list[list[int]]:
+    """The connected components of a symmetric boolean matrix by a plain depth-first search, in the order of their
+    first variables, each sorted: the reference for thresholded_blocks' blocks."""
+    m = linked.shape[0]
+    seen, components = np.zeros(m, dtype=bool), []
+    for start in range(m):
+        if seen[start]:
+            continue
+        seen[start], stack, members = True, [start], []
+        while stack:
+            i = stack.pop()
+            members.append(i)
+            for j in np.flatnonzero(linked[i]):
+                if j != i and not seen[j]:
+                    seen[j] = True
+                    stack.append(int(j))
+        components.append(sorted(members))
+    return components
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.80, 0.999))
+def test_the_blocks_are_the_components_of_the_entries_above_rho_in_order(seed, share):
+    """Above COMPONENT_SIZE the blocks are the connected components of the off-diagonal entries above rho: each
+    block's members, in the order of their first variables, and the variables alone the singletons."""
+    rng = np.random.default_rng(seed)
+    p = COMPONENT_SIZE + int(rng.integers(1, 80))
+    x = rng.standard_normal((30, p)) * rng.uniform(0.2, 3.0, p)
+    c = x.T @ x / 30
+    rho = float(np.quantile(np.abs(c[np.triu_indices_from(c, 1)]), share))
+    blocks = thresholded_blocks(c, rho, complete=True)
+    expected = _components_by_search(np.abs(c) > rho)
+    assert [list(members) for members, _, _ in blocks.blocks] == [g for g in expected if len(g) > 1]
+    assert list(blocks.alone) == sorted(g[0] for g in expected if len(g) == 1)
+
+
 def test_on_pitprops_it_lies_above_the_optima_and_below_the_plain_eigenvalue():
     c = spcakit.datasets.pitprops().matrix
     top = float(np.linalg.eigvalsh(c)[-1])

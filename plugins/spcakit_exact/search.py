@@ -256,9 +256,10 @@ class _Problem:
         spectral = self.knapsack(values, vectors**2, included[index])
         return min(float(values[0]), spectral), weights
 
-    def threshold(self, allowed: np.ndarray, included: np.ndarray, rhos: Iterable[float]) -> tuple[float, float, np.ndarray]:
+    def threshold(self, allowed: np.ndarray, included: np.ndarray, rhos: Iterable[float],
+                  enough: float = -np.inf) -> tuple[float, float, np.ndarray]:  # fmt: skip
         r"""The threshold bound of the node, the least over ``rhos`` (largest first, until :data:`RHO_PATIENCE` in a
-        row do not improve): the spectral knapsack of
+        row do not improve, or one is at most ``enough``: the search prunes the node then): the spectral knapsack of
         :math:`(M_\rho)_{UU}` plus :math:`\rho (k - 1)`; with the :math:`\rho` that gave it and the
         weights of the variables in the top eigenvector of :math:`(M_\rho)_{UU}` (for branching)."""
         index = np.flatnonzero(allowed)
@@ -282,6 +283,8 @@ class _Problem:
             bound = knapsack + rho * (self.k - 1)
             if bound < best:
                 best, best_rho, best_weights, rising = bound, float(rho), spectrum.top, 0
+                if best <= enough:
+                    break
             else:
                 rising += 1
                 if rising == RHO_PATIENCE:  # past the best: smaller rho only builds larger blocks
@@ -428,18 +431,20 @@ def branch_and_bound(
     root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]
 
     def refined(included: np.ndarray, allowed: np.ndarray, rho: float | None) -> tuple[float, np.ndarray | None, float | None]:
-        """The eigen-decomposition bounds of a node, the weights to branch on and the threshold's rho."""
+        """The eigen-decomposition bounds of a node, the weights to branch on and the threshold's rho; once one bound
+        prunes the node (not above the incumbent), the others are not computed."""
         bound, weights = np.inf, None
+        enough = incumbent * (1 + PRUNE_RTOL)
         if allowed.sum() <= EIGEN_NODE_LIMIT or problem.q is not None:
             bound, weights = problem.top(allowed, included)
-        if problem.q is None:
+        if problem.q is None and bound > enough:
             if rho is None or rho > 0:
                 if rho is None:
                     rhos = root_rhos
                 else:  # the parent's rho and one step from it, up at odd depths and down at even ones
                     depth = int(included.sum()) + int(p - allowed.sum())
                     rhos = (rho, rho * RHO_STEP if depth % 2 else rho / RHO_STEP)
-                threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos)
+                threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos, enough)
                 if weights is None:
                     weights = threshold_weights
                 if threshold >= bound * (1 - THRESHOLD_GAIN):

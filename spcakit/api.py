@@ -30,7 +30,7 @@ from spcakit.imputation import check_missing, impute_and_fit, read_input
 from spcakit.protocols import PART_ROLES, REPORT_PREFIX, Refined
 from spcakit.registry import Registry
 from spcakit.specs import MethodSpec, PartRef
-from spcakit.state import CapReached, IssuedWarning, Result
+from spcakit.state import CapReached, IssuedWarning, Result, proved_bound
 from spcakit.composition import check_k, configure, is_nonnegative, k_text, lowered_k, with_default_k
 
 
@@ -443,7 +443,9 @@ def fit(
         raise _part_failure(mixed, registry) from mixed
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    metrics = _with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound, issued=metric_notes),
+    proved = tuple(proved_bound(s, i) for i, s in enumerate(reasons))  # the method's own certificates, if any
+    metrics = _with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound, issued=metric_notes,
+                                           proved=proved if any(b is not None for b in proved) else None),
                            report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "

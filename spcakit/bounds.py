@@ -37,6 +37,7 @@ sparse principal component analysis* (Math. Prog. Comp. 2019) for the Gershgorin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -204,6 +205,7 @@ def component_bounds(
     gershgorin: bool | None = None,
     span: LoadingSpan | None = None,
     relaxation: str = "fast",
+    proved: Sequence[float | None] | None = None,
 ) -> ComponentBounds:
     r"""For each loading, how far it is at most from the best loading of its cardinality, given the ones before.
 
@@ -258,6 +260,10 @@ def component_bounds(
         The loadings' :class:`~spcakit.metrics.LoadingSpan`, when already taken.
     relaxation
         ``"fast"`` (the bounds above) or ``"threshold"`` (those and the threshold bound), see :data:`RELAXATIONS`.
+    proved
+        Per loading, an upper bound the method itself proved on that loading's problem, or ``None`` (the ``exact``
+        search's certificate: :func:`spcakit.state.proved_bound`); the least is kept, and ``which`` says
+        ``"method"`` where it is that one.
     """
     op = _operator(covariance)
     x = np.asarray(loadings, dtype=float)
@@ -294,6 +300,8 @@ def component_bounds(
             j = int(before[t])
             left = _left_matrix(dense, basis[:, :j], c_basis[:, :j], m[:j, :j])
             bounds["threshold"] = threshold_search(left, k)[0]
+        if proved is not None and t < len(proved) and proved[t] is not None:
+            bounds["method"] = float(proved[t])  # type: ignore[arg-type]
         which = min(bounds, key=lambda name: (bounds[name], _COMPONENT_ORDER.index(name)))
         bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
@@ -472,7 +480,7 @@ def check_relaxation(relaxation: object, p: int | None = None) -> str:
 
 
 #: The order that decides ties between the bounds of :func:`component_bounds`.
-_COMPONENT_ORDER = (*BOUNDS, "threshold")
+_COMPONENT_ORDER = (*BOUNDS, "threshold", "method")
 
 
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
@@ -482,7 +490,8 @@ def _run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> C
     return context.shared(  # type: ignore[no-any-return]
         "component_bounds",
         lambda: component_bounds(problem.covariance, loadings, top_eigenvalue=context.exact_top_eigenvalue(),
-                                 span=shared_span(problem, loadings, context), relaxation=context.bound),
+                                 span=shared_span(problem, loadings, context), relaxation=context.bound,
+                                 proved=context.proved),
     )
 
 

@@ -262,11 +262,15 @@ class MetricContext:
     bound
         The relaxation of the bound metrics ``bound`` and ``gap``: ``"fast"`` (the default) or ``"threshold"``
         (:data:`spcakit.bounds.RELAXATIONS`; ``spcakit.fit(bound=...)`` checks it).
+    proved
+        Per loading, an upper bound the method proved on the bound metrics' problem, or ``None``
+        (:func:`spcakit.state.proved_bound`; the ``exact`` search's): they keep it where it is tighter.
     """
 
     problem: Problem
     loadings: np.ndarray
     bound: str = "fast"
+    proved: tuple[float | None, ...] | None = None
     _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
     _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
 
@@ -411,11 +415,12 @@ def compute_metrics(
     metrics: Sequence[Metric],
     *,
     bound: str = "fast",
+    proved: Sequence[float | None] | None = None,
     plugins: Mapping[str, str] | None = None,
     issued: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
-    (whose ``bound`` is the relaxation of the bound metrics).
+    (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved).
 
     Each value is made plain JSON data (:func:`spcakit.output.json_value`): NumPy numbers and arrays become
     numbers and lists, a set a sorted list. A metric is contained: one that raises (other than a
@@ -428,7 +433,7 @@ def compute_metrics(
     from spcakit.errors import SpcakitError  # noqa: PLC0415
     from spcakit.output import NotJsonError, json_value  # noqa: PLC0415
 
-    context = MetricContext(problem, loadings, bound)
+    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
     values: dict[str, Any] = {}
     for metric in metrics:
         try:

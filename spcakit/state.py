@@ -108,6 +108,36 @@ class CapReached(str):
         return f"CapReached({str(self)!r})"
 
 
+class Proved(str):
+    """A stopping reason that carries an upper bound the method proved for its component (the ``exact`` search's
+    certificate); it prints like any reason. See :func:`with_proved_bound`."""
+
+
+def with_proved_bound(reason: str, bound: float, *, given_earlier: bool) -> str:
+    r"""``reason`` (a plain reason or a :class:`CapReached`) carrying ``bound``, an upper bound the method proved on
+    :math:`\max x^\top C_t x / x^\top B x` over the loadings with its number of nonzeros, on the matrix its
+    component was fitted to.
+
+    ``given_earlier``: the method maximised the variance the loading adds to the earlier ones (Mackey's generalized
+    deflation, :math:`C_t = (I - P)C(I - P)`, :math:`B = I - P`, :math:`P` the projection onto their span); the bound
+    is then also one of the ``bound`` metric's problem (:func:`spcakit.bounds.component_bounds`), as it is for the
+    first loading whatever the deflation. :func:`proved_bound` reads it back.
+    """
+    made: str = reason if isinstance(reason, CapReached) else Proved(reason)
+    made.proved_bound = float(bound)  # type: ignore[attr-defined]
+    made.given_earlier = bool(given_earlier)  # type: ignore[attr-defined]
+    return made
+
+
+def proved_bound(reason: str, component: int) -> float | None:
+    """The bound ``reason`` carries (:func:`with_proved_bound`) when it bounds the ``bound`` metric's problem of
+    loading ``component`` (0-based): the first loading's, or a later one's given the earlier ones; else ``None``."""
+    bound = getattr(reason, "proved_bound", None)
+    if bound is None or not (component == 0 or getattr(reason, "given_earlier", False)):
+        return None
+    return float(bound)
+
+
 class IssuedWarning(str):
     """A message of :attr:`Result.warnings` that :func:`spcakit.fit` has already issued as a Python warning
     (a :class:`~spcakit.errors.ConstantColumnWarning`): code that turns a result's warnings into Python

@@ -6,7 +6,10 @@ it (deflated by any deflator; :math:`B` from the generalized deflation's carry, 
 by :func:`spcakit_exact.search.branch_and_bound`. Its state is the :class:`~spcakit_exact.search.Search`
 record, which the ``certified`` stopper turns into the component's stopping reason: ``optimal`` with the
 certified gap, or what stopped the search with its bound and gap (a
-:class:`~spcakit.state.CapReached`, so the result warns that the loading is not proven optimal).
+:class:`~spcakit.state.CapReached`, so the result warns that the loading is not proven optimal). The reason
+carries the search's bound (:func:`~spcakit.state.with_proved_bound`): the result's ``bound`` and ``gap`` metrics
+take it where it is tighter than their own, for the first loading and, under the generalized deflation, for
+every loading.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Stopper, Updater, part
-from spcakit.state import CONSTRAINT, CapReached, Carry, IterState
+from spcakit.state import CONSTRAINT, CapReached, Carry, IterState, with_proved_bound
 from spcakit.validators import check_cardinality, optional, positive, to_float, to_int
 from spcakit_exact.search import Search, branch_and_bound
 
@@ -73,13 +76,16 @@ class Certified(Stopper):
         if not isinstance(found, Search):
             return "one step"
         if found.optimal:
-            return f"optimal (certified: gap {found.gap:.1e}, {found.nodes} nodes, {found.seconds:.3g} s)"
-        return CapReached(
-            f"{found.stopped} after {found.nodes} nodes: best {found.value:.6g}, bound {found.bound:.6g}, "
-            f"gap {100 * found.gap:.3g} %",
-            advice="the loading is the best found, not proven optimal; raise time_limit (--time-limit) or "
-                   "node_limit for a certificate",
-        )
+            reason: str = f"optimal (certified: gap {found.gap:.1e}, {found.nodes} nodes, {found.seconds:.3g} s)"
+        else:
+            reason = CapReached(
+                f"{found.stopped} after {found.nodes} nodes: best {found.value:.6g}, bound {found.bound:.6g}, "
+                f"gap {100 * found.gap:.3g} %",
+                advice="the loading is the best found, not proven optimal; raise time_limit (--time-limit) or "
+                       "node_limit for a certificate",
+            )
+        # the search's bound, for the result's bound and gap metrics where it bounds their problem
+        return with_proved_bound(reason, found.bound, given_earlier=found.generalized)
 
 
 PARTS = [BranchAndBound, Certified]

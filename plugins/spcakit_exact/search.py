@@ -148,6 +148,9 @@ class Search:
         Wall-clock time of the search.
     stopped
         ``""`` when it finished, else what stopped it (``"time limit"``, ``"node limit"``).
+    generalized
+        Whether it solved the generalized problem (a constraint :math:`B = I - QQ^\top`): ``value`` and ``bound`` are
+        then those of the variance added to the loadings :math:`Q` spans.
     """
 
     support: tuple[int, ...]
@@ -158,6 +161,7 @@ class Search:
     nodes: int
     seconds: float
     stopped: str = ""
+    generalized: bool = False
 
     @property
     def gap(self) -> float:
@@ -523,4 +527,5 @@ def branch_and_bound(
     progress.report(TASK, nodes, unit="nodes", best=value, bound=min(best_bound, bound))  # the outcome (gap ~0 if finished)
     bound = raised_for_rounding(bound, p, float(np.abs(problem.diagonal).max(initial=0.0)))
     return Search(support=tuple(int(i) for i in support), value=float(value), vector=vector, bound=bound,
-                  optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped)  # fmt: skip
+                  optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped,
+                  generalized=problem.q is not None)  # fmt: skip

@@ -156,6 +156,41 @@ def test_exact_runs_every_deflator_and_says_when_a_limit_stopped_it():
     assert any("not proven optimal; raise time_limit (--time-limit)" in str(w) for w in stopped.warnings)
 
 
+def _left_optimum(c: np.ndarray, loadings: np.ndarray, t: int, k: int) -> float:
+    """The bound metric's problem for loading ``t``: the best ``k``-sparse unit variance of
+    (I - P) C (I - P), P the projection onto the earlier loadings' span (brute force)."""
+    q = np.linalg.qr(loadings[:, :t])[0] if t else np.zeros((c.shape[0], 0))
+    left = c - q @ (q.T @ c) - (c @ q) @ q.T + q @ (q.T @ c @ q) @ q.T
+    return brute_force((left + left.T) / 2, k)
+
+
+@pytest.mark.parametrize("deflator", ["generalized", "projection"])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_bound_metric_takes_the_searchs_certificate_where_it_bounds_its_problem(seed, deflator):
+    """A search stopped by a node limit has a bound far tighter than the fast ones: the result's ``bound`` and
+    ``gap`` take it for the first loading, and for every loading under the generalized deflation (whose search
+    maximises the variance added to the earlier loadings, the metric's problem); under the projection deflation a
+    later loading keeps the metric's own bound. Every bound stays above the brute-force optimum of its problem."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((8, 14)) * np.linspace(2.0, 0.5, 14)  # low rank, as gene expression
+    c = x.T @ x / 8
+    k, r = 4, 3
+    limited = spcakit.fit(c, "exact", r=r, k=k, covariance=True, deflator=deflator, node_limit=2)
+    fast = spcakit.fit(c, "spcart", r=r, k=k, covariance=True)  # any loadings: the metric's bounds of its own
+    reasons = [part.split("best ")[1] for part in limited.stopping_reason.split("; ")]  # one per loading
+    searched = [float(reason.split("bound ")[1].split(",")[0]) for reason in reasons]
+    assert len(searched) == r
+    for t in range(r):
+        optimum = _left_optimum(c, limited.loadings, t, k)
+        bound = limited.metrics["bound"][t]
+        assert bound >= optimum * (1 - 1e-12), (t, bound, optimum)
+        achieved = (1 - limited.metrics["gap"][t]) * bound
+        if t == 0 or deflator == "generalized":  # the search's certificate, to the digits the reason prints
+            assert bound <= searched[t] * (1 + 1e-5), (t, bound, searched[t])
+        assert achieved <= optimum * (1 + 1e-9)
+    assert fast.metrics["bound"][0] > limited.metrics["bound"][0]  # the certificate is the tighter one here
+
+
 def test_the_command_line_takes_a_time_limit():
     from typer.testing import CliRunner
 

@@ -3,7 +3,8 @@ r"""Built-in plugin: the deflations and rank-one solvers of Mackey, *Deflation M
 Registered through the ``spcakit`` entry-point group like any third-party plugin.
 Hotelling's and projection deflation come with the SPCArt plugin; this one adds
 the Schur complement, orthogonalized Hotelling, orthogonalized projection and
-generalized deflations, the ``greedy`` and ``exhaustive`` solvers, the ``swap``
+generalized deflations, the ``greedy`` and ``exhaustive`` solvers (with ``enumerated``, the exhaustive method's
+stopper that reports its optimum), the ``swap``
 refiner (block coordinate ascent on CPEV by support swaps), and spcakit's default
 method ``auto`` (the ``best-of`` driver over a ``portfolio`` of methods, :mod:`spcakit_deflation.portfolio`). The
 generalized deflation keeps its constraint :math:`B = I - QQ^\top` in the run's
@@ -23,7 +24,7 @@ PAPER = deflators.PAPER
 
 @hookimpl
 def spcakit_register_parts(register: Callable[..., None]) -> None:
-    register(deflators.DEFLATORS + solvers.UPDATERS + restarts.UPDATERS + portfolio.UPDATERS + portfolio.DRIVERS + swap.REFINERS)
+    register(deflators.DEFLATORS + solvers.UPDATERS + solvers.STOPPERS + restarts.UPDATERS + portfolio.UPDATERS + portfolio.DRIVERS + swap.REFINERS)
 
 
 @hookimpl

@@ -43,8 +43,9 @@ from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit import ties
 from spcakit.linalg import RANGE_TOL, generalized_top, range_basis
-from spcakit.protocols import Updater, part
-from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
+from spcakit.bounds import raised_for_rounding
+from spcakit.protocols import Stopper, Updater, part
+from spcakit.state import CONSTRAINT, Carry, IterState, constraint_submatrix, with_proved_bound
 from spcakit.validators import boolean, check_cardinality, one_of, to_int
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
@@ -575,7 +576,33 @@ class ExhaustiveSolver(Updater):
             weights = ties.leading_magnitudes(problem.covariance)
             chosen = int(tied[ties.argmax(np.array([weights[list(supports[i])].sum() for i in tied]))])
         value, y = _support_value(a, state, list(supports[chosen]))
-        return _embed(p, list(supports[chosen]), y)[:, None], value, state
+        # every support's value is known: the largest (raised for rounding) bounds the optimum; `enumerated` reports it
+        best = raised_for_rounding(float(values.max()), p, float(np.abs(np.diag(a)).max(initial=0.0)))
+        return _embed(p, list(supports[chosen]), y)[:, None], value, state.set(ENUMERATED_KEY, best)
+
+
+#: The ``exhaustive`` solver's carry key for the optimum it found, raised for rounding (read by ``enumerated``).
+ENUMERATED_KEY = "exhaustive.optimum"
+
+
+@part("enumerated", paper=PAPER)
+class Enumerated(Stopper):
+    """stop after the solver's one step: every support was enumerated, so the loading is optimal (its value the bound)
+
+    The ``exhaustive`` method's stopper. Its reason carries the optimum as a proved bound
+    (:func:`spcakit.state.with_proved_bound`), which the result's ``bound`` and ``gap`` metrics take where it bounds
+    their problem: the first loading, and every loading under the generalized deflation (the method's default).
+    """
+
+    def __call__(self, state: IterState) -> str | None:
+        if state.iteration < 1:
+            return None
+        carry = state.updater_state
+        optimum = carry.get(ENUMERATED_KEY) if isinstance(carry, Carry) else None
+        if optimum is None:  # another solver: one step all the same
+            return "one step"
+        return with_proved_bound("optimal (every support enumerated)", optimum,
+                                 given_earlier=carry.get(CONSTRAINT) is not None)  # fmt: skip
 
 
 @part("greedy", paper=PAPER, k="k")
@@ -790,3 +817,4 @@ class GreedySolver(Updater):
 
 
 UPDATERS = [GreedySolver, ExhaustiveSolver]
+STOPPERS = [Enumerated]

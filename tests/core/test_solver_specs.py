@@ -35,7 +35,7 @@ def test_a_solver_may_name_the_stopper_that_reports_its_step():
     assert expand_solver(table)["stopper"] == {"name": "max-iterations", "n": 1, "note": "mine"}
 
 
-@pytest.mark.parametrize("name", ["greedy", "exhaustive", "tpower-restarts", "encoder-batch", "encoder-iterative",
+@pytest.mark.parametrize("name", ["greedy", "tpower-restarts", "encoder-batch", "encoder-iterative",
                                   "fspca-go", "fspca-exhaustive", "auto"])  # fmt: skip
 def test_the_built_in_one_shot_methods_are_solvers(name):
     registry = get_registry()
@@ -43,6 +43,15 @@ def test_the_built_in_one_shot_methods_are_solvers(name):
     assert "solver" in raw and not {"updater", "truncator", "stopper"} & set(raw)
     spec = registry.method(name)
     assert spec.truncator.name == "none" and spec.stopper.name == "max-iterations" and spec.stopper.params == {"n": 1}
+
+
+@pytest.mark.parametrize(("name", "stopper"), [("exhaustive", "enumerated"), ("exact", "certified")])
+def test_the_exact_solvers_name_the_stopper_that_reports_their_certificate(name, stopper):
+    registry = get_registry()
+    raw = registry._resolved(name, ())
+    assert "solver" in raw and not {"updater", "truncator"} & set(raw)
+    spec = registry.method(name)
+    assert spec.truncator.name == "none" and spec.stopper.name == stopper
 
 
 def _with_builtins() -> Registry:

@@ -33,7 +33,7 @@ from spcakit.operators import DenseCovariance, GramCovariance
 from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.state import CONSTRAINT, Carry
 from spcakit.testing import strategies as sps
-from spcakit_deflation.solvers import EXHAUSTIVE_LIMIT, generalized_top
+from spcakit_deflation.solvers import ENUMERATED_KEY, EXHAUSTIVE_LIMIT, generalized_top
 
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DEFLATORS = (
@@ -58,7 +58,11 @@ def solve(name: str, problem, carry: Carry | None = None, **params) -> tuple[np.
     state = part.init(problem, x0, carry)
     z, value, after = part.propose(problem, x0, state)
     assert z.shape == (problem.p, 1)
-    assert after is state  # the solvers' state is the carry, read and passed on unchanged
+    if name == "exhaustive":  # the carry and the optimum it found, raised for rounding (for the `enumerated` stopper)
+        assert [entry for entry in after.entries if entry[0] != ENUMERATED_KEY] == list(state.entries)
+        assert after.get(ENUMERATED_KEY) >= float(value) and after.get(ENUMERATED_KEY) == pytest.approx(float(value))
+    else:
+        assert after is state  # the solvers' state is the carry, read and passed on unchanged
     return z[:, 0], float(value)
 
 
@@ -457,3 +461,26 @@ def test_wide_data_tpower_with_every_deflator_never_forms_the_covariance(wide_da
     assert result.loadings.shape == (WIDE_P, 3)
     assert result.metrics["pattern"] == [5] * 3
     assert result.spec["deflator"]["name"] == deflator
+
+
+def test_exhaustive_reports_its_optimum_as_the_bound_of_each_loading():
+    """Every support enumerated: the reason says optimal and the bound metric is the optimum it found (never below
+    brute force of the metric's problem), so the first loading's gap is 0; under the generalized deflation (the
+    method's) every later bound is that loading's additional variance. Another deflation keeps the first alone."""
+    from spcakit.bounds import component_bounds
+    from spcakit.testing import brute_force_optimum
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((9, 11)) * np.linspace(2.0, 0.5, 11)
+    c = x.T @ x / 9
+    result = spcakit.fit(c, "exhaustive", r=3, k=3, covariance=True)
+    assert result.stopping_reason == "optimal (every support enumerated)" and not result.warnings
+    optimum = brute_force_optimum(c, 3)[0]
+    assert result.metrics["bound"][0] == pytest.approx(optimum, rel=1e-12) and result.metrics["bound"][0] >= optimum
+    assert result.metrics["gap"][0] == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(result.metrics["bound"], result.metrics["additional_variance"], rtol=1e-12)
+    projected = spcakit.fit(c, "exhaustive", r=3, k=3, covariance=True, deflator="projection")
+    assert projected.metrics["bound"][0] == pytest.approx(optimum, rel=1e-12)
+    own = component_bounds(c, projected.loadings, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
+    assert projected.metrics["bound"][1:] == pytest.approx(list(own.bound[1:]), rel=1e-12)  # the metric's own bounds
+    assert own.bound[0] > projected.metrics["bound"][0]  # where the enumerated optimum is tighter

@@ -50,8 +50,10 @@ def iterative_methods() -> list[str]:
     out = []
     for info in get_registry().methods():
         stopper = info.spec.stopper
-        # a solver's single step (the exact method's certified stopper reports its search, one step too)
-        one_step = (stopper.name == "max-iterations" and stopper.params.get("n") == 1) or stopper.name == "certified"
+        # a solver's single step (the exact solvers' stoppers, exact's certified and exhaustive's enumerated, report
+        # their certificate after one step too)
+        one_step = (stopper.name == "max-iterations" and stopper.params.get("n") == 1) or stopper.name in (
+            "certified", "enumerated")
         if not one_step and info.spec.name not in PAPER_RULE:
             out.append(info.spec.name)
     return out

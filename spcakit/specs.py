@@ -190,8 +190,8 @@ def expand_solver(data: Mapping[str, Any], where: str = "spec") -> dict[str, Any
     part is the updater, called once per component by the deflation driver or once by the block driver,
     whose proposal is the loading (``truncator = "none"``, one step: ``stopper = { name =
     "max-iterations", n = 1 }`` unless the spec names a stopper that ends after the first step and says
-    more, as the exact solver's ``certified`` does). A spec that gives ``solver`` gives no ``updater`` or
-    ``truncator``.
+    more, as the exact solver's ``certified`` and the exhaustive search's ``enumerated`` do). A spec that gives
+    ``solver`` gives no ``updater`` or ``truncator``.
     """
     if "solver" not in data:
         return dict(data)

@@ -15,10 +15,14 @@ def sparse_product(op: CovarianceOperator, w: np.ndarray) -> np.ndarray:
     r""":math:`CW` from the nonzero rows :math:`I` of ``w`` alone, :math:`C_{:,I}W_I`, when they are at most half of the
     variables (:meth:`CovarianceOperator.matmat_rows`: for data :math:`A^\top(A_{:,I}W_I)/s`, one pass over the data
     where a dense product makes two), else the dense product. The same numbers, to rounding."""
+    rows = sparse_rows(w)
+    return op.matmat(w) if rows is None else op.matmat_rows(w, rows)
+
+
+def sparse_rows(w: np.ndarray) -> np.ndarray | None:
+    """The rows where ``w`` (a vector or ``p x k``) is nonzero when they are at most half of them, else ``None``."""
     rows = np.flatnonzero(w if w.ndim == 1 else np.any(w, axis=1))
-    if 2 * rows.size <= op.p:
-        return op.matmat_rows(w, rows)
-    return op.matmat(w)
+    return rows if 2 * rows.size <= w.shape[0] else None
 
 
 @runtime_checkable

@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product
+from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product, sparse_rows
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import operator_is_direct, operator_top
 
@@ -61,12 +61,6 @@ class RankOneCorrected(OperatorAccess):
         return operator_top(self, r)
 
 
-def _nonzero_rows(vector: np.ndarray) -> np.ndarray | None:
-    """The nonzero entries of ``vector`` when they are at most half of them (a sparse loading), else ``None``."""
-    rows = np.flatnonzero(vector)
-    return rows if 2 * rows.size <= vector.shape[0] else None
-
-
 @attrs.frozen(eq=False)
 class ProjectionDeflated(OperatorAccess):
     r"""Projection deflation :math:`(I - xx^\top) C (I - xx^\top)` of ``base``.
@@ -82,7 +76,7 @@ class ProjectionDeflated(OperatorAccess):
     base: CovarianceOperator
     vector: np.ndarray
     _rows: np.ndarray | None = attrs.field(
-        default=attrs.Factory(lambda self: _nonzero_rows(self.vector), takes_self=True), init=False, repr=False)
+        default=attrs.Factory(lambda self: sparse_rows(self.vector), takes_self=True), init=False, repr=False)
     _base_x: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
     _diagonal: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
 

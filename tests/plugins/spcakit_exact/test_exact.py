@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit import thresholding
-from spcakit.errors import InvalidParameterError
+from spcakit.errors import ConstantColumnWarning, InvalidParameterError
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
@@ -189,6 +189,59 @@ def test_the_bound_metric_takes_the_searchs_certificate_where_it_bounds_its_prob
             assert bound <= searched[t] * (1 + 1e-5), (t, bound, searched[t])
         assert achieved <= optimum * (1 + 1e-9)
     assert fast.metrics["bound"][0] > limited.metrics["bound"][0]  # the certificate is the tighter one here
+
+
+#: Families at p = 4..11 (brute force of every support, for every loading and both methods, stays fast).
+SMALL_FAMILIES = sps.covariance_families((4, 11))
+
+
+@pytest.mark.parametrize("family", sorted(SMALL_FAMILIES))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_certificate_the_metrics_take_is_above_brute_force_on_every_family(family, data):
+    """The certificates the metrics take (exact's search stopped by a node limit, or finished; exhaustive's
+    enumeration) on every family, the tied correlations of standardised data among them: each loading's
+    ``bound`` is at least the brute-force optimum of its problem and its ``gap`` never claims more than the loading
+    achieves there."""
+    _, c = data.draw(SMALL_FAMILIES[family], label="covariance")
+    p = c.shape[0]
+    k = data.draw(st.integers(1, p - 1), label="k")
+    r = data.draw(st.integers(1, min(3, p - k + 1)), label="r")
+    deflator = data.draw(st.sampled_from(["generalized", "projection"]), label="deflator")
+    method = data.draw(st.sampled_from(["exact", "exhaustive"]), label="method")
+    options = {"node_limit": data.draw(st.integers(1, 4), label="node limit")} if method == "exact" else {}
+    result = spcakit.fit(c, method, r=r, k=k, covariance=True, deflator=deflator, **options)
+    rounding = 1e-12 * max(1.0, float(np.abs(c).max()))
+    for t in range(r):
+        optimum = _left_optimum(c, result.loadings, t, int(np.count_nonzero(result.loadings[:, t])))
+        bound = result.metrics["bound"][t]
+        assert bound >= optimum * (1 - 1e-12) - rounding, (t, bound, optimum, result.stopping_reason)
+        assert (1 - result.metrics["gap"][t]) * bound <= optimum * (1 + 1e-9) + rounding, (t, result.metrics["gap"])
+
+
+@pytest.mark.parametrize("method", ["exact", "exhaustive"])
+def test_certificates_on_standardised_data_with_tied_and_constant_columns_hold_in_any_column_order(method):
+    """What users run: data, standardised, with a constant column and two copies of a column (tied), in two
+    column orders. The bounds are above the brute-force optimum of the correlation matrix the fit used, the first
+    loading is certified optimal (gap within the search's pruning tolerance) and the values agree across the orders."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((40, 9)) @ rng.standard_normal((9, 9)) * rng.uniform(0.5, 3.0, 9)
+    x = np.column_stack([x, x[:, 2] * 3.0 + 1.0, np.full(40, 5.0)])  # a copy (tied, correlation 1) and a constant
+    order = rng.permutation(x.shape[1])
+    with pytest.warns(ConstantColumnWarning):
+        runs = [spcakit.fit(data, method, r=2, k=3, standardize=True) for data in (x, x[:, order])]
+    z = (x - x.mean(axis=0))[:, :-1]
+    c = np.zeros((11, 11))
+    c[:10, :10] = np.corrcoef(z, rowvar=False)
+    for result, perm in zip(runs, (np.arange(11), order)):
+        cov = c[np.ix_(perm, perm)]
+        assert not result.loadings[np.flatnonzero(perm == 10)].any()  # the constant column
+        assert 0.0 <= result.metrics["gap"][0] <= 2 * PRUNE_RTOL  # certified: the search prunes to PRUNE_RTOL
+        for t in range(2):
+            optimum = _left_optimum(cov, result.loadings, t, 3)
+            assert result.metrics["bound"][t] >= optimum * (1 - 1e-12), (t, result.metrics["bound"], optimum)
+    assert runs[0].metrics["bound"] == pytest.approx(runs[1].metrics["bound"], rel=1e-9)
+    assert runs[0].metrics["additional_variance"] == pytest.approx(runs[1].metrics["additional_variance"], rel=1e-9)
 
 
 def test_the_command_line_takes_a_time_limit():

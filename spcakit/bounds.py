@@ -37,7 +37,7 @@ sparse principal component analysis* (Math. Prog. Comp. 2019) for the Gershgorin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -201,7 +201,7 @@ def component_bounds(
     covariance: object,
     loadings: np.ndarray,
     *,
-    top_eigenvalue: float | None = None,
+    top_eigenvalue: float | Callable[[], float | None] | None = None,
     gershgorin: bool | None = None,
     span: LoadingSpan | None = None,
     relaxation: str = "fast",
@@ -252,7 +252,13 @@ def component_bounds(
     loadings
         The ``p x r`` loadings, in their order (their scale does not matter; a zero column gets bound 0).
     top_eigenvalue
-        :math:`\lambda_{\max}(C)` from a direct eigensolver, or ``None`` to leave that bound out.
+        :math:`\lambda_{\max}(C)` from a direct eigensolver, or ``None`` to leave that bound out; or a function that
+        returns one of those, called only when some loading's other bounds are not already below a lower bound on
+        :math:`\lambda_{\max}(C)` (then the eigenvalue bound could not be the least, and the result is the same
+        without it): the largest diagonal entry, :math:`\lambda_{\max}(Q^\top CQ)`, and the Rayleigh quotient of
+        :math:`Cv` for the best unit :math:`v` in the loadings' span, which costs one product with :math:`C`
+        (:func:`_spectrum_lower_bounds`). The run's metrics pass such a function: on data of many more variables
+        than samples the spectrum is a Gram matrix of the rows, about as costly as several passes over the data.
     gershgorin
         Gershgorin's bound for every loading (``True``), where it is cheap when :math:`C` is explicit
         (``None``: see above), or never (``False``).
@@ -284,15 +290,13 @@ def component_bounds(
     # diag(C_t), one column per loading, on the rows where the k_t largest can be
     projected = _projected_diagonals(diagonal[rows], basis[rows], c_basis[rows], m)[:, before]
     top = np.cumsum(-np.sort(-np.clip(projected, 0.0, None), axis=0), axis=0)  # sums of the k largest, per column
-    out: dict[str, list[Any]] = {"bound": [], "achieved": [], "gap": [], "which": []}
+    taken: list[dict[str, float] | None] = []
     for t in range(r):
         k = int(nonzeros[t])
         if k == 0:
-            out["bound"].append(0.0), out["achieved"].append(0.0), out["gap"].append(0.0), out["which"].append("zero")
+            taken.append(None)
             continue
         bounds = {"diagonal": float(top[k - 1, t])}
-        if top_eigenvalue is not None:
-            bounds["eigenvalue"] = float(top_eigenvalue)
         if gershgorin or (gershgorin is None and explicit is not None and (t == 0 or p * p * r <= GERSHGORIN_EVERY_LIMIT)):
             j = int(before[t])  # the basis columns that span the loadings before t
             bounds["gershgorin"] = gershgorin_bound(op, k, basis[:, :j], c_basis[:, :j], m[:j, :j])
@@ -302,6 +306,15 @@ def component_bounds(
             bounds["threshold"] = threshold_search(left, k)[0]
         if proved is not None and t < len(proved) and proved[t] is not None:
             bounds["method"] = float(proved[t])  # type: ignore[arg-type]
+        taken.append(bounds)
+    eigenvalue = _top_eigenvalue_if_it_can_be_least(top_eigenvalue, taken, op, diagonal, c_basis, m)
+    out: dict[str, list[Any]] = {"bound": [], "achieved": [], "gap": [], "which": []}
+    for t, bounds in enumerate(taken):
+        if bounds is None:
+            out["bound"].append(0.0), out["achieved"].append(0.0), out["gap"].append(0.0), out["which"].append("zero")
+            continue
+        if eigenvalue is not None:
+            bounds["eigenvalue"] = eigenvalue
         which = min(bounds, key=lambda name: (bounds[name], _COMPONENT_ORDER.index(name)))
         bound = raised_for_rounding(bounds[which], p, scale)
         out["bound"].append(bound)
@@ -310,6 +323,49 @@ def component_bounds(
         out["which"].append(which)
     return ComponentBounds(bound=tuple(out["bound"]), achieved=tuple(out["achieved"]), gap=tuple(out["gap"]),
                            which=tuple(out["which"]))  # fmt: skip
+
+
+#: A lower bound on :math:`\lambda_{\max}(C)` settles that the eigenvalue bound is not the least only when the other
+#: bounds are below it by more than this share (rounding in the lower bound never changes which bound is reported).
+_SETTLED_MARGIN = 1e-9
+
+
+def _top_eigenvalue_if_it_can_be_least(
+    top_eigenvalue: float | Callable[[], float | None] | None, taken: list[dict[str, float] | None],
+    op: CovarianceOperator, diagonal: np.ndarray, c_basis: np.ndarray, m: np.ndarray,
+) -> float | None:
+    r""":math:`\lambda_{\max}(C)` for the eigenvalue bound: ``top_eigenvalue`` itself when a number (or ``None``); when a
+    function, its value, or ``None`` without calling it when every loading's other bounds are below a lower bound on
+    :math:`\lambda_{\max}(C)` (:func:`_spectrum_lower_bounds`), so that the eigenvalue bound could not be the least."""
+    if not callable(top_eigenvalue):
+        return None if top_eigenvalue is None else float(top_eigenvalue)
+    least = max((min(bounds.values()) for bounds in taken if bounds is not None), default=None)
+    if least is None:
+        return None
+    for lower in _spectrum_lower_bounds(op, diagonal, c_basis, m):
+        if least < lower * (1 - _SETTLED_MARGIN):
+            return None
+    value = top_eigenvalue()
+    return None if value is None else float(value)
+
+
+def _spectrum_lower_bounds(op: CovarianceOperator, diagonal: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> Iterator[float]:
+    r"""Lower bounds on :math:`\lambda_{\max}(C)`, each a Rayleigh quotient (Courant-Fischer), cheapest first: the largest
+    diagonal entry and :math:`\lambda_{\max}(M)`, :math:`M = Q^\top CQ` (Rayleigh-Ritz on the loadings' span), for
+    nothing; then :math:`u^\top Cu / u^\top u` for :math:`u = Cv`, :math:`v = Qg` the best unit vector of that span
+    (:math:`g` the leading eigenvector of :math:`M`), at the cost of one product with :math:`C`. For a positive
+    semi-definite :math:`C` the power step raises the quotient (:math:`v^\top C^3v / v^\top C^2v \ge v^\top Cv`), and on a
+    spectrum spread over many directions (data of more variables than samples) it is near its mean, far above a
+    sparse loading's variance."""
+    yield float(diagonal.max(initial=0.0))
+    if m.shape[0] == 0:
+        return
+    values, vectors = np.linalg.eigh(m)
+    yield float(values[-1])
+    u = c_basis @ vectors[:, -1]
+    norm = float(u @ u)
+    if norm > 0:
+        yield float(u @ np.asarray(op.matmat(u), dtype=float)) / norm
 
 
 def _spanned(span: LoadingSpan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -486,10 +542,13 @@ _COMPONENT_ORDER = (*BOUNDS, "threshold", "method")
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
 def _run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> ComponentBounds:
     """:func:`component_bounds` of the run, once for both metrics, with the run's relaxation (``context.bound``);
-    :math:`\\lambda_{\\max}(C)` from the run's spectrum when a direct solver gave it."""
+    :math:`\\lambda_{\\max}(C)` from the run's spectrum when a direct solver gave it: the value when the run has it
+    already, else computed only when it could be the least bound."""
+    known = context.kept_top_eigenvalue()
     return context.shared(  # type: ignore[no-any-return]
         "component_bounds",
-        lambda: component_bounds(problem.covariance, loadings, top_eigenvalue=context.exact_top_eigenvalue(),
+        lambda: component_bounds(problem.covariance, loadings,
+                                 top_eigenvalue=context.exact_top_eigenvalue if known is None else known,
                                  span=shared_span(problem, loadings, context), relaxation=context.bound,
                                  proved=context.proved),
     )

@@ -287,6 +287,15 @@ class MetricContext:
             self._spectrum = top_eigenvalues(self.problem.covariance, max(k, self.loadings.shape[1]))
         return self._spectrum[:k]
 
+    def kept_top_eigenvalue(self) -> float | None:
+        r""":math:`\lambda_{\max}(C)` when the run already has it from a direct solver (its spectrum, or the values the
+        operator kept, e.g. from a PCA start), else ``None``: nothing is computed."""
+        direct = getattr(self.problem.covariance, "direct_spectrum", None)
+        if self._spectrum is not None and direct is not None and direct(int(self._spectrum.shape[0])):
+            return float(self._spectrum[0]) if self._spectrum.size else 0.0
+        kept = getattr(self.problem.covariance, "kept_top_eigenvalue", None)
+        return None if kept is None else kept()
+
     def exact_top_eigenvalue(self) -> float | None:
         r""":math:`\lambda_{\max}(C)` from the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics)
         when the operator's solver for it is direct (exact to rounding: an upper bound, :mod:`spcakit.bounds`),

@@ -79,6 +79,11 @@ class OperatorAccess:
         (:func:`~spcakit.operators.operator_top`); an operator with a solver of its own says so itself."""
         return False
 
+    def kept_top_eigenvalue(self) -> float | None:
+        r""":math:`\lambda_{\max}(C)` when a direct solver already found it and the operator kept it (free), else
+        ``None``; nothing is computed."""
+        return None
+
     def columns(self, index: np.ndarray) -> np.ndarray:
         index = np.asarray(index, dtype=int)
         selector = np.zeros((self.p, index.size))  # type: ignore[attr-defined]

@@ -54,9 +54,6 @@ class RankOneCorrected(OperatorAccess):
     def direct_spectrum(self, r: int) -> bool:
         return operator_is_direct(self.p, r)
 
-    def direct_spectrum(self, r: int) -> bool:
-        return operator_is_direct(self.p, r)
-
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)
 
@@ -198,6 +195,9 @@ class PaddedCovariance(OperatorAccess):
         padding = np.zeros((self.size, extra.size))
         padding[extra, np.arange(extra.size)] = 1.0
         return np.concatenate([values, np.zeros(extra.size)]), np.hstack([self._embed(vectors), padding])
+
+    def kept_top_eigenvalue(self) -> float | None:
+        return self.base.kept_top_eigenvalue()  # the zero rows and columns add eigenvalue 0 alone
 
     def top_eigenvalues(self, r: int) -> np.ndarray:
         r = min(r, self.size)

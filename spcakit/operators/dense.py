@@ -50,6 +50,13 @@ class DenseCovariance(OperatorAccess):
             self._spectra[key] = np.clip(leading_eigenpairs(self.matrix, min(r, self.p), vectors=False), 0.0, None)
         return self._spectra[key].copy()  # type: ignore[no-any-return]
 
+    def kept_top_eigenvalue(self) -> float | None:
+        for (kind, r), kept in self._spectra.items():
+            values = kept[0] if kind == "pairs" else kept
+            if r >= 1 and self.direct_spectrum(r):
+                return float(max(values[0], 0.0))
+        return None
+
     def columns(self, index: np.ndarray) -> np.ndarray:
         return self.matrix[:, np.asarray(index, dtype=int)]
 

@@ -318,6 +318,10 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             return np.clip(kept[:r], 0.0, None)
         return super().top_eigenvalues(r)
 
+    def kept_top_eigenvalue(self) -> float | None:
+        kept = self._kept.get("top_values")  # kept by a direct top_eigenpairs alone
+        return None if kept is None or not kept.shape[0] else float(max(kept[0], 0.0))
+
     def columns(self, index: np.ndarray) -> np.ndarray:
         return self._transpose_product(self._centred_columns(index)) / self.scale
 

@@ -186,6 +186,72 @@ def test_component_bounds_of_a_methods_loadings_hold_against_brute_force(family,
     _check_components(c, result.loadings, top, gershgorin)
 
 
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@FAMILY_SETTINGS
+@given(data=st.data())
+def test_the_top_eigenvalue_asked_for_only_when_it_can_be_the_least_gives_the_same_bounds(family, data):
+    """A function for lambda_max(C) is called only when some loading's other bounds are not below a lower bound on
+    it, and the bounds, gaps and names are exactly those of the value given outright; each lower bound is below
+    lambda_max (a Rayleigh quotient), and the function is not called when the least other bound is below one."""
+    from spcakit.bounds import _spectrum_lower_bounds  # the private rule the docstring describes
+
+    _, c = data.draw(FAMILIES[family], label="(kind, C)")
+    x = _sparse_loadings(data, c.shape[0])
+    top = float(np.linalg.eigvalsh(c)[-1])
+    calls = []
+    given_outright = component_bounds(c, x, top_eigenvalue=top)
+    lazy = component_bounds(c, x, top_eigenvalue=lambda: calls.append(1) or top)
+    assert lazy == given_outright
+    span = spcakit.metrics.loading_span(x, spcakit.operators.DenseCovariance(c))
+    if span.independent:
+        q, cq = span.full_q(), span.cq
+        m = q.T @ cq
+        lower = list(_spectrum_lower_bounds(spcakit.operators.DenseCovariance(c), np.diag(c).copy(), cq, (m + m.T) / 2))
+        assert all(value <= top * (1 + 1e-12) + reference_rounding(c) for value in lower), (lower, top)
+        others = component_bounds(c, x, top_eigenvalue=None)
+        least = max((b for b, w in zip(others.bound, others.which) if w != "zero"), default=None)
+        if least is not None and least < max(lower) * (1 - 1e-6):  # settled by a lower bound, with room for rounding
+            assert not calls
+        if any(w == "eigenvalue" for w in given_outright.which):
+            assert calls == [1]
+
+
+def test_wide_data_asks_no_spectrum_when_a_power_step_settles_it():
+    """Data of many more variables than samples: the sum of the k largest variances is below a power step's Rayleigh
+    quotient, so the run's bound metrics take no Gram matrix of the rows (the spectrum), with the same bounds."""
+    from spcakit.operators import GramCovariance
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((40, 4000))
+    result = spcakit.fit(x, "tpower", r=3, k=20)
+    calls = []
+    original = GramCovariance._small_gram
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GramCovariance, "_small_gram", lambda self: calls.append(1) or original(self))
+        again = spcakit.fit(x, "tpower", r=3, k=20)
+    assert not calls
+    assert again.metrics["bound"] == result.metrics["bound"] and set(again.metrics) == set(result.metrics)
+    centred = x - x.mean(axis=0)
+    eigenvalue = float(np.linalg.eigvalsh(centred @ centred.T / 39)[-1])
+    variances = np.sort(centred.var(axis=0, ddof=1))[::-1]
+    assert result.metrics["bound"][0] == pytest.approx(variances[:20].sum(), rel=1e-9)  # the diagonal bound,
+    assert result.metrics["bound"][0] < eigenvalue  # below lambda_max: the eigenvalue bound could not be the least
+
+
+def test_operators_keep_the_top_eigenvalue_a_direct_solver_found():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((30, 12))
+    c = np.cov(x, rowvar=False)
+    dense = spcakit.operators.DenseCovariance(c)
+    assert dense.kept_top_eigenvalue() is None
+    dense.top_eigenpairs(2)
+    assert dense.kept_top_eigenvalue() == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-12)
+    problem = spcakit.as_problem(x)
+    assert problem.covariance.kept_top_eigenvalue() is None
+    problem.covariance.top_eigenpairs(3)
+    assert problem.covariance.kept_top_eigenvalue() == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-10)
+
+
 #: Found by the families above: tpower's loadings (r = 2, k = 2) on a rank-one 2 x 2 covariance; the second
 #: loading's variance on what the first leaves (nothing) comes out -5.3e-19, its bound 4.9e-16, and its gap was once 1.0011.
 RANK_ONE = (np.array([[0.02319674040936281, 0.05514969500354358], [0.05514969500354358, 0.13111707961159297]]),

@@ -296,16 +296,25 @@ def test_metrics_are_registered_once_and_rendered_from_the_registry():
 
 
 def test_the_shared_spectrum_is_computed_once_per_run(monkeypatch):
+    """PCA's start decomposes the covariance; the default metrics' bound takes the top eigenvalue it kept (no second
+    decomposition), and with every metric NEV and the encoder criteria share one spectrum."""
+    import spcakit.operators.dense as dense_module
+
     calls = []
-    original = DenseCovariance.top_eigenvalues
+    original = dense_module.leading_eigenpairs
 
-    def counted(self, k):
-        calls.append(k)
-        return original(self, k)
+    def counted(matrix, r, **options):
+        calls.append((r, options))
+        return original(matrix, r, **options)
 
-    monkeypatch.setattr(DenseCovariance, "top_eigenvalues", counted)
-    spcakit.fit(spcakit.Covariance(np.diag([5.0, 4.0, 3.0, 2.0, 1.0])), "pca", r=2)
-    assert calls == [2]  # NEV and the encoder criteria share it
+    monkeypatch.setattr(dense_module, "leading_eigenpairs", counted)
+    c = np.diag([5.0, 4.0, 3.0, 2.0, 1.0])
+    default = spcakit.fit(spcakit.Covariance(c), "pca", r=2)
+    assert calls == [(2, {})] and default.metrics["bound"][0] == pytest.approx(5.0, rel=1e-12)  # the start's alone
+    calls.clear()
+    every = spcakit.fit(spcakit.Covariance(c), "pca", r=2, metrics="all")
+    assert calls == [(2, {}), (2, {"vectors": False})]  # the start's, then one spectrum for all the metrics
+    assert every.metrics["normalized_explained_variance"] == pytest.approx(1.0, rel=1e-12)
 
 
 def _additional_by_gram_schmidt(x: np.ndarray, c: np.ndarray) -> list[float]:

@@ -132,11 +132,42 @@ class ProjectionDeflated(OperatorAccess):
         return (sub + sub.T) / 2
 
     def matmat_rows(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        r""":math:`P(C_{:,I}W_I - Cx\,(x_I^\top W_I))`: ``base``'s row-restricted product and :math:`O(pk)`."""
-        x, cx = self.vector, self.base_times_vector()
-        along = x[rows] @ w[rows]
-        inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
-        return self._project(inner, fresh=True)
+        r""":math:`P_t \cdots P_1\, C\, P_1 \cdots P_t W` through the whole chain of projections by sparse loadings
+        wrapped around the innermost operator :math:`C` (this one's ``base``, its ``base``, ... while they are
+        projections by sparse vectors): the projections of the sparse :math:`W` stay on the union :math:`U` of the
+        rows of :math:`W` and of the loadings, then one row-restricted product :math:`C_{:,U}(\cdot)_U` (when
+        :math:`U` is at most half of the variables), then each projection changes its loading's rows alone. Costs
+        one product with :math:`C` and :math:`O(p + tk)` for ``t`` projections of ``k`` nonzeros each, where
+        applying the levels one inside another (``base``'s product corrected by :math:`C x` at each level) costs an
+        :math:`O(p)` update per level. A projection by a dense vector wraps its ``base``'s product."""
+        if self._rows is None:
+            x, cx = self.vector, self.base_times_vector()
+            along = x[rows] @ w[rows]
+            inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
+            return self._project(inner, fresh=True)
+        chain, inner_op = self._sparse_chain()
+        u = np.zeros_like(w, dtype=float)
+        u[rows] = w[rows]
+        used = [np.asarray(rows, dtype=int)]
+        for level in chain:  # P_t first (this one), down to P_1: each changes its loading's rows, if any
+            along = level.vector[level._rows] @ u[level._rows]  # type: ignore[index]
+            if np.any(along != 0):
+                level._project(u, fresh=True)
+                used.append(level._rows)  # type: ignore[arg-type]
+        union = np.unique(np.concatenate(used)) if len(used) > 1 else used[0]
+        product = inner_op.matmat_rows(u, union) if 2 * union.size <= self.p else inner_op.matmat(u)
+        for level in reversed(chain):  # P_1 first, up to P_t (this one)
+            level._project(product, fresh=True)
+        return product
+
+    def _sparse_chain(self) -> tuple[list[ProjectionDeflated], CovarianceOperator]:
+        """This projection and those nested in it by sparse vectors, outermost first, and the operator inside them."""
+        chain: list[ProjectionDeflated] = [self]
+        inner: CovarianceOperator = self.base
+        while isinstance(inner, ProjectionDeflated) and inner._rows is not None:
+            chain.append(inner)
+            inner = inner.base
+        return chain, inner
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)
@@ -241,13 +272,18 @@ def rank_one_downdate(op: CovarianceOperator, vector: np.ndarray, weight: float)
     return RankOneCorrected(op, vector, weight)
 
 
-def project_out(op: CovarianceOperator, unit: np.ndarray) -> CovarianceOperator:
-    r""":math:`(I - qq^\top) C (I - qq^\top)` for a unit ``q``: a rank-two update of an explicit ``op``, wrapped otherwise."""
+def project_out(op: CovarianceOperator, unit: np.ndarray, product: np.ndarray | None = None) -> CovarianceOperator:
+    r""":math:`(I - qq^\top) C (I - qq^\top)` for a unit ``q``: a rank-two update of an explicit ``op``, wrapped otherwise;
+    ``product`` is :math:`Cq` when the caller has it: a wrapped operator keeps it instead of taking a product (an
+    explicit one takes its own, :math:`O(p^2)`)."""
     if isinstance(op, DenseCovariance):
         cq = op.matrix @ unit
         m = op.matrix - np.outer(unit, cq) - np.outer(cq, unit) + float(unit @ cq) * np.outer(unit, unit)
         return DenseCovariance((m + m.T) / 2)
-    return ProjectionDeflated(op, unit)
+    deflated = ProjectionDeflated(op, unit)
+    if product is not None:
+        deflated._base_x.append(np.asarray(product, dtype=float))  # its kept C q (base_times_vector)
+    return deflated
 
 
 def densify(op: CovarianceOperator) -> np.ndarray:

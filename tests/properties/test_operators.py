@@ -184,6 +184,22 @@ def test_projection_deflated_matches_its_formula(base, seed, first_nonzeros, sec
 
 
 @SETTINGS
+@given(base_operators(), sps.seeds(), st.lists(st.integers(0, 6), min_size=1, max_size=6))
+def test_a_chain_of_projections_matches_its_formula(base, seed, nonzeros):
+    """Up to six nested projections (TPower's deflation), each by a sparse vector (taken through the whole chain:
+    one product with the innermost operator) or a dense one (0 nonzeros; the chain stops there): the products,
+    row-restricted ones included, are those of the explicit matrix."""
+    op, c = base
+    p = c.shape[0]
+    dense = c
+    for level, count in enumerate(nonzeros):
+        x = unit_vector(p, seed + level) if count == 0 else sparse_unit_vector(p, seed + level, count)
+        proj = np.eye(p) - np.outer(x, x)
+        op, dense = ProjectionDeflated(op, x), proj @ dense @ proj
+    check_against(op, dense, min(2, p), seed, size=float(np.abs(c).max()))
+
+
+@SETTINGS
 @given(base_operators(), sps.seeds(), st.integers(1, 20), st.integers(1, 3))
 def test_sparse_product_is_the_dense_product(base, seed, nonzeros, columns):
     """:math:`CW` from the nonzero rows of ``W`` (at most half of them) or densely: the dense product either way."""

@@ -22,7 +22,7 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import Carry, IterState, Outcome, nonzero_column_norms
+from spcakit.state import LOADING_PRODUCT, Carry, IterState, Outcome, nonzero_column_norms
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "prepare", "run_block"]
 
@@ -219,17 +219,21 @@ class DeflationDriver(Driver):
                 raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
             loadings[:, k] = state.loadings[:, 0]
             x = loadings[:, k]
+            product = parts.updater.loading_product(current, x, state.updater_state) if k + 1 < r else None
             reasons.append(reason)
             history += state.objective_history
             iterations += state.iteration
             if k + 1 < r:
                 previous = loadings[:, : k + 1]
                 previous.flags.writeable = False  # a view: a deflator reads it
-                deflated = parts.deflator(current, x, previous, carry)
+                handed = carry if product is None else carry.set(LOADING_PRODUCT, (x, product))
+                deflated = parts.deflator(current, x, previous, handed)
                 if not (isinstance(deflated, tuple) and len(deflated) == 2 and isinstance(deflated[0], Problem)
                         and isinstance(deflated[1], Carry)):
                     raise BadPartResult(parts.deflator, "a deflator returns (problem, carry)")
                 current, carry = deflated
+                if LOADING_PRODUCT in carry:
+                    carry = carry.set(LOADING_PRODUCT, None)  # this loading's alone: not handed to the next round
         return Outcome(
             loadings=np.ascontiguousarray(loadings),
             iterations=iterations,

@@ -179,6 +179,12 @@ class Updater(Part):
     def propose(self, problem: Problem, x: np.ndarray, state: Any) -> tuple[np.ndarray, float, Any]:
         raise NotImplementedError
 
+    def loading_product(self, problem: Problem, unit: np.ndarray, state: Any) -> np.ndarray | None:
+        """:math:`C` times the unit loading ``unit`` (one column) that a run ended on, when the run's last step
+        already made it (to rounding), from the updater's final ``state``; else ``None`` (the default). The deflation
+        driver hands it to the deflator (:data:`spcakit.state.LOADING_PRODUCT`)."""
+        return None
+
 
 class Truncator(Part):
     """Zero small entries of each column of :math:`Z`.

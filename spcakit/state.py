@@ -52,6 +52,18 @@ class Carry:
 CONSTRAINT = "constraint"
 
 
+#: Carry key the deflation driver sets for its deflator: ``(unit, product)``, the unit loading just found and
+#: :math:`C` times it, when the loading's own run already made that product (:meth:`~spcakit.protocols.Updater.
+#: loading_product`); absent otherwise. A deflator that needs :math:`Cx` takes it instead of another pass over the data.
+LOADING_PRODUCT = "loading.product"
+
+
+def known_product(carry: Carry, unit: np.ndarray) -> np.ndarray | None:
+    """The carry's :data:`LOADING_PRODUCT` for exactly this ``unit`` loading, else ``None``."""
+    known = carry.get(LOADING_PRODUCT)
+    return known[1] if known is not None and _arrays_equal(known[0], unit) else None
+
+
 def constraint_matmat(carry: Carry, v: np.ndarray) -> np.ndarray:
     """:math:`Bv` for the carry's constraint (``v`` itself when there is none)."""
     q = carry.get(CONSTRAINT)

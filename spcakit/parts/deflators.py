@@ -17,7 +17,7 @@ import numpy as np
 from spcakit.operators import project_out, rank_one_downdate
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, part
-from spcakit.state import Carry
+from spcakit.state import Carry, known_product
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
@@ -45,7 +45,9 @@ class ProjectionDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         unit = x / np.linalg.norm(x)
-        return attrs.evolve(problem, covariance=project_out(problem.covariance, unit), data=None), carry
+        product = known_product(carry, x)  # C x, when the loading's run made it (x is a unit vector then)
+        covariance = project_out(problem.covariance, unit, product=None if product is None else product / np.linalg.norm(x))
+        return attrs.evolve(problem, covariance=covariance, data=None), carry
 
 
 DEFLATORS = [HotellingDeflation, ProjectionDeflation]

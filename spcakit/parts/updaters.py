@@ -116,6 +116,24 @@ class PowerUpdater(Updater):
             quotients = np.where(bnorm > 1e-12, quotients / np.where(bnorm > 1e-12, bnorm, 1.0), 0.0)
         return z, float(np.sum(quotients)), state
 
+    def loading_product(self, problem: Problem, unit: np.ndarray, state: Carry) -> np.ndarray | None:
+        r"""The finish's :math:`Cv` when the run's last step was a finish (the one that confirms a fixed point) on a
+        single column: the loading is then the truncation of :math:`Cv` normalised, :math:`v` itself to rounding
+        (:math:`(Cv)_S = \lambda v_S` for the leading eigenvector :math:`v` of :math:`C_{SS}`), so :math:`C` times the
+        loading is :math:`Cv`; checked: the same support and entries within :data:`PRODUCT_TOL`."""
+        held, last = state.get(SUPPORT_KEY), state.get(FINISH_KEY)
+        if held is None or last is None or not held[3] or last[0].shape[1] != 1 or unit.ndim != 1:
+            return None
+        w = last[0][:, 0]
+        if not np.array_equal(w != 0, unit != 0) or float(np.max(np.abs(w - unit))) > PRODUCT_TOL:
+            return None
+        return np.asarray(last[1][:, 0])
+
+
+#: :meth:`PowerUpdater.loading_product` gives the finish's product for a loading within this of the finish's vector
+#: (largest entry; both unit vectors, equal up to the rounding of one product and normalisation).
+PRODUCT_TOL = 1e-12
+
 
 def _support_vectors(problem: Problem, unit: np.ndarray, support: np.ndarray) -> tuple[np.ndarray, float]:
     r"""The columns :math:`v_j`, the leading eigenvectors of :math:`C_{S_jS_j}` (signed like the unit columns, zero off

@@ -102,15 +102,15 @@ def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_
 def test_the_step_that_confirms_a_finish_reuses_its_product(count_calls):
     """Finishing again on the fixed point just finished on finds the same eigenvectors and reuses their product
     with C: each component's last step makes no pass over the data; the loadings are those of iterating on. The
-    deflation between the two components takes C x from the k nonzero rows of x as the steps do (one pass)."""
+    deflation between the two components takes C x from that product too (no pass of its own)."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal((30, 400))
     x[:, :5] += 4.0 * rng.standard_normal((30, 1))
     x[:, 5:10] += 3.0 * rng.standard_normal((30, 1))
     calls = count_calls(GramCovariance, "matmat_rows")
     result = spcakit.fit(x, "tpower", r=2, k=5, metrics=["pattern"])  # the metrics make a product of their own
-    # every step's product but the two confirming steps', and the deflation's
-    assert calls["n"] == result.iterations - 2 + 1
+    # every step's product but the two confirming steps' (the deflation's C x is the first finish's product)
+    assert calls["n"] == result.iterations - 2
     iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])
     assert result.metrics["pattern"] == iterated.metrics["pattern"]
     np.testing.assert_allclose(np.abs(result.loadings), np.abs(iterated.loadings), atol=1e-6)
@@ -132,3 +132,39 @@ def test_default_tpower_on_wide_standardised_data_with_constant_columns_follows_
     assert supports == [set(range(6)), set(range(6, 12))]
     assert [set(order[np.flatnonzero(second.loadings[:, j])]) for j in range(2)] == supports
     assert second.metrics["cpev"] == pytest.approx(first.metrics["cpev"], rel=1e-9)
+
+
+def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_made_for(monkeypatch):
+    """The deflator gets C x from the loading's run (PowerUpdater.loading_product) when the run ended on a finish:
+    within rounding of a fresh product, and the loadings are those of a product taken again. A run that did not end
+    on a finish (finish_after=0) hands none, and no round sees the product of an earlier one."""
+    from spcakit.parts.deflators import ProjectionDeflation
+    from spcakit.state import LOADING_PRODUCT, known_product
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((40, 600))
+    x[:, :5] += 4.0 * rng.standard_normal((40, 1))
+    x[:, 5:10] += 3.0 * rng.standard_normal((40, 1))
+    handed = []
+    original = ProjectionDeflation.__call__
+
+    def recording(self, problem, loading, previous, carry):
+        product = known_product(carry, loading)
+        fresh = problem.covariance.matmat(loading)
+        handed.append(None if product is None else float(np.max(np.abs(product - fresh)) / np.max(np.abs(fresh))))
+        assert carry.get(LOADING_PRODUCT) is None or product is not None  # never another loading's
+        return original(self, problem, loading, previous, carry)
+
+    monkeypatch.setattr(ProjectionDeflation, "__call__", recording)
+    reused = spcakit.fit(x, "tpower", r=3, k=5)
+    assert len(handed) == 2 and all(h is not None and h < 1e-12 for h in handed), handed
+    handed.clear()
+    iterated = spcakit.fit(x, "tpower", r=3, k=5, finish_after=0)
+    assert handed == [None, None]
+    monkeypatch.setattr("spcakit.parts.updaters.PowerUpdater.loading_product", lambda *args: None)
+    handed.clear()
+    again = spcakit.fit(x, "tpower", r=3, k=5)
+    assert handed == [None, None]
+    np.testing.assert_array_equal(reused.loadings != 0, again.loadings != 0)
+    np.testing.assert_allclose(reused.loadings, again.loadings, atol=1e-12)
+    np.testing.assert_array_equal(reused.loadings != 0, iterated.loadings != 0)

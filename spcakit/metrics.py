@@ -40,6 +40,7 @@ import numpy as np
 
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import CovarianceOperator, top_eigenpairs
+from spcakit.operators.base import sparse_rows
 
 if TYPE_CHECKING:
     from spcakit.problem import Problem
@@ -78,9 +79,8 @@ def orthonormal_basis(x: np.ndarray, dimension: int | None = None) -> np.ndarray
 def support_rows(x: np.ndarray) -> np.ndarray | None:
     """The rows (variables) where some loading of ``x`` is nonzero, when they are at most half of them, else
     ``None``: metrics of sparse loadings then work on these rows alone (:math:`O(|S|\\,r)` memory besides one
-    product with :math:`C`)."""
-    rows = np.flatnonzero(np.any(x != 0, axis=1))
-    return rows if 2 * rows.size <= x.shape[0] else None
+    product with :math:`C`); the rule of :func:`spcakit.operators.base.sparse_rows`."""
+    return sparse_rows(x)
 
 
 def _quadratic_forms(q: np.ndarray, rows: np.ndarray | None, p: int, covariance: CovarianceOperator) -> np.ndarray:

@@ -32,13 +32,14 @@ def recipe(matrix: np.ndarray) -> str:
 
 @contextlib.contextmanager
 def blocks_of(rows: int, p: int) -> Iterator[None]:
-    """Blocks of ``rows`` rows of ``p`` doubles (restored after): small data take several blocks."""
-    saved = checks.BLOCK_BYTES
-    checks.BLOCK_BYTES = 8 * p * rows
+    """Blocks of ``rows`` rows of ``p`` doubles (restored after): small data take several blocks (the scan's
+    least height, :data:`~spcakit.inputs.checks.SCAN_MIN_ROWS`, lifted too)."""
+    saved = checks.BLOCK_BYTES, checks.SCAN_MIN_ROWS
+    checks.BLOCK_BYTES, checks.SCAN_MIN_ROWS = 8 * p * rows, 1
     try:
         yield
     finally:
-        checks.BLOCK_BYTES = saved
+        checks.BLOCK_BYTES, checks.SCAN_MIN_ROWS = saved
 
 
 @st.composite
@@ -319,3 +320,25 @@ def test_a_mean_the_first_block_does_not_show_takes_a_second_pass(monkeypatch):
     calls.clear()
     data_problem(rng.standard_normal((640, 3)) + 1e3)  # offsets the first block shows: one pass
     assert calls == []
+
+
+def test_the_scan_reads_wide_data_in_views_of_at_least_its_least_height_and_copies_in_blocks_of_block_bytes(monkeypatch):
+    """Wide data: a block of BLOCK_BYTES holds few rows, and each block costs operations on p-vectors besides
+    reading it; the scan takes views of at least SCAN_MIN_ROWS rows instead (no memory), while a block it must
+    copy (to hash data not C-ordered) keeps to BLOCK_BYTES. The results are those of small blocks."""
+    monkeypatch.setattr(checks, "BLOCK_BYTES", 8 * 4000 * 10)  # 10 rows of these 4000 columns: "wide"
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((150, 4000)) + 5.0
+    heights = [block.shape[0] for _, block, _ in checks.row_blocks(a, c_order=False, min_rows=checks.SCAN_MIN_ROWS)]
+    assert checks.block_rows(4000) < checks.SCAN_MIN_ROWS and heights[:-1] == [checks.SCAN_MIN_ROWS] * (len(heights) - 1)
+    fortran = np.asfortranarray(a)
+    copied = [c.shape[0] for _, _, c in checks.row_blocks(fortran, c_order=True, min_rows=checks.SCAN_MIN_ROWS)]
+    assert max(copied) == checks.block_rows(4000)
+    wide = checks.scan_rows(a, sums=True, sha256=True)
+    with blocks_of(1, 4000):
+        small = checks.scan_rows(a, sums=True, sha256=True)
+    np.testing.assert_array_equal(wide.high, small.high)
+    np.testing.assert_array_equal(wide.low, small.low)
+    assert wide.sha256 == small.sha256 == checks.content_sha256(a)
+    exact = np.array([math.fsum(a[:, j]) for j in range(a.shape[1])])
+    assert np.all(np.abs(wide.sums - exact) <= sum_bound(a, checks.SCAN_MIN_ROWS))

@@ -365,7 +365,7 @@ def _spectrum_lower_bounds(op: CovarianceOperator, diagonal: np.ndarray, c_basis
     u = c_basis @ vectors[:, -1]
     norm = float(u @ u)
     if norm > 0:
-        yield float(u @ np.asarray(op.matmat(u), dtype=float)) / norm
+        yield float(u @ np.asarray(op.matmat(u), dtype=float).reshape(-1)) / norm
 
 
 def _spanned(span: LoadingSpan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -238,6 +238,28 @@ def test_wide_data_asks_no_spectrum_when_a_power_step_settles_it():
     assert result.metrics["bound"][0] < eigenvalue  # below lambda_max: the eigenvalue bound could not be the least
 
 
+@pytest.mark.parametrize("kind", ["dense", "sparse", "dask"])
+def test_the_lower_bounds_take_one_vector_product_with_every_kind_of_operator(kind):
+    """The power step of the lower bounds multiplies one vector (shape (p,)): every operator kind takes it, and the
+    bounds are those of the eigenvalue given outright."""
+    import scipy.sparse as sparse
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((60, 300))
+    if kind == "sparse":
+        data = sparse.random(60, 300, density=0.1, format="csr", random_state=1)
+    elif kind == "dask":
+        da = pytest.importorskip("dask.array")
+        data = da.from_array(x, chunks=(20, 300))
+    else:
+        data = x
+    op = spcakit.as_problem(data).covariance
+    loadings = np.zeros((300, 2))
+    loadings[:5, 0], loadings[5:9, 1] = 1.0, 1.0
+    top = float(np.linalg.eigvalsh(spcakit.operators.densify(op))[-1])
+    assert component_bounds(op, loadings, top_eigenvalue=lambda: top) == component_bounds(op, loadings, top_eigenvalue=top)
+
+
 def test_operators_keep_the_top_eigenvalue_a_direct_solver_found():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((30, 12))

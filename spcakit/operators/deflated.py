@@ -135,7 +135,8 @@ class ProjectionDeflated(OperatorAccess):
         r""":math:`P_t \cdots P_1\, C\, P_1 \cdots P_t W` through the whole chain of projections by sparse loadings
         wrapped around the innermost operator :math:`C` (this one's ``base``, its ``base``, ... while they are
         projections by sparse vectors): the projections of the sparse :math:`W` stay on the union :math:`U` of the
-        rows of :math:`W` and of the loadings, then one row-restricted product :math:`C_{:,U}(\cdot)_U` (when
+        rows of :math:`W` and of the loadings it is not orthogonal to on the way down (a loading orthogonal to it
+        changes nothing), then one row-restricted product :math:`C_{:,U}(\cdot)_U` (when
         :math:`U` is at most half of the variables), then each projection changes its loading's rows alone. Costs
         one product with :math:`C` and :math:`O(p + tk)` for ``t`` projections of ``k`` nonzeros each, where
         applying the levels one inside another (``base``'s product corrected by :math:`C x` at each level) costs an

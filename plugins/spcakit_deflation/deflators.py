@@ -35,7 +35,7 @@ import numpy as np
 from spcakit.operators import project_out, rank_one_downdate, sparse_product
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, part
-from spcakit.state import CONSTRAINT, Carry, constraint_matmat
+from spcakit.state import CONSTRAINT, Carry, constraint_matmat, known_product
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 
@@ -89,7 +89,8 @@ class SchurDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
-        cx = sparse_product(op, x)
+        known = known_product(carry, x) if op.explicit() is None else None  # an explicit C: its own product, O(p^2)
+        cx = sparse_product(op, x) if known is None else known
         variance = float(x @ cx)
         if variance <= NEGLIGIBLE * max(op.trace(), 1e-300):
             return _without_data(problem), carry  # x carries no variance: nothing to remove

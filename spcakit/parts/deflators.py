@@ -32,7 +32,8 @@ class HotellingDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
-        weight = float(x @ op.matmat(x))
+        known = known_product(carry, x) if op.explicit() is None else None  # an explicit C: its own product, O(p^2)
+        weight = float(x @ (op.matmat(x) if known is None else known))
         return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None), carry
 
 

@@ -134,19 +134,21 @@ def test_default_tpower_on_wide_standardised_data_with_constant_columns_follows_
     assert second.metrics["cpev"] == pytest.approx(first.metrics["cpev"], rel=1e-9)
 
 
-def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_made_for(monkeypatch):
+@pytest.mark.parametrize("deflator", ["projection", "hotelling", "schur"])
+def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_made_for(deflator, monkeypatch, count_calls):
     """The deflator gets C x from the loading's run (PowerUpdater.loading_product) when the run ended on a finish:
-    within rounding of a fresh product, and the loadings are those of a product taken again. A run that did not end
-    on a finish (finish_after=0) hands none, and no round sees the product of an earlier one."""
-    from spcakit.parts.deflators import ProjectionDeflation
+    within rounding of a fresh product, one pass over the data fewer per deflation, and the loadings are those of a
+    product taken again. A run that did not end on a finish (finish_after=0) hands none, and no round sees the
+    product of an earlier one. Projection, Hotelling's and Schur's deflations all take it."""
     from spcakit.state import LOADING_PRODUCT, known_product
 
+    part = type(spcakit.plugins.get_registry().build("deflator", deflator))
     rng = np.random.default_rng(6)
     x = rng.standard_normal((40, 600))
     x[:, :5] += 4.0 * rng.standard_normal((40, 1))
     x[:, 5:10] += 3.0 * rng.standard_normal((40, 1))
     handed = []
-    original = ProjectionDeflation.__call__
+    original = part.__call__
 
     def recording(self, problem, loading, previous, carry):
         product = known_product(carry, loading)
@@ -155,16 +157,19 @@ def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_mad
         assert carry.get(LOADING_PRODUCT) is None or product is not None  # never another loading's
         return original(self, problem, loading, previous, carry)
 
-    monkeypatch.setattr(ProjectionDeflation, "__call__", recording)
-    reused = spcakit.fit(x, "tpower", r=3, k=5)
+    monkeypatch.setattr(part, "__call__", recording)
+    dense, rows = count_calls(GramCovariance, "matmat"), count_calls(GramCovariance, "matmat_rows")
+    reused = spcakit.fit(x, "tpower", r=3, k=5, deflator=deflator, metrics=["pattern"])
+    products = dense["n"] + rows["n"]
     assert len(handed) == 2 and all(h is not None and h < 1e-12 for h in handed), handed
     handed.clear()
-    iterated = spcakit.fit(x, "tpower", r=3, k=5, finish_after=0)
+    iterated = spcakit.fit(x, "tpower", r=3, k=5, deflator=deflator, finish_after=0, metrics=["pattern"])
     assert handed == [None, None]
     monkeypatch.setattr("spcakit.parts.updaters.PowerUpdater.loading_product", lambda *args: None)
     handed.clear()
-    again = spcakit.fit(x, "tpower", r=3, k=5)
-    assert handed == [None, None]
+    dense["n"] = rows["n"] = 0
+    again = spcakit.fit(x, "tpower", r=3, k=5, deflator=deflator, metrics=["pattern"])
+    assert handed == [None, None] and dense["n"] + rows["n"] == products + 2  # one product with the data per deflation
     np.testing.assert_array_equal(reused.loadings != 0, again.loadings != 0)
     np.testing.assert_allclose(reused.loadings, again.loadings, atol=1e-12)
     np.testing.assert_array_equal(reused.loadings != 0, iterated.loadings != 0)

@@ -291,8 +291,8 @@ SHIFT_RATIO = 4.0
 #: :func:`scan_rows` reads blocks of at least this many rows (views of the data, no copy): each block's extremes and
 #: sums cost about ten operations on ``p``-vectors besides reading it, which dominate for wide data in blocks of
 #: :data:`BLOCK_BYTES` (5 rows of 100 000 columns). On 500 x 100 000 (one thread, best of 5) the scan with sums took
-#: 396 ms in blocks of 5 rows, 165 ms of 20 and 124 ms of 80; one ``sum(axis=0)`` alone 27 ms. Tall data's blocks of
-#: 4 MiB already hold more rows (1048 of 500 columns).
+#: 395 ms in blocks of 5 rows, 182 ms of 32, 130 ms of 64 and 105 ms of 128; one ``sum(axis=0)`` alone 27 ms. Tall
+#: data's blocks of 4 MiB already hold more rows (1048 of 500 columns).
 SCAN_MIN_ROWS = 64
 
 

@@ -231,9 +231,7 @@ class DeflationDriver(Driver):
                 if not (isinstance(deflated, tuple) and len(deflated) == 2 and isinstance(deflated[0], Problem)
                         and isinstance(deflated[1], Carry)):
                     raise BadPartResult(parts.deflator, "a deflator returns (problem, carry)")
-                current, carry = deflated
-                if LOADING_PRODUCT in carry:
-                    carry = carry.set(LOADING_PRODUCT, None)  # this loading's alone: not handed to the next round
+                current, carry = deflated[0], deflated[1].without(LOADING_PRODUCT)  # this loading's alone
         return Outcome(
             loadings=np.ascontiguousarray(loadings),
             iterations=iterations,

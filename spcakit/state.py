@@ -43,6 +43,10 @@ class Carry:
     def set(self, key: str, value: Any) -> Carry:
         return Carry(tuple((k, v) for k, v in self.entries if k != key) + ((key, value),))
 
+    def without(self, key: str) -> Carry:
+        """This carry without ``key`` (itself when it has none)."""
+        return Carry(tuple((k, v) for k, v in self.entries if k != key)) if key in self else self
+
     def __contains__(self, key: str) -> bool:
         return any(k == key for k, _ in self.entries)
 
@@ -58,8 +62,11 @@ CONSTRAINT = "constraint"
 LOADING_PRODUCT = "loading.product"
 
 
-def known_product(carry: Carry, unit: np.ndarray) -> np.ndarray | None:
-    """The carry's :data:`LOADING_PRODUCT` for exactly this ``unit`` loading, else ``None``."""
+def known_product(carry: Carry, unit: np.ndarray, covariance: Any = None) -> np.ndarray | None:
+    """The carry's :data:`LOADING_PRODUCT` for exactly this ``unit`` loading, else ``None``; ``None`` too when the
+    ``covariance`` given is explicit (it takes its own product, :math:`O(p^2)`, so that its results do not change)."""
+    if covariance is not None and covariance.explicit() is not None:
+        return None
     known = carry.get(LOADING_PRODUCT)
     return known[1] if known is not None and _arrays_equal(known[0], unit) else None
 

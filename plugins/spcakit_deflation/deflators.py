@@ -89,7 +89,7 @@ class SchurDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
-        known = known_product(carry, x) if op.explicit() is None else None  # an explicit C: its own product, O(p^2)
+        known = known_product(carry, x, op)  # C x, when the loading's run made it
         cx = sparse_product(op, x) if known is None else known
         variance = float(x @ cx)
         if variance <= NEGLIGIBLE * max(op.trace(), 1e-300):

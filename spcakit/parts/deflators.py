@@ -32,7 +32,7 @@ class HotellingDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         op = problem.covariance
-        known = known_product(carry, x) if op.explicit() is None else None  # an explicit C: its own product, O(p^2)
+        known = known_product(carry, x, op)  # C x, when the loading's run made it
         weight = float(x @ (op.matmat(x) if known is None else known))
         return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None), carry
 
@@ -46,7 +46,7 @@ class ProjectionDeflation(Deflator):
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
         unit = x / np.linalg.norm(x)
-        product = known_product(carry, x)  # C x, when the loading's run made it (x is a unit vector then)
+        product = known_product(carry, x, problem.covariance)  # C x, when the loading's run made it (x is unit then)
         covariance = project_out(problem.covariance, unit, product=None if product is None else product / np.linalg.norm(x))
         return attrs.evolve(problem, covariance=covariance, data=None), carry
 

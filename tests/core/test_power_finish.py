@@ -173,3 +173,14 @@ def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_mad
     np.testing.assert_array_equal(reused.loadings != 0, again.loadings != 0)
     np.testing.assert_allclose(reused.loadings, again.loadings, atol=1e-12)
     np.testing.assert_array_equal(reused.loadings != 0, iterated.loadings != 0)
+
+
+def test_a_carry_without_a_key_keeps_the_others_and_a_known_product_is_refused_for_an_explicit_covariance():
+    from spcakit.state import LOADING_PRODUCT, Carry, known_product
+
+    x, product = np.array([1.0, 0.0]), np.array([2.0, 3.0])
+    carry = Carry().set("a", 1).set(LOADING_PRODUCT, (x, product))
+    assert carry.without(LOADING_PRODUCT).entries == (("a", 1),) and carry.without("missing") is carry
+    assert known_product(carry, x) is product and known_product(carry, np.array([0.0, 1.0])) is None
+    assert known_product(carry, x, DenseCovariance(np.eye(2))) is None  # explicit: it takes its own product
+    assert known_product(carry, x, GramCovariance(np.eye(2), 1.0)) is product

@@ -304,7 +304,7 @@ def read_input(
     if index_col is not None and layout is not None and not covariance:
         label = index_column(index_col, layout.names, layout)
     dataset = load_source(data, unread_columns(data, kept, [*(dropped or ()), *([label] if label else [])]),
-                          allow_missing_chunks=options.allow_missing_chunks, missing=missing)  # fmt: skip
+                          allow_missing_chunks=options.allow_missing_chunks, missing=missing, mapped=True)  # fmt: skip
     is_cov = covariance or dataset.is_covariance
     matrix: Any = Covariance(dataset.matrix, dataset.feature_names) if is_cov else dataset.matrix
     if index_col is not None:

@@ -137,8 +137,9 @@ def loaded_source(
 ) -> tuple[object, tuple[str, ...] | None, bool, str]:
     """A source (a path or ``builtin:``) read as :func:`as_problem` reads it: ``(matrix, names, is_covariance,
     source)``; with ``missing``, a CSV's empty and ``NA`` cells come back as NaN (for :mod:`spcakit.imputation`).
-    :func:`as_problem` given the matrix, names and source then builds exactly the problem it builds from the path."""
-    dataset = load_source(data, unread_columns(data, columns, drop), missing=missing)
+    :func:`as_problem` given the matrix, names and source then builds exactly the problem it builds from the path.
+    A ``.npy`` file is mapped read-only (see :func:`~spcakit.inputs.datasets.load_source`), as :func:`as_problem` maps it."""
+    dataset = load_source(data, unread_columns(data, columns, drop), missing=missing, mapped=True)
     return dataset.matrix, dataset.feature_names, dataset.is_covariance, dataset.source
 
 
@@ -239,7 +240,7 @@ def as_problem(
         record = InputRecord(kind="operator", shape=(data.p, data.p), sha256=None, center=None)
         return Problem(data, check_names(feature_names, data.p), None, source, record)
     if isinstance(data, (str, os.PathLike)):
-        dataset = load_source(data, unread_columns(data, column_names, dropped))
+        dataset = load_source(data, unread_columns(data, column_names, dropped), mapped=True)
         covariance = covariance or dataset.is_covariance
         matrix: object = dataset.matrix
         names = feature_names or dataset.feature_names

@@ -239,7 +239,8 @@ def _os_reason(exc: OSError) -> str:
 
 
 def _load_file(
-    path: Path, unread: Collection[str] = (), allow_missing_chunks: bool = False, missing: bool = False
+    path: Path, unread: Collection[str] = (), allow_missing_chunks: bool = False, missing: bool = False,
+    mapped: bool = False,
 ) -> Dataset:
     if path.suffix.lower() == ".zarr":  # a folder: read in chunks by dask, never whole
         from spcakit.inputs.dask_arrays import open_zarr  # noqa: PLC0415 - dask and zarr only for Zarr stores
@@ -251,11 +252,11 @@ def _load_file(
         raise InvalidDataError(f"data source {str(path)!r} is neither a file nor a built-in; give {VALID_SOURCES}")
     if data_file_kind(path) == "pipe":  # read to its end once: the readers read a file more than once
         with readable_copy(path, memory_limit() or 1 << 40) as copy:
-            dataset = _load_file(copy, unread, missing=missing)
+            dataset = _load_file(copy, unread, missing=missing, mapped=False)  # the copy is removed after
         return attrs.evolve(dataset, source=str(path))
     suffix = path.suffix.lower()
     if suffix == ".npy":
-        return Dataset(numpy_files.load_npy(path), None, False, str(path))
+        return Dataset(numpy_files.load_npy(path, mapped=mapped), None, False, str(path))
     if suffix == ".npz":
         matrix, names, is_cov = numpy_files.load_npz(path)
         return Dataset(matrix, names, is_cov, str(path))
@@ -275,7 +276,7 @@ def _load_file(
 
 def load_source(
     source: str | os.PathLike[str], unread: Collection[str] = (), *, allow_missing_chunks: bool = False,
-    missing: bool = False,
+    missing: bool = False, mapped: bool = False,
 ) -> Dataset:
     """Load a source: ``builtin:NAME[?k=v&...]``, a ``.npy``/``.npz``/``.csv``/``.tsv``/``.mtx`` path or a ``.zarr`` store.
 
@@ -283,7 +284,9 @@ def load_source(
     drops): they come back as NaN (see :func:`spcakit.inputs.csv_files.load_csv`); other sources ignore it.
     ``allow_missing_chunks`` reads the chunks a Zarr store lacks as its fill value instead of refusing it
     (:func:`spcakit.inputs.dask_arrays.open_zarr`). ``missing`` reads a CSV/TSV file's empty and ``NA`` cells
-    as NaN, for :mod:`spcakit.imputation` (without it they are refused).
+    as NaN, for :mod:`spcakit.imputation` (without it they are refused). ``mapped`` maps a ``.npy`` file into
+    memory read-only instead of reading it (:func:`spcakit.inputs.numpy_files.load_npy`): the array is then
+    read-only, and read from the file as it is used; a fit from a path and ``spcakit run`` use it.
     """
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
@@ -298,7 +301,7 @@ def load_source(
         raise InvalidDataError(f"data source {source!r} contains a NUL character; give {VALID_SOURCES}")
     path = Path(source)
     try:
-        return _load_file(path, unread, allow_missing_chunks, missing)
+        return _load_file(path, unread, allow_missing_chunks, missing, mapped)
     except OSError as exc:
         raise InvalidDataError(f"{path}: cannot read it ({_os_reason(exc)})") from None
     except MemoryError:

@@ -94,13 +94,23 @@ def _check_magic(path: Path, suffix: str) -> None:
         raise InvalidDataError(f"{path}: cannot read it as .npz: not a valid .npz archive ({hint})")
 
 
-def load_npy(path: Path) -> np.ndarray:
+def load_npy(path: Path, *, mapped: bool = False) -> np.ndarray:
+    """The array of a ``.npy`` file, checked against its header first.
+
+    With ``mapped`` the file is mapped into memory read-only (``np.load(mmap_mode="r")``) instead of read into a
+    new array: the fit's first pass over the data then reads the file from the page cache, and no second copy
+    of it is ever made in the process's own memory. The array is a plain read-only :class:`numpy.ndarray` view
+    of the mapping (not a :class:`numpy.memmap`). The file must not be changed or cut short while the array is
+    in use.
+    """
     _check_magic(path, ".npy")
     try:
         with open(path, "rb") as fh:
             shape, _ = _npy_header(fh, os.fstat(fh.fileno()).st_size, str(path))
         if len(shape) == 2:
             check_declared_size(f"{path}: its header", *shape)
+        if mapped and shape and int(np.prod(shape)) > 0:
+            return np.asarray(np.load(path, mmap_mode="r", allow_pickle=False))
         return np.load(path, allow_pickle=False)  # type: ignore[no-any-return]
     except (EOFError, ValueError) as exc:
         if isinstance(exc, InvalidDataError):

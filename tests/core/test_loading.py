@@ -192,6 +192,41 @@ def test_npy_of_text_or_dates_is_refused_as_not_numeric(tmp_path):
     assert "must be numeric; got an array of dates or times" in refusal(str(tmp_path / "d.npy"))
 
 
+@pytest.mark.parametrize("layout", ["C", "F", ">f8", "f4"])
+def test_a_mapped_npy_is_a_read_only_plain_array_of_the_same_numbers(tmp_path, layout):
+    data = np.random.default_rng(3).standard_normal((40, 7))
+    stored = np.asfortranarray(data) if layout == "F" else data.astype(layout) if layout != "C" else data
+    path = tmp_path / "x.npy"
+    np.save(path, stored)
+    before = path.read_bytes()
+    mapped = load_source(str(path), mapped=True).matrix
+    read = load_source(str(path)).matrix
+    assert type(mapped) is np.ndarray and not mapped.flags.writeable and read.flags.writeable
+    assert mapped.dtype == read.dtype and np.array_equal(mapped, read)
+    # a fit from the path (which maps it) equals a fit of the array, and leaves the file as it was
+    assert np.array_equal(spcakit.fit(str(path), "spcart", r=2, k=3).loadings,
+                          spcakit.fit(np.array(read), "spcart", r=2, k=3).loadings)  # fmt: skip
+    assert path.read_bytes() == before
+
+
+def test_a_fit_from_a_path_and_spcakit_run_map_the_npy_file(tmp_path, monkeypatch, capsys):
+    from spcakit.inputs import numpy_files
+
+    np.save(tmp_path / "x.npy", X)
+    calls: list[bool] = []
+    real = numpy_files.load_npy
+    monkeypatch.setattr(numpy_files, "load_npy", lambda path, *, mapped=False: calls.append(mapped) or real(path, mapped=mapped))
+    spcakit.fit(str(tmp_path / "x.npy"), "spcart", r=1, k=2)
+    assert run_main(capsys, "run", "spcart", "-d", str(tmp_path / "x.npy"), "-r", "1", "-k", "2")[0] == 0
+    assert calls == [True, True]
+    assert load_source(str(tmp_path / "x.npy")).matrix.flags.writeable and calls[-1] is False  # the public default reads
+
+
+def test_an_empty_npy_is_read_not_mapped(tmp_path):
+    np.save(tmp_path / "e.npy", np.zeros((0, 3)))
+    assert load_source(str(tmp_path / "e.npy"), mapped=True).matrix.shape == (0, 3)
+
+
 def test_a_truncated_npy_is_refused_before_allocating(tmp_path):
     np.save(tmp_path / "x.npy", X)
     whole = (tmp_path / "x.npy").read_bytes()

@@ -22,7 +22,7 @@ import numpy as np
 from spcakit.errors import BadPartResult, ZeroLoadingError
 from spcakit.problem import Problem
 from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.state import LOADING_PRODUCT, Carry, IterState, Outcome, nonzero_column_norms
+from spcakit.state import LOADING_PRODUCT, TRUNCATION_KEEPS, Carry, IterState, Outcome, nonzero_column_norms
 
 __all__ = ["Parts", "StepCallback", "BlockDriver", "DeflationDriver", "block_step", "checked_matrix", "frobenius_distance", "prepare", "run_block"]
 
@@ -159,7 +159,9 @@ def run_block(
     x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0",
                         finite=True)
     nonzero_column_norms(x0)  # a zero column of the start has no unit loading
-    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, carry))
+    keeps = parts.truncator.keeps(problem.p)
+    told = carry if keeps is None else carry.set(TRUNCATION_KEEPS, int(keeps))
+    state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, told))
     del x0  # the state holds what is needed of the start
     while True:
         state = block_step(problem, parts, state)

@@ -219,6 +219,13 @@ class Truncator(Part):
     def kept(self, z: np.ndarray) -> np.ndarray | None:
         return None
 
+    def keeps(self, p: int) -> int | None:
+        """The number of entries every column keeps whatever :math:`Z` is, when the truncation keeps the largest
+        magnitudes (ties as :func:`spcakit.ties.top_k_mask`: truncation by sparsity); else ``None`` (the default).
+        The block driver tells the updater (:data:`spcakit.state.TRUNCATION_KEEPS`), which may then compute
+        :math:`Z` exactly only where that choice looks (:mod:`spcakit.operators.screen`)."""
+        return None
+
 
 class Deflator(Part):
     """Return the problem with the unit loading ``x`` removed, and the run's carry.

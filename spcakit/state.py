@@ -62,6 +62,12 @@ CONSTRAINT = "constraint"
 LOADING_PRODUCT = "loading.product"
 
 
+#: Carry key the block driver sets for its updater's ``init`` when the run's truncation keeps the ``k`` largest
+#: magnitudes of each column (:meth:`~spcakit.protocols.Truncator.keeps`): ``k``. An updater may then compute
+#: :math:`Z` exactly only where that choice looks (:mod:`spcakit.operators.screen`).
+TRUNCATION_KEEPS = "truncation.keeps"
+
+
 def known_product(carry: Carry, unit: np.ndarray, covariance: Any = None) -> np.ndarray | None:
     """The carry's :data:`LOADING_PRODUCT` for exactly this ``unit`` loading, else ``None``; ``None`` too when the
     ``covariance`` given is explicit (it takes its own product, :math:`O(p^2)`, so that its results do not change)."""

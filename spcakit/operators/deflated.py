@@ -9,6 +9,7 @@ import numpy as np
 from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product, sparse_rows
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import operator_is_direct, operator_top
+from spcakit.operators.screen import Factor
 
 
 @attrs.frozen(eq=False)
@@ -76,6 +77,7 @@ class ProjectionDeflated(OperatorAccess):
         default=attrs.Factory(lambda self: sparse_rows(self.vector), takes_self=True), init=False, repr=False)
     _base_x: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
     _diagonal: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
+    _factor: list[Factor | None] = attrs.field(factory=list, init=False, repr=False)
 
     @property
     def p(self) -> int:
@@ -160,6 +162,21 @@ class ProjectionDeflated(OperatorAccess):
         for level in reversed(chain):  # P_1 first, up to P_t (this one)
             level._project(product, fresh=True)
         return product
+
+    def factor(self) -> Factor | None:
+        """This chain of projections by sparse loadings as a :class:`~spcakit.operators.screen.Factor` when the
+        operator inside it has one (``None`` otherwise): :math:`z` of the iterate projected down the chain, and the
+        product's rows with the loadings' rows (:attr:`~spcakit.operators.screen.Factor.exact`), projected back;
+        outside the loadings' rows the projections change nothing, so the bounds are the inner operator's. Kept."""
+        if not self._factor:
+            below: _ChainFactor | None = None
+            if self._rows is not None and isinstance(self.base, ProjectionDeflated) and self.base._rows is not None:
+                below = self.base.factor()  # type: ignore[assignment]
+            elif self._rows is not None:
+                inner = getattr(self.base, "factor", lambda: None)()
+                below = None if inner is None else _ChainFactor(inner, self.p)
+            self._factor.append(None if below is None else below.with_level(self))
+        return self._factor[0]
 
     def _sparse_chain(self) -> tuple[list[ProjectionDeflated], CovarianceOperator]:
         """This projection and those nested in it by sparse vectors, outermost first, and the operator inside them."""
@@ -256,6 +273,12 @@ class PaddedCovariance(OperatorAccess):
         _, inner = self._positions(np.asarray(rows, dtype=int))
         return self._embed(self.base.matmat_rows(np.asarray(w, dtype=float)[self.index], inner))
 
+    def factor(self) -> Factor | None:
+        """``base``'s :class:`~spcakit.operators.screen.Factor` with the constant variables' rows added (zero,
+        bound 0), or ``None`` when ``base`` has none."""
+        inner = getattr(self.base, "factor", lambda: None)()
+        return None if inner is None else _PaddedFactor(self, inner)
+
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, PaddedCovariance) and self.size == other.size and array_eq(self.index, other.index)
@@ -293,3 +316,93 @@ def densify(op: CovarianceOperator) -> np.ndarray:
         return op.matrix
     dense = op.matmat(np.eye(op.p))
     return (dense + dense.T) / 2
+
+
+class _ChainFactor(Factor):
+    r""":meth:`ProjectionDeflated.factor`: the projections of :meth:`ProjectionDeflated.matmat_rows` around the inner
+    operator's factor :math:`G`.
+
+    Going up, :math:`P_1` first, each projection subtracts :math:`x_l c_l` with :math:`c_l` the loading's inner product
+    with the product so far; for :math:`y = Gz`, :math:`x_l^\top Gz = h_l^\top z` with :math:`h_l` the inner factor's
+    :meth:`~spcakit.operators.screen.Factor.adjoint` of :math:`x_l` (``n`` numbers), so :math:`c = L^{-1}H^\top z`
+    with :math:`L` unit lower triangular, :math:`L_{ml} = x_m^\top x_l` (:math:`l < m`), and
+    :math:`(P_t\cdots P_1Gz)_j = (Gz)_j - \sum_l x_{lj}c_l`: the chain needs no more rows of :math:`Gz` than it is
+    asked for, and what it :meth:`removed` from any :math:`z` is known exactly. A level's factor extends the one
+    below it by its own loading (:meth:`with_level`: one adjoint and one row of :math:`L`)."""
+
+    def __init__(self, inner: Factor, p: int, levels: tuple[ProjectionDeflated, ...] = (),
+                 adjoints: tuple[np.ndarray, ...] = (), lower: tuple[np.ndarray, ...] = ()) -> None:  # fmt: skip
+        self.base, self.p, self.levels, self.adjoints, self.lower_rows = inner, p, levels, adjoints, lower
+        self.n, self.bounds, self.rounding, self.exact = inner.n, inner.bounds, inner.rounding, inner.exact
+
+    def with_level(self, level: ProjectionDeflated) -> _ChainFactor:
+        """This chain with ``level``'s projection applied last (outermost)."""
+        rows, values = level._rows, level.vector[level._rows]  # type: ignore[index]
+        spread = np.zeros(self.p)
+        spread[rows] = values
+        row = np.array([float(spread[below._rows] @ below.vector[below._rows]) for below in self.levels])  # type: ignore[index]
+        return _ChainFactor(self.base, self.p, (*self.levels, level), (*self.adjoints, self.base.adjoint(level.vector, rows)),
+                            (*self.lower_rows, row))  # type: ignore[arg-type]  # fmt: skip
+
+    def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        u = np.zeros_like(w, dtype=float)
+        u[rows] = w[rows]
+        used = [np.asarray(rows, dtype=int)]
+        for level in reversed(self.levels):  # as ProjectionDeflated.matmat_rows: P_t first, each on its loading's rows
+            if np.any(level.vector[level._rows] @ u[level._rows] != 0):  # type: ignore[index]
+                level._project(u, fresh=True)
+                used.append(level._rows)  # type: ignore[arg-type]
+        union = np.unique(np.concatenate(used)) if len(used) > 1 else used[0]
+        return self.base.inner(u, union) if 2 * union.size <= self.p else None
+
+    def full(self, z: np.ndarray) -> np.ndarray:
+        product = self.base.full(z)
+        for level in self.levels:  # P_1 first, up to P_t, as ProjectionDeflated.matmat_rows
+            level._project(product, fresh=True)
+        return product
+
+    def adjoint(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        raise NotImplementedError("a chain of projections is not nested in another")
+
+    def removed(self, z: np.ndarray) -> np.ndarray:
+        r""":math:`\sum_l x_l c_l` for ``z`` (``p``): what the projections take from :math:`Gz`, with :math:`c` by
+        forward substitution in :math:`Lc = H^\top z`."""
+        coefficients = np.column_stack(self.adjoints).T @ z
+        for m, row in enumerate(self.lower_rows):
+            if m:
+                coefficients[m] -= float(row @ coefficients[:m])
+        out = np.zeros(self.p)
+        for level, c in zip(self.levels, coefficients, strict=True):
+            out[level._rows] += level.vector[level._rows] * c  # type: ignore[index]
+        return out
+
+    def outer(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.base.outer(z, rows) - self.removed(z)[rows]
+
+
+class _PaddedFactor(Factor):
+    """:meth:`PaddedCovariance.factor`."""
+
+    def __init__(self, op: PaddedCovariance, inner: Factor) -> None:
+        self.op, self.base = op, inner
+        self.n = inner.n
+        self.bounds, self.rounding = op._embed(inner.bounds), op._embed(inner.rounding)
+        self.exact = op.index[inner.exact]
+
+    def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        _, inner_rows = self.op._positions(np.asarray(rows, dtype=int))
+        return self.base.inner(np.asarray(w, dtype=float)[self.op.index], inner_rows)
+
+    def full(self, z: np.ndarray) -> np.ndarray:
+        return self.op._embed(self.base.full(z))
+
+    def outer(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        places, inner_rows = self.op._positions(np.asarray(rows, dtype=int))
+        out = np.zeros(np.size(rows))
+        if inner_rows.size:
+            out[places] = self.base.outer(z, inner_rows)
+        return out
+
+    def adjoint(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        _, inner_rows = self.op._positions(np.asarray(rows, dtype=int))
+        return self.base.adjoint(np.asarray(w, dtype=float)[self.op.index], inner_rows)

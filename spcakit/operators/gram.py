@@ -10,6 +10,7 @@ import attrs
 import numpy as np
 
 from spcakit.operators.base import OperatorAccess, array_eq, optional_array_eq
+from spcakit.operators.screen import Factor
 from spcakit.operators.eigen import (
     DENSE_GRAM_LIMIT,
     KRYLOV_BLOCK,
@@ -341,6 +342,13 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         z = self._centred_columns(rows) @ w[rows]
         return (self._transpose_product(z if z.ndim == 2 else z[:, None]) / self.scale).reshape(w.shape)
 
+    def factor(self) -> GramFactor:
+        r"""This covariance as :math:`Cw = B^\top(B_{:,S}w_S)/s` for :func:`~spcakit.operators.screen.screened_product`
+        (kept)."""
+        if "factor" not in self._kept:
+            self._kept["factor"] = GramFactor(self)
+        return self._kept["factor"]  # type: ignore[no-any-return]
+
     def restrict(self, index: np.ndarray) -> GramCovariance:
         """The covariance of the variables ``index`` alone: of a copy of those columns of the data (``n x |I|``,
         C-ordered), with their means and scales."""
@@ -360,3 +368,39 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+class GramFactor(Factor):
+    r""":class:`GramCovariance` as a :class:`~spcakit.operators.screen.Factor`: :math:`z = B_{:,S}w_S` and
+    :math:`(Gz)_J = B_{:,J}^\top z/s` (the data's columns :math:`J`, centred and scaled), with
+    :math:`g_j = \|B_{:,j}\|/s = \sqrt{C_{jj}/s}` and, for the rounding of the implicit centring
+    :math:`D^{-1}(X^\top z - \mu\,\mathbf 1^\top z)/s`, :math:`\rho_j = (\|X_{:,j}\| + \sqrt n\,|\mu_j|)/(s d_j)`
+    with :math:`\|X_{:,j}\|^2 = d_j^2 s C_{jj} + n\mu_j^2`."""
+
+    def __init__(self, op: GramCovariance) -> None:
+        self.op = op
+        self.n = op.n
+        diagonal = np.clip(op.diagonal(), 0.0, None)
+        self.bounds = np.sqrt(diagonal / op.scale)
+        d = np.ones(op.p) if op.column_scale is None else np.asarray(op.column_scale, dtype=float)
+        mu = np.zeros(op.p) if op.mean is None else np.abs(np.asarray(op.mean, dtype=float))
+        raw = np.sqrt(d * d * op.scale * diagonal + self.n * mu * mu)
+        self.rounding = (raw + np.sqrt(self.n) * mu) / (op.scale * d)
+        self.exact = np.zeros(0, dtype=int)
+
+    def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        op = self.op
+        if np.size(rows) > ROWS_GATHER_SHARE * op.p and not op.data.flags.f_contiguous:
+            return None  # matmat_rows takes the whole product
+        if not op._centred():
+            return np.asarray(op.data[:, rows] @ w[rows])
+        return np.asarray(op._centred_columns(rows) @ w[rows])
+
+    def full(self, z: np.ndarray) -> np.ndarray:
+        return self.op._transpose_product(z) / self.op.scale
+
+    def outer(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(self.op._centred_columns(rows).T @ z) / self.op.scale
+
+    def adjoint(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.asarray(self.op._centred_columns(rows) @ w[rows]) / self.op.scale

@@ -268,6 +268,9 @@ class SparsityTruncation(Truncator):
     def kept(self, z: np.ndarray) -> np.ndarray:
         return sparsity_mask(z, self._zeros(z.shape[0]))
 
+    def keeps(self, p: int) -> int | None:
+        return None if self.k is None and self.n_zeros is None else p - self._zeros(p)
+
 
 @part("energy", paper=PAPER, lam="energy")
 class EnergyTruncation(Truncator):

@@ -14,9 +14,10 @@ import attrs
 import numpy as np
 
 from spcakit.operators.base import sparse_product
+from spcakit.operators.screen import screened_product
 from spcakit.problem import Problem
 from spcakit.protocols import Updater, part
-from spcakit.state import CONSTRAINT, Carry, constraint_matmat
+from spcakit.state import CONSTRAINT, TRUNCATION_KEEPS, Carry, constraint_matmat
 from spcakit.validators import integer, to_int
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
@@ -35,6 +36,8 @@ SUPPORT_KEY = "power.support"
 #: ... and for its last finish the eigenvectors and their product with C: finishing again on the same fixed point
 #: (the step that confirms it) reuses the product instead of another pass over the data.
 FINISH_KEY = "power.finish"
+#: ... and for the full products a screened step bounds the next ones by (:class:`spcakit.operators.screen.Screen`).
+SCREEN_KEY = "power.screen"
 #: The power updater finishes on supports of at most this many variables each (an eigenproblem of that size).
 FINISH_LIMIT = 1000
 #: ... and only once the last step moved each unit column by less than this (in absolute values).
@@ -82,7 +85,7 @@ class PowerUpdater(Updater):
     finish_after: int = attrs.field(default=3, converter=to_int, validator=integer(0))
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
-        for key in (SUPPORT_KEY, FINISH_KEY):
+        for key in (SUPPORT_KEY, FINISH_KEY, SCREEN_KEY):
             carry = carry.set(key, None) if key in carry else carry
         return carry
 
@@ -109,7 +112,12 @@ class PowerUpdater(Updater):
                     z = problem.covariance.matmat_rows(w, union)
                     state = state.set(FINISH_KEY, (w, z))
                 return z, objective, state
-        z = sparse_product(problem.covariance, unit)  # sparse columns: C_{:,S} X_S, for data one pass
+        keeps = state.get(TRUNCATION_KEEPS) if isinstance(state, Carry) else None
+        if keeps is not None and unit.shape[1] == 1:  # exact where the truncation looks (spcakit.operators.screen)
+            z, screen, _ = screened_product(problem.covariance, unit, keeps, state.get(SCREEN_KEY))
+            state = state.set(SCREEN_KEY, screen)
+        else:
+            z = sparse_product(problem.covariance, unit)  # sparse columns: C_{:,S} X_S, for data one pass
         quotients = np.einsum("ij,ij->j", unit, z)
         if state.get(CONSTRAINT) is not None:  # generalized Rayleigh quotient x^T A x / x^T B x
             bnorm = np.einsum("ij,ij->j", unit, constraint_matmat(state, unit))

@@ -25,7 +25,8 @@ All operators are frozen: a deflation returns a new operator.
 The package's modules: :mod:`~spcakit.operators.base` (the protocol), :mod:`~spcakit.operators.eigen` (the
 eigen policy), :mod:`~spcakit.operators.dense`, :mod:`~spcakit.operators.gram`,
 :mod:`~spcakit.operators.sparse` and :mod:`~spcakit.operators.deflated`; every public name is importable
-from ``spcakit.operators``.
+from ``spcakit.operators``. :mod:`~spcakit.operators.screen` computes a product only where a truncation to the
+``k`` largest entries looks (the power steps of TPower on data).
 """
 
 from __future__ import annotations

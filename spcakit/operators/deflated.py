@@ -149,19 +149,9 @@ class ProjectionDeflated(OperatorAccess):
             inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
             return self._project(inner, fresh=True)
         chain, inner_op = self._sparse_chain()
-        u = np.zeros_like(w, dtype=float)
-        u[rows] = w[rows]
-        used = [np.asarray(rows, dtype=int)]
-        for level in chain:  # P_t first (this one), down to P_1: each changes its loading's rows, if any
-            along = level.vector[level._rows] @ u[level._rows]  # type: ignore[index]
-            if np.any(along != 0):
-                level._project(u, fresh=True)
-                used.append(level._rows)  # type: ignore[arg-type]
-        union = np.unique(np.concatenate(used)) if len(used) > 1 else used[0]
+        u, union = _down_the_chain(chain, w, rows)
         product = inner_op.matmat_rows(u, union) if 2 * union.size <= self.p else inner_op.matmat(u)
-        for level in reversed(chain):  # P_1 first, up to P_t (this one)
-            level._project(product, fresh=True)
-        return product
+        return _up_the_chain(chain, product)
 
     def factor(self) -> Factor | None:
         """This chain of projections by sparse loadings as a :class:`~spcakit.operators.screen.Factor` when the
@@ -189,6 +179,29 @@ class ProjectionDeflated(OperatorAccess):
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:
         return operator_top(self, r)
+
+
+def _down_the_chain(chain: list[ProjectionDeflated], w: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``w`` (zero outside ``rows``) projected down a chain of projections by sparse loadings (outermost first):
+    :math:`P_1 \cdots P_t w`, each level changing its loading's rows when ``w`` is not orthogonal to it, and the
+    union of the rows the result may be nonzero on."""
+    u = np.zeros_like(w, dtype=float)
+    u[rows] = w[rows]
+    used = [np.asarray(rows, dtype=int)]
+    for level in chain:  # P_t first, down to P_1
+        along = level.vector[level._rows] @ u[level._rows]  # type: ignore[index]
+        if np.any(along != 0):
+            level._project(u, fresh=True)
+            used.append(level._rows)  # type: ignore[arg-type]
+    return u, (np.unique(np.concatenate(used)) if len(used) > 1 else used[0])
+
+
+def _up_the_chain(chain: list[ProjectionDeflated], product: np.ndarray) -> np.ndarray:
+    """``product`` projected up the chain (outermost first), :math:`P_t \cdots P_1` applied in place, each level on
+    its loading's rows."""
+    for level in reversed(chain):  # P_1 first, up to P_t
+        level._project(product, fresh=True)
+    return product
 
 
 @attrs.frozen(eq=False)
@@ -338,28 +351,18 @@ class _ChainFactor(Factor):
     def with_level(self, level: ProjectionDeflated) -> _ChainFactor:
         """This chain with ``level``'s projection applied last (outermost)."""
         rows, values = level._rows, level.vector[level._rows]  # type: ignore[index]
-        spread = np.zeros(self.p)
-        spread[rows] = values
-        row = np.array([float(spread[below._rows] @ below.vector[below._rows]) for below in self.levels])  # type: ignore[index]
+        scattered = np.zeros(self.p)
+        scattered[rows] = values
+        row = np.array([float(scattered[below._rows] @ below.vector[below._rows]) for below in self.levels])  # type: ignore[index]
         return _ChainFactor(self.base, self.p, (*self.levels, level), (*self.adjoints, self.base.adjoint(level.vector, rows)),
                             (*self.lower_rows, row))  # type: ignore[arg-type]  # fmt: skip
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
-        u = np.zeros_like(w, dtype=float)
-        u[rows] = w[rows]
-        used = [np.asarray(rows, dtype=int)]
-        for level in reversed(self.levels):  # as ProjectionDeflated.matmat_rows: P_t first, each on its loading's rows
-            if np.any(level.vector[level._rows] @ u[level._rows] != 0):  # type: ignore[index]
-                level._project(u, fresh=True)
-                used.append(level._rows)  # type: ignore[arg-type]
-        union = np.unique(np.concatenate(used)) if len(used) > 1 else used[0]
+        u, union = _down_the_chain(self.levels[::-1], w, rows)  # as ProjectionDeflated.matmat_rows
         return self.base.inner(u, union) if 2 * union.size <= self.p else None
 
     def full(self, z: np.ndarray) -> np.ndarray:
-        product = self.base.full(z)
-        for level in self.levels:  # P_1 first, up to P_t, as ProjectionDeflated.matmat_rows
-            level._project(product, fresh=True)
-        return product
+        return _up_the_chain(self.levels[::-1], self.base.full(z))
 
     def adjoint(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray:
         raise NotImplementedError("a chain of projections is not nested in another")

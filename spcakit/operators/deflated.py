@@ -3,6 +3,8 @@ and the zero-padded covariance of a problem with constant columns (:class:`Padde
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 import numpy as np
 
@@ -156,8 +158,8 @@ class ProjectionDeflated(OperatorAccess):
     def factor(self) -> Factor | None:
         """This chain of projections by sparse loadings as a :class:`~spcakit.operators.screen.Factor` when the
         operator inside it has one (``None`` otherwise): :math:`z` of the iterate projected down the chain, and the
-        product's rows with the loadings' rows (:attr:`~spcakit.operators.screen.Factor.exact`), projected back;
-        outside the loadings' rows the projections change nothing, so the bounds are the inner operator's. Kept."""
+        inner operator's product less what the projections remove (:meth:`_ChainFactor.removed`, known from ``n``
+        numbers per loading), so the bounds are the inner operator's. Kept; built on the level below's."""
         if not self._factor:
             below: _ChainFactor | None = None
             if self._rows is not None and isinstance(self.base, ProjectionDeflated) and self.base._rows is not None:
@@ -181,8 +183,8 @@ class ProjectionDeflated(OperatorAccess):
         return operator_top(self, r)
 
 
-def _down_the_chain(chain: list[ProjectionDeflated], w: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``w`` (zero outside ``rows``) projected down a chain of projections by sparse loadings (outermost first):
+def _down_the_chain(chain: Sequence[ProjectionDeflated], w: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""``w`` (zero outside ``rows``) projected down a chain of projections by sparse loadings (outermost first):
     :math:`P_1 \cdots P_t w`, each level changing its loading's rows when ``w`` is not orthogonal to it, and the
     union of the rows the result may be nonzero on."""
     u = np.zeros_like(w, dtype=float)
@@ -196,8 +198,8 @@ def _down_the_chain(chain: list[ProjectionDeflated], w: np.ndarray, rows: np.nda
     return u, (np.unique(np.concatenate(used)) if len(used) > 1 else used[0])
 
 
-def _up_the_chain(chain: list[ProjectionDeflated], product: np.ndarray) -> np.ndarray:
-    """``product`` projected up the chain (outermost first), :math:`P_t \cdots P_1` applied in place, each level on
+def _up_the_chain(chain: Sequence[ProjectionDeflated], product: np.ndarray) -> np.ndarray:
+    r"""``product`` projected up the chain (outermost first), :math:`P_t \cdots P_1` applied in place, each level on
     its loading's rows."""
     for level in reversed(chain):  # P_1 first, up to P_t
         level._project(product, fresh=True)

@@ -75,6 +75,12 @@ class PowerUpdater(Updater):
     variables. The carry keeps the supports under :data:`SUPPORT_KEY` and the last finish under
     :data:`FINISH_KEY`.
 
+    **Screened steps** (issue 27). When the run's truncation keeps the ``k`` largest entries of a single column
+    (the driver hands ``k`` in the carry, :data:`spcakit.state.TRUNCATION_KEEPS`) the step is
+    :func:`~spcakit.operators.screen.screened_product`: on data, exact on the entries that truncation can keep
+    and on the iterate's rows, bounded elsewhere by the last full products (kept under :data:`SCREEN_KEY`); the
+    truncation keeps the same entries with the same values, to rounding.
+
     Why wait: the finished point is a fixed point of the iteration, but a support that has just formed
     can still change on the way there, and finishing early may then stop at another fixed point. On 800
     random problems (tpower and rSVD-GP, p up to 60, standardised or not) finishing after one step on a

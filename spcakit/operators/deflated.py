@@ -98,13 +98,13 @@ class ProjectionDeflated(OperatorAccess):
         x, rows = self.vector, self._rows
         if rows is None:
             return v - x * (x @ v) if v.ndim == 1 else v - np.outer(x, x @ v)
-        xs = x[rows]
         out = v if fresh else v.copy()
-        if v.ndim == 1:
-            out[rows] -= xs * (xs @ v[rows])
-        else:
-            out[rows] -= np.outer(xs, xs @ v[rows])
+        _project_rows(out, rows, x[rows])
         return out
+
+    def _level(self) -> tuple[np.ndarray, np.ndarray]:
+        """This sparse projection as ``(rows, values)``: its loading's nonzero rows and entries."""
+        return self._rows, self.vector[self._rows]  # type: ignore[return-value,index]
 
     def matmat(self, v: np.ndarray) -> np.ndarray:
         return self._project(self.base.matmat(self._project(v)))
@@ -151,9 +151,10 @@ class ProjectionDeflated(OperatorAccess):
             inner = self.base.matmat_rows(w, rows) - (cx * along if w.ndim == 1 else np.outer(cx, along))
             return self._project(inner, fresh=True)
         chain, inner_op = self._sparse_chain()
-        u, union = _down_the_chain(chain, w, rows)
+        levels = [level._level() for level in chain]
+        u, union = _down_the_chain(levels, w, rows)
         product = inner_op.matmat_rows(u, union) if 2 * union.size <= self.p else inner_op.matmat(u)
-        return _up_the_chain(chain, product)
+        return _up_the_chain(levels, product)
 
     def factor(self) -> Factor | None:
         """This chain of projections by sparse loadings as a :class:`~spcakit.operators.screen.Factor` when the
@@ -167,7 +168,7 @@ class ProjectionDeflated(OperatorAccess):
             elif self._rows is not None:
                 inner = getattr(self.base, "factor", lambda: None)()
                 below = None if inner is None else _ChainFactor(inner, self.p)
-            self._factor.append(None if below is None else below.with_level(self))
+            self._factor.append(None if below is None else below.with_level(*self._level()))
         return self._factor[0]
 
     def _sparse_chain(self) -> tuple[list[ProjectionDeflated], CovarianceOperator]:
@@ -183,26 +184,36 @@ class ProjectionDeflated(OperatorAccess):
         return operator_top(self, r)
 
 
-def _down_the_chain(chain: Sequence[ProjectionDeflated], w: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""``w`` (zero outside ``rows``) projected down a chain of projections by sparse loadings (outermost first):
-    :math:`P_1 \cdots P_t w`, each level changing its loading's rows when ``w`` is not orthogonal to it, and the
-    union of the rows the result may be nonzero on."""
+def _project_rows(v: np.ndarray, rows: np.ndarray, values: np.ndarray) -> None:
+    """``v`` (a vector or ``p x k``) projected in place off the unit loading whose nonzero ``rows`` hold ``values``:
+    only those rows change."""
+    if v.ndim == 1:
+        v[rows] -= values * (values @ v[rows])
+    else:
+        v[rows] -= np.outer(values, values @ v[rows])
+
+
+def _down_the_chain(
+    levels: Sequence[tuple[np.ndarray, np.ndarray]], w: np.ndarray, rows: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""``w`` (zero outside ``rows``) projected down a chain of projections by sparse loadings, ``(rows, values)``
+    each, outermost first: :math:`P_1 \cdots P_t w`, each level changing its loading's rows when ``w`` is not
+    orthogonal to it, and the union of the rows the result may be nonzero on."""
     u = np.zeros_like(w, dtype=float)
     u[rows] = w[rows]
     used = [np.asarray(rows, dtype=int)]
-    for level in chain:  # P_t first, down to P_1
-        along = level.vector[level._rows] @ u[level._rows]  # type: ignore[index]
-        if np.any(along != 0):
-            level._project(u, fresh=True)
-            used.append(level._rows)  # type: ignore[arg-type]
+    for level_rows, values in levels:  # P_t first, down to P_1
+        if np.any(values @ u[level_rows] != 0):
+            _project_rows(u, level_rows, values)
+            used.append(level_rows)
     return u, (np.unique(np.concatenate(used)) if len(used) > 1 else used[0])
 
 
-def _up_the_chain(chain: Sequence[ProjectionDeflated], product: np.ndarray) -> np.ndarray:
-    r"""``product`` projected up the chain (outermost first), :math:`P_t \cdots P_1` applied in place, each level on
-    its loading's rows."""
-    for level in reversed(chain):  # P_1 first, up to P_t
-        level._project(product, fresh=True)
+def _up_the_chain(levels: Sequence[tuple[np.ndarray, np.ndarray]], product: np.ndarray) -> np.ndarray:
+    r"""``product`` projected up the chain (``(rows, values)`` per level, outermost first), :math:`P_t \cdots P_1`
+    applied in place, each level on its loading's rows."""
+    for level_rows, values in reversed(levels):  # P_1 first, up to P_t
+        _project_rows(product, level_rows, values)
     return product
 
 
@@ -343,21 +354,22 @@ class _ChainFactor(Factor):
     with :math:`L` unit lower triangular, :math:`L_{ml} = x_m^\top x_l` (:math:`l < m`), and
     :math:`(P_t\cdots P_1Gz)_j = (Gz)_j - \sum_l x_{lj}c_l`: the chain needs no more rows of :math:`Gz` than it is
     asked for, and what it :meth:`removed` from any :math:`z` is known exactly. A level's factor extends the one
-    below it by its own loading (:meth:`with_level`: one adjoint and one row of :math:`L`)."""
+    below it by its own loading (:meth:`with_level`: one adjoint and one row of :math:`L`). It holds each level's
+    ``(rows, values)``, not the operators: the operators keep their factors, and no cycle of references keeps a
+    finished chain alive."""
 
-    def __init__(self, inner: Factor, p: int, levels: tuple[ProjectionDeflated, ...] = (),
+    def __init__(self, inner: Factor, p: int, levels: tuple[tuple[np.ndarray, np.ndarray], ...] = (),
                  adjoints: tuple[np.ndarray, ...] = (), lower: tuple[np.ndarray, ...] = ()) -> None:  # fmt: skip
         self.base, self.p, self.levels, self.adjoints, self.lower_rows = inner, p, levels, adjoints, lower
         self.n, self.bounds, self.rounding, self.exact = inner.n, inner.bounds, inner.rounding, inner.exact
 
-    def with_level(self, level: ProjectionDeflated) -> _ChainFactor:
-        """This chain with ``level``'s projection applied last (outermost)."""
-        rows, values = level._rows, level.vector[level._rows]  # type: ignore[index]
+    def with_level(self, rows: np.ndarray, values: np.ndarray) -> _ChainFactor:
+        """This chain with the projection off the loading ``values`` on ``rows`` applied last (outermost)."""
         scattered = np.zeros(self.p)
         scattered[rows] = values
-        row = np.array([float(scattered[below._rows] @ below.vector[below._rows]) for below in self.levels])  # type: ignore[index]
-        return _ChainFactor(self.base, self.p, (*self.levels, level), (*self.adjoints, self.base.adjoint(level.vector, rows)),
-                            (*self.lower_rows, row))  # type: ignore[arg-type]  # fmt: skip
+        row = np.array([float(scattered[below_rows] @ below_values) for below_rows, below_values in self.levels])
+        return _ChainFactor(self.base, self.p, (*self.levels, (rows, values)),
+                            (*self.adjoints, self.base.adjoint(scattered, rows)), (*self.lower_rows, row))  # fmt: skip
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         u, union = _down_the_chain(self.levels[::-1], w, rows)  # as ProjectionDeflated.matmat_rows
@@ -377,8 +389,8 @@ class _ChainFactor(Factor):
             if m:
                 coefficients[m] -= float(row @ coefficients[:m])
         out = np.zeros(self.p)
-        for level, c in zip(self.levels, coefficients, strict=True):
-            out[level._rows] += level.vector[level._rows] * c  # type: ignore[index]
+        for (rows, values), c in zip(self.levels, coefficients, strict=True):
+            out[rows] += values * c
         return out
 
     def outer(self, z: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -345,9 +345,9 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
     def factor(self) -> GramFactor:
         r"""This covariance as :math:`Cw = B^\top(B_{:,S}w_S)/s` for :func:`~spcakit.operators.screen.screened_product`
         (kept)."""
-        if "factor" not in self._kept:
-            self._kept["factor"] = GramFactor(self)
-        return self._kept["factor"]  # type: ignore[no-any-return]
+        if "factor" not in self._kept:  # its bounds (the factor itself refers to this operator: not kept, no cycle)
+            self._kept["factor"] = GramFactor.scales(self)
+        return GramFactor(self, *self._kept["factor"])
 
     def restrict(self, index: np.ndarray) -> GramCovariance:
         """The covariance of the variables ``index`` alone: of a copy of those columns of the data (``n x |I|``,
@@ -377,16 +377,18 @@ class GramFactor(Factor):
     :math:`D^{-1}(X^\top z - \mu\,\mathbf 1^\top z)/s`, :math:`\rho_j = (\|X_{:,j}\| + \sqrt n\,|\mu_j|)/(s d_j)`
     with :math:`\|X_{:,j}\|^2 = d_j^2 s C_{jj} + n\mu_j^2`."""
 
-    def __init__(self, op: GramCovariance) -> None:
-        self.op = op
-        self.n = op.n
+    def __init__(self, op: GramCovariance, bounds: np.ndarray, rounding: np.ndarray) -> None:
+        self.op, self.n, self.bounds, self.rounding = op, op.n, bounds, rounding
+        self.exact = np.zeros(0, dtype=int)
+
+    @staticmethod
+    def scales(op: GramCovariance) -> tuple[np.ndarray, np.ndarray]:
+        """:math:`g` and :math:`\rho` of ``op`` (see the class)."""
         diagonal = np.clip(op.diagonal(), 0.0, None)
-        self.bounds = np.sqrt(diagonal / op.scale)
         d = np.ones(op.p) if op.column_scale is None else np.asarray(op.column_scale, dtype=float)
         mu = np.zeros(op.p) if op.mean is None else np.abs(np.asarray(op.mean, dtype=float))
-        raw = np.sqrt(d * d * op.scale * diagonal + self.n * mu * mu)
-        self.rounding = (raw + np.sqrt(self.n) * mu) / (op.scale * d)
-        self.exact = np.zeros(0, dtype=int)
+        raw = np.sqrt(d * d * op.scale * diagonal + op.n * mu * mu)
+        return np.sqrt(diagonal / op.scale), (raw + np.sqrt(op.n) * mu) / (op.scale * d)
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         op = self.op

@@ -189,3 +189,19 @@ def test_default_tpower_gives_the_same_loadings_with_the_screen_and_screens_once
     assert np.array_equal(with_screen.loadings != 0, without.loadings != 0)
     np.testing.assert_allclose(with_screen.loadings, without.loadings, rtol=0, atol=1e-12)
     assert with_screen.iterations == without.iterations
+
+
+def test_a_finished_chain_of_deflations_is_freed_without_the_garbage_collector():
+    """The factors the screen uses refer to arrays, not back to their operators: once a fit returns, its chain of
+    projections (each holding p-vectors) is freed at once, not when a collection finds a cycle."""
+    import gc
+
+    x = np.random.default_rng(0).standard_normal((40, 3000))
+    gc.collect()
+    gc.disable()
+    try:
+        spcakit.fit(x, "tpower", r=5, k=20)
+        left = [o for o in gc.get_objects() if isinstance(o, (ProjectionDeflated, GramCovariance))]
+    finally:
+        gc.enable()
+    assert left == []

@@ -361,7 +361,7 @@ class _ChainFactor(Factor):
     def __init__(self, inner: Factor, p: int, levels: tuple[tuple[np.ndarray, np.ndarray], ...] = (),
                  adjoints: tuple[np.ndarray, ...] = (), lower: tuple[np.ndarray, ...] = ()) -> None:  # fmt: skip
         self.base, self.p, self.levels, self.adjoints, self.lower_rows = inner, p, levels, adjoints, lower
-        self.n, self.bounds, self.rounding, self.exact = inner.n, inner.bounds, inner.rounding, inner.exact
+        self.n, self.bounds, self.rounding = inner.n, inner.bounds, inner.rounding
 
     def with_level(self, rows: np.ndarray, values: np.ndarray) -> _ChainFactor:
         """This chain with the projection off the loading ``values`` on ``rows`` applied last (outermost)."""
@@ -404,7 +404,6 @@ class _PaddedFactor(Factor):
         self.op, self.base = op, inner
         self.n = inner.n
         self.bounds, self.rounding = op._embed(inner.bounds), op._embed(inner.rounding)
-        self.exact = op.index[inner.exact]
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         _, inner_rows = self.op._positions(np.asarray(rows, dtype=int))

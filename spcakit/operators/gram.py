@@ -335,12 +335,22 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
         """:math:`C_{:,I}W_I`: the data's columns ``rows`` gathered (``n x |I|``), then one pass for :math:`B^\top z`;
         a product with all of ``w`` when they are more than :data:`ROWS_GATHER_SHARE` of the variables of C-ordered
         data (gathering them then reads most of the data: a pass of its own)."""
-        if np.size(rows) > ROWS_GATHER_SHARE * self.p and not self.data.flags.f_contiguous:
+        z = self._gathered(w, rows)
+        if z is None:
             return self.matmat(w)
         if not self._centred():
-            return self.data.T @ (self.data[:, rows] @ w[rows]) / self.scale
-        z = self._centred_columns(rows) @ w[rows]
+            return self.data.T @ z / self.scale
         return (self._transpose_product(z if z.ndim == 2 else z[:, None]) / self.scale).reshape(w.shape)
+
+    def _gathered(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """:math:`B_{:,I}W_I` from the data's columns ``rows`` (centred and scaled), or ``None`` when they are more
+        than :data:`ROWS_GATHER_SHARE` of the variables of C-ordered data (:meth:`matmat_rows` then takes the whole
+        product)."""
+        if np.size(rows) > ROWS_GATHER_SHARE * self.p and not self.data.flags.f_contiguous:
+            return None
+        if not self._centred():
+            return np.asarray(self.data[:, rows] @ w[rows])
+        return np.asarray(self._centred_columns(rows) @ w[rows])
 
     def factor(self) -> GramFactor:
         r"""This covariance as :math:`Cw = B^\top(B_{:,S}w_S)/s` for :func:`~spcakit.operators.screen.screened_product`
@@ -379,7 +389,6 @@ class GramFactor(Factor):
 
     def __init__(self, op: GramCovariance, bounds: np.ndarray, rounding: np.ndarray) -> None:
         self.op, self.n, self.bounds, self.rounding = op, op.n, bounds, rounding
-        self.exact = np.zeros(0, dtype=int)
 
     @staticmethod
     def scales(op: GramCovariance) -> tuple[np.ndarray, np.ndarray]:
@@ -391,12 +400,7 @@ class GramFactor(Factor):
         return np.sqrt(diagonal / op.scale), (raw + np.sqrt(op.n) * mu) / (op.scale * d)
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
-        op = self.op
-        if np.size(rows) > ROWS_GATHER_SHARE * op.p and not op.data.flags.f_contiguous:
-            return None  # matmat_rows takes the whole product
-        if not op._centred():
-            return np.asarray(op.data[:, rows] @ w[rows])
-        return np.asarray(op._centred_columns(rows) @ w[rows])
+        return self.op._gathered(w, rows)
 
     def full(self, z: np.ndarray) -> np.ndarray:
         return self.op._transpose_product(z) / self.op.scale

@@ -20,8 +20,7 @@ The screen keeps the last few products it took in full, pairs :math:`(z_i, y_i =
 :math:`\sum_l x_l c_l(r)`, whose coefficients come from ``n``-vectors), which the estimate then takes. Every row
 whose upper bound :math:`|(Y\alpha)_j| + D_j` is below the ``(k+1)``-th largest lower bound
 :math:`|(Y\alpha)_j| - D_j` is provably outside the ``k + 1`` largest magnitudes of :math:`y`; the others (and
-the rows the factor always computes exactly, :attr:`Factor.exact`) get :math:`G_j z` from their own columns of
-the data, and the rest keep the estimate. So the ``k + 1`` largest magnitudes, the values a truncation to ``k``
+the iterate's own rows) get :math:`G_j z` from their own columns of the data, and the rest keep the estimate. So the ``k + 1`` largest magnitudes, the values a truncation to ``k``
 keeps and the boundary between them are those of the full product (to its rounding), and a tie at the boundary
 (:mod:`spcakit.ties`), which could bring in rows further down, takes the full product instead. A screen is
 tried only when the residual is at most :data:`SCREEN_RESIDUAL` of :math:`\|z\|`, and used only when the rows
@@ -64,8 +63,8 @@ class Factor:
     r"""An operator as :math:`Cw = G(h(w))` through ``n`` numbers (see the module).
 
     ``inner(w, rows)`` is :math:`z = h(w)` for ``w`` zero outside ``rows``, ``full(z)`` is :math:`Gz` as the
-    operator's ``matmat_rows`` computes it, and ``outer(z, rows)`` is :math:`(Gz)_{\mathrm{rows}}`; ``bounds`` is :math:`g` (``p``), with :math:`|(Gr)_j| \le g_j\|r\|` for every
-    row not in ``exact`` (the rows ``outer`` needs besides those asked for); ``rounding`` is :math:`\rho` (``p``),
+    operator's ``matmat_rows`` computes it, and ``outer(z, rows)`` is :math:`(Gz)_{\mathrm{rows}}`; ``bounds`` is
+    :math:`g` (``p``), with :math:`|(Gr)_j| \le g_j\|r\|` for every row (beyond :meth:`removed`); ``rounding`` is :math:`\rho` (``p``),
     the scale of the rounding of a computed :math:`(Gz)_j` (:math:`2n\epsilon\rho_j\|z\|`); ``n`` is the length of
     :math:`z`.
     """
@@ -73,7 +72,6 @@ class Factor:
     n: int
     bounds: np.ndarray
     rounding: np.ndarray
-    exact: np.ndarray
 
     def inner(self, w: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """:math:`z = h(w)` (``n x 1``) for ``w`` (``p x 1``) zero outside ``rows``, computed as the operator's
@@ -171,7 +169,6 @@ def _screened(factor: Any, z: np.ndarray, rows: np.ndarray, keeps: int, screen: 
     threshold = np.partition(lower, p - keeps - 1)[p - keeps - 1]  # the (k+1)-th largest lower bound
     wanted = magnitude + spread >= threshold
     wanted[rows] = True
-    wanted[factor.exact] = True
     needed = np.flatnonzero(wanted)
     if needed.size > SCREEN_SHARE * p or needed.size < keeps + 1:
         return None

@@ -92,7 +92,7 @@ class PowerUpdater(Updater):
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         for key in (SUPPORT_KEY, FINISH_KEY, SCREEN_KEY):
-            carry = carry.set(key, None) if key in carry else carry
+            carry = carry.without(key)
         return carry
 
     def propose(self, problem: Problem, x: np.ndarray, state: Carry) -> tuple[np.ndarray, float, Carry]:

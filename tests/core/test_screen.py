@@ -85,7 +85,7 @@ class _KnownPartOperator:
 
             def __init__(self) -> None:
                 self.n, self.bounds = n, np.linalg.norm(outer.m_mat, axis=0)
-                self.rounding, self.exact = self.bounds, np.zeros(0, dtype=int)
+                self.rounding = self.bounds
 
             def inner(self, w, rows):
                 return outer.a_mat[:, rows] @ w[rows]

@@ -128,6 +128,11 @@ def order_columns(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
 
 #: Slabs of a column whose element-wise maximum :func:`top_k_mask` partitions instead of the column.
 SLABS = 16
+#: Up to this many scores in all (rows times their length) :func:`_kth_and_next_largest` partitions the rows whole:
+#: the slabs' fixed cost (a dozen NumPy calls, about 70 us) exceeds the partition's there. One thread, k = 20: one
+#: row of 500 scores took 6 us partitioned and 72 us by the slabs, 40 rows of 500 204 and 298 us, one row of 10 000
+#: 43 and 101 us; 10 rows of 2000 200 and 151 us (the slabs' side of the limit).
+WHOLE_PARTITION_SCORES = 1 << 14
 
 
 def _kth_and_next_largest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -140,8 +145,8 @@ def _kth_and_next_largest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     :math:`\ge t`. Only these candidates (about ``k + 1`` for scores in no particular order, at most
     :math:`S(k+1)` without ties at :math:`t`) are sorted. One pass over the data and a partition of
     :math:`p/S` numbers per row, where partitioning the row takes :math:`O(p)` with a larger constant
-    (the values found are the same numbers). Rows too short for the bound (:math:`L < k + 1`) are
-    partitioned whole. Long rows and large ``k`` (:data:`BAND_MIN_SCORES`, :data:`BAND_MIN_RANK`), where the
+    (the values found are the same numbers). Rows too short for the bound (:math:`L < k + 1`), and rows of
+    :data:`WHOLE_PARTITION_SCORES` scores or fewer in all, are partitioned whole. Long rows and large ``k`` (:data:`BAND_MIN_SCORES`, :data:`BAND_MIN_RANK`), where the
     candidates grow as :math:`S(k + 1)`, go through a band found from a sample instead
     (:func:`_kth_and_next_by_band`).
     """
@@ -149,7 +154,7 @@ def _kth_and_next_largest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     if p >= BAND_MIN_SCORES and k + 1 > BAND_MIN_RANK:
         return _kth_and_next_by_band(rows, k)
     length = p // SLABS
-    if length + (p - SLABS * length) >= k + 1 and length > 0:
+    if c * p > WHOLE_PARTITION_SCORES and length + (p - SLABS * length) >= k + 1 and length > 0:
         maxima = rows[:, : SLABS * length].reshape(c, SLABS, length).max(axis=1)
         if p > SLABS * length:
             maxima = np.concatenate([maxima, rows[:, SLABS * length :]], axis=1)

@@ -377,6 +377,24 @@ def test_ties_rank_like_an_exact_sort_with_ties_to_the_smaller_index(values, noi
     np.testing.assert_array_equal(ties.order_columns(np.column_stack([s, s]))[:, 1], expected)
 
 
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(shape=st.sampled_from([(1, 500), (40, 400), (50, 500), (3, 6000), (2, 20000)]), k=st.integers(1, 400),
+       repeats=st.booleans(), seed=st.integers(0, 2**16))
+def test_kth_and_next_largest_are_a_sorts_whatever_the_branch(shape, k, repeats, seed):
+    """The ``k``-th and ``(k+1)``-th largest score of each row, by whole partition (few scores in all), by slabs
+    (more, short rows) or by a sampled band (long rows, large ``k``): the same numbers as a sort, ties included."""
+    from spcakit import ties
+
+    c, p = shape
+    k = min(k, p - 1)
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-30, 30, size=shape) / 8 if repeats else rng.standard_normal(shape)
+    kth, after = ties._kth_and_next_largest(np.ascontiguousarray(rows), k)
+    ranked = -np.sort(-rows, axis=1)
+    np.testing.assert_array_equal(kth, ranked[:, k - 1])
+    np.testing.assert_array_equal(after, ranked[:, k])
+
+
 # -- exact ties: correlation matrices, duplicated variables, equicorrelated blocks (issue 24) --------------
 #: Drawn tied problems per method.
 TIED_EXAMPLES = 30

@@ -130,8 +130,8 @@ def order_columns(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
 SLABS = 16
 #: Up to this many scores in all (rows times their length) :func:`_kth_and_next_largest` partitions the rows whole:
 #: the slabs' fixed cost (a dozen NumPy calls, about 70 us) exceeds the partition's there. One thread, k = 20: one
-#: row of 500 scores took 6 us partitioned and 72 us by the slabs, 40 rows of 500 204 and 298 us, one row of 10 000
-#: 43 and 101 us; 10 rows of 2000 200 and 151 us (the slabs' side of the limit).
+#: row of 500 scores took 6 us partitioned and 72 us by the slabs, 10 rows of 500 31 and 127 us, one row of 10 000
+#: 43 and 101 us; at 20 000 scores it depends on the shape (10 rows of 2000: 200 and 151 us; 40 of 500: 204 and 298).
 WHOLE_PARTITION_SCORES = 1 << 14
 
 

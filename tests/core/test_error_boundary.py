@@ -289,3 +289,33 @@ def test_ctrl_c_during_start_up_or_run_says_interrupted_without_traceback(delay)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err
     if process.returncode == 130:
         assert "interrupted" in err
+
+
+def test_the_console_script_imports_with_the_collector_paused_and_runs_with_it_on():
+    """``python -m spcakit``: the command line's imports with the cyclic garbage collector off (their objects are no
+    garbage), then frozen, and the command with the collector on."""
+    import subprocess
+    import sys
+    import textwrap
+
+    probe = textwrap.dedent("""
+        import gc, sys
+        seen = {}
+
+        class Spy:  # sees the import of the command line's package
+            def find_spec(self, name, path=None, target=None):
+                if name == "spcakit.cli":
+                    seen["importing"] = gc.isenabled()
+                return None
+
+        sys.meta_path.insert(0, Spy())
+        sys.argv = ["spcakit", "methods"]
+        from spcakit.__main__ import main
+        try:
+            main()
+        except SystemExit as exc:
+            seen["code"] = exc.code
+        print(seen["importing"], seen["code"], gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "False 0 True True", done.stderr

@@ -371,3 +371,30 @@ def test_doc_example(example: Example, tmp_path_factory: pytest.TempPathFactory,
 def test_pages_are_found() -> None:
     pages = {e.page for e in EXAMPLES}
     assert "docs/cli.md" in pages and any(p.startswith("docs/methods/") for p in pages)
+
+
+#: A repository path in a code span of a page: ``tests/core/test_drivers.py``, ``benchmarks/results/exact.json``.
+REPOSITORY_PATH = re.compile(r"`[^`]*?\b((?:tests|benchmarks|spcakit|plugins|docs|\.ci)/[\w./{},-]*\w\}?)[^`]*`")
+
+
+def _expanded(path: str) -> list[str]:
+    """``a/{b,c}.svg`` as ``a/b.svg`` and ``a/c.svg`` (the shell's brace expansion, one level)."""
+    brace = re.search(r"\{([^{}]*)\}", path)
+    if brace is None:
+        return [path]
+    return [path[: brace.start()] + choice + path[brace.end() :] for choice in brace.group(1).split(",")]
+
+
+def test_paths_the_pages_name_exist() -> None:
+    """Every file or folder of the repository that the README or a page of the docs names in code exists."""
+    pages = [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
+    named, missing = 0, []
+    for page in pages:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for match in REPOSITORY_PATH.finditer(line):
+                for path in _expanded(match.group(1).rstrip(".")):
+                    named += 1
+                    if not (REPO / path).exists():
+                        missing.append(f"{page.relative_to(REPO)}:{number}: {path}")
+    assert named > 50, "the pages' repository paths were not found: has the pattern stopped matching?"
+    assert not missing, "named but absent:\n" + "\n".join(missing)

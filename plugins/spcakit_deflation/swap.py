@@ -244,19 +244,31 @@ def _rayleigh(a_ss: np.ndarray, b_ss: np.ndarray, y: np.ndarray) -> float:
 
 
 class _Columns:
-    """The columns of :math:`C` fetched so far, by variable (fetched once each, in batches)."""
+    """The columns of :math:`C` fetched so far, by variable (fetched once each, in batches).
+
+    They are kept side by side in one ``p x m`` array (its width doubled when full) with each variable's slot, so
+    that the columns asked for are one fancy index, not a stack of columns.
+    """
 
     def __init__(self, op: CovarianceOperator) -> None:
         self.op = op
-        self.cache: dict[int, np.ndarray] = {}
+        self.slot = np.full(op.p, -1)  # each variable's column in the store, -1 until fetched
+        self.store = np.empty((op.p, 0))
+        self.count = 0
 
     def __call__(self, index: np.ndarray) -> np.ndarray:
-        missing = [int(i) for i in index if int(i) not in self.cache]
-        if missing:
-            fetched = self.op.columns(np.array(missing))
-            for position, i in enumerate(missing):
-                self.cache[i] = fetched[:, position]
-        return np.column_stack([self.cache[int(i)] for i in index]) if len(index) else np.zeros((self.op.p, 0))
+        index = np.asarray(index, dtype=int)
+        missing = index[self.slot[index] < 0]
+        if missing.size:
+            fetched = self.op.columns(missing)
+            if self.count + missing.size > self.store.shape[1]:
+                grown = np.empty((self.op.p, max(2 * self.store.shape[1], self.count + missing.size, 16)))
+                grown[:, : self.count] = self.store[:, : self.count]
+                self.store = grown
+            self.store[:, self.count : self.count + missing.size] = fetched
+            self.slot[missing] = np.arange(self.count, self.count + missing.size)  # a repeated variable: its last
+            self.count += missing.size
+        return self.store[:, self.slot[index]]
 
 
 @attrs.frozen(kw_only=True)

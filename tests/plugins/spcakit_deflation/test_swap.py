@@ -186,3 +186,28 @@ def test_the_cli_run_of_issue_16():
     assert after["metrics"]["refiner_swaps"] >= 1
     text = runner.invoke(app, command[:-1] + ["--refiner", "swap"])
     assert text.exit_code == 0 and "refiner_swaps" in text.stdout and "refiner_cpev_after" in text.stdout
+
+
+
+def test_the_column_cache_gives_c_s_columns_in_the_order_asked_fetching_each_once():
+    """Batches in any order, with repeats, past the store's growth: C's columns, each variable fetched from the
+    operator in one batch only."""
+    rng = np.random.default_rng(5)
+    operator = spcakit.as_problem(rng.standard_normal((30, 40))).covariance
+    c = operator.columns(np.arange(40))
+    batches: list[set[int]] = []
+
+    class Counting:
+        p = operator.p
+
+        def columns(self, index: np.ndarray) -> np.ndarray:
+            batches.append({int(i) for i in index})
+            return operator.columns(index)
+
+    columns = _Columns(Counting())
+    assert columns(np.array([], dtype=int)).shape == (40, 0)
+    for _ in range(12):
+        index = rng.choice(40, size=int(rng.integers(1, 9)), replace=True)
+        # (a column fetched in another batch may differ from c's in the last bits: BLAS blocks by the batch's width)
+        np.testing.assert_allclose(columns(index), c[:, index], rtol=1e-13, atol=1e-15 * float(np.abs(c).max()))
+    assert sum(len(batch) for batch in batches) == len(set().union(*batches)) > 16  # none twice; the store grew

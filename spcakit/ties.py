@@ -146,9 +146,9 @@ def _kth_and_next_largest(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     :math:`S(k+1)` without ties at :math:`t`) are sorted. One pass over the data and a partition of
     :math:`p/S` numbers per row, where partitioning the row takes :math:`O(p)` with a larger constant
     (the values found are the same numbers). Rows too short for the bound (:math:`L < k + 1`), and rows of
-    :data:`WHOLE_PARTITION_SCORES` scores or fewer in all, are partitioned whole. Long rows and large ``k`` (:data:`BAND_MIN_SCORES`, :data:`BAND_MIN_RANK`), where the
-    candidates grow as :math:`S(k + 1)`, go through a band found from a sample instead
-    (:func:`_kth_and_next_by_band`).
+    :data:`WHOLE_PARTITION_SCORES` scores or fewer in all, are partitioned whole. Long rows and large ``k``
+    (:data:`BAND_MIN_SCORES`, :data:`BAND_MIN_RANK`), where the candidates grow as :math:`S(k + 1)`, go through a
+    band found from a sample instead (:func:`_kth_and_next_by_band`).
     """
     c, p = rows.shape
     if p >= BAND_MIN_SCORES and k + 1 > BAND_MIN_RANK:

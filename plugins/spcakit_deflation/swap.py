@@ -266,7 +266,7 @@ class _Columns:
                 grown[:, : self.count] = self.store[:, : self.count]
                 self.store = grown
             self.store[:, self.count : self.count + missing.size] = fetched
-            self.slot[missing] = np.arange(self.count, self.count + missing.size)  # a repeated variable: its last
+            self.slot[missing] = np.arange(self.count, self.count + missing.size)  # repeated: one of its copies
             self.count += missing.size
         return self.store[:, self.slot[index]]
 

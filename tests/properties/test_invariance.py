@@ -380,7 +380,7 @@ def test_ties_rank_like_an_exact_sort_with_ties_to_the_smaller_index(values, noi
 @settings(max_examples=60, deadline=None, derandomize=True)
 @given(shape=st.sampled_from([(1, 500), (40, 400), (50, 500), (3, 6000), (2, 20000)]), k=st.integers(1, 400),
        repeats=st.booleans(), seed=st.integers(0, 2**16))
-def test_kth_and_next_largest_are_a_sorts_whatever_the_branch(shape, k, repeats, seed):
+def test_kth_and_next_largest_equal_a_sort_whatever_the_branch(shape, k, repeats, seed):
     """The ``k``-th and ``(k+1)``-th largest score of each row, by whole partition (few scores in all), by slabs
     (more, short rows) or by a sampled band (long rows, large ``k``): the same numbers as a sort, ties included."""
     from spcakit import ties

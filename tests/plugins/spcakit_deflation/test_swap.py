@@ -188,7 +188,6 @@ def test_the_cli_run_of_issue_16():
     assert text.exit_code == 0 and "refiner_swaps" in text.stdout and "refiner_cpev_after" in text.stdout
 
 
-
 def test_the_column_cache_gives_c_s_columns_in_the_order_asked_fetching_each_once():
     """Batches in any order, with repeats, past the store's growth: C's columns, each variable fetched from the
     operator in one batch only."""

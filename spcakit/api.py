@@ -441,9 +441,10 @@ def fit(
     if nonnegative and np.any(loadings < 0):  # a part broke the sign constraint: never hand such loadings back
         mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
         raise _part_failure(mixed, registry) from mixed
+    proved = tuple(proved_bound(s, i) for i, s in enumerate(reasons))  # the method's own certificates, if any
+    reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    proved = tuple(proved_bound(s, i) for i, s in enumerate(reasons))  # the method's own certificates, if any
     metrics = _with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound, issued=metric_notes,
                                            proved=proved if any(b is not None for b in proved) else None),
                            report, parts, registry)  # fmt: skip
@@ -468,6 +469,23 @@ def fit(
         version=__version__,
         input=problem.input,
     )
+
+
+#: Appended to the reason of a later loading whose certificate is for its deflated covariance (:func:`_certificate_scope`).
+DEFLATED_CERTIFICATE = (" (for the covariance its deflator left, where the bound and gap metrics are for the covariance "
+                        "with the earlier loadings' span projected out)")
+
+
+def _certificate_scope(reason: str, component: int) -> str:
+    """``reason``, saying what a later loading's certificate (:func:`~spcakit.state.with_proved_bound`) is for when it
+    does not bound the ``bound`` metric's problem (:func:`spcakit.bounds.component_bounds`: the covariance with the
+    earlier loadings' span projected out): the covariance the method's deflator left (``exact`` with any deflator
+    but the generalized one, whose later loadings could otherwise read "optimal" beside a gap of 20 %)."""
+    if component == 0 or getattr(reason, "proved_bound", None) is None or getattr(reason, "given_earlier", False):
+        return reason
+    if isinstance(reason, CapReached):  # keeps its advice and its class (the result warns that it did not finish)
+        return CapReached(str(reason) + DEFLATED_CERTIFICATE, advice=reason.advice)
+    return str(reason) + DEFLATED_CERTIFICATE
 
 
 def _fit_missing(

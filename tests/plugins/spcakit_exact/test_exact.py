@@ -156,6 +156,24 @@ def test_exact_runs_every_deflator_and_says_when_a_limit_stopped_it():
     assert any("not proven optimal; raise time_limit (--time-limit)" in str(w) for w in stopped.warnings)
 
 
+def test_a_later_loadings_certificate_says_what_it_is_for_when_the_metrics_bound_something_else():
+    """Under the projection deflation the search certifies a later loading for the covariance the deflation left,
+    while the ``bound`` and ``gap`` metrics bound the covariance with the earlier loadings' span projected out (here
+    the gap is 19 %): its reason says so, also when a limit stopped it (and the result still warns); the first
+    loading's reason does not, nor the generalized deflation's, whose certificate bounds the metrics' problem."""
+    from spcakit.api import DEFLATED_CERTIFICATE
+
+    result = spcakit.fit("builtin:pitprops", "exact", r=2, k=5)
+    first, second = result.stopping_reason.split("; component 2: ")
+    assert DEFLATED_CERTIFICATE not in first and second.startswith("optimal (certified") and second.endswith(DEFLATED_CERTIFICATE)
+    assert result.metrics["gap"][1] > 0.1
+    generalized = spcakit.fit("builtin:pitprops", "exact", r=2, k=5, deflator="generalized")
+    assert DEFLATED_CERTIFICATE not in generalized.stopping_reason and generalized.metrics["gap"][1] < 0.05
+    stopped = spcakit.fit("builtin:pitprops", "exact", r=2, k=5, node_limit=1)
+    assert stopped.stopping_reason.endswith(DEFLATED_CERTIFICATE) and "node limit after 1 nodes" in stopped.stopping_reason
+    assert any(str(w).startswith("component 2 stopped before converging") for w in stopped.warnings)
+
+
 def _left_optimum(c: np.ndarray, loadings: np.ndarray, t: int, k: int) -> float:
     """The bound metric's problem for loading ``t``: the best ``k``-sparse unit variance of
     (I - P) C (I - P), P the projection onto the earlier loadings' span (brute force)."""

@@ -481,8 +481,8 @@ def _certificate_scope(reason: str, component: int) -> str:
     does not bound the ``bound`` metric's problem (:func:`spcakit.bounds.component_bounds`: the covariance with the
     earlier loadings' span projected out): the covariance the method's deflator left (``exact`` with any deflator
     but the generalized one, whose later loadings could otherwise read "optimal" beside a gap of 20 %)."""
-    if component == 0 or getattr(reason, "proved_bound", None) is None or getattr(reason, "given_earlier", False):
-        return reason
+    if getattr(reason, "proved_bound", None) is None or proved_bound(reason, component) is not None:
+        return reason  # no certificate, or one of the metrics' problem
     if isinstance(reason, CapReached):  # keeps its advice and its class (the result warns that it did not finish)
         return CapReached(str(reason) + DEFLATED_CERTIFICATE, advice=reason.advice)
     return str(reason) + DEFLATED_CERTIFICATE

@@ -11,7 +11,7 @@ import numpy as np
 from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product, sparse_rows
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import operator_is_direct, operator_top
-from spcakit.operators.screen import Factor
+from spcakit.operators.screen import Factor, factor_of
 
 
 @attrs.frozen(eq=False)
@@ -166,7 +166,7 @@ class ProjectionDeflated(OperatorAccess):
             if self._rows is not None and isinstance(self.base, ProjectionDeflated) and self.base._rows is not None:
                 below = self.base.factor()  # type: ignore[assignment]
             elif self._rows is not None:
-                inner = getattr(self.base, "factor", lambda: None)()
+                inner = factor_of(self.base)
                 below = None if inner is None else _ChainFactor(inner, self.p)
             self._factor.append(None if below is None else below.with_level(*self._level()))
         return self._factor[0]
@@ -302,7 +302,7 @@ class PaddedCovariance(OperatorAccess):
     def factor(self) -> Factor | None:
         """``base``'s :class:`~spcakit.operators.screen.Factor` with the constant variables' rows added (zero,
         bound 0), or ``None`` when ``base`` has none."""
-        inner = getattr(self.base, "factor", lambda: None)()
+        inner = factor_of(self.base)
         return None if inner is None else _PaddedFactor(self, inner)
 
     def __eq__(self, other: object) -> bool:

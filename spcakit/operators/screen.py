@@ -45,7 +45,7 @@ import numpy as np
 from spcakit.operators.base import CovarianceOperator, sparse_product
 from spcakit.ties import RTOL
 
-__all__ = ["Factor", "SCREEN_KEPT", "SCREEN_SHARE", "Screen", "screened_product"]
+__all__ = ["Factor", "SCREEN_KEPT", "SCREEN_SHARE", "Screen", "factor_of", "screened_product"]
 
 #: Full products a screen keeps (the most recent).
 SCREEN_KEPT = 4
@@ -99,6 +99,13 @@ class Factor:
         return None
 
 
+def factor_of(op: CovarianceOperator) -> Factor | None:
+    """``op``'s :class:`Factor` (its ``factor()``), or ``None`` when it has none (no ``factor`` method, or it gives
+    ``None``)."""
+    factor = getattr(op, "factor", None)
+    return None if factor is None else factor()
+
+
 @attrs.frozen
 class Screen:
     """The full products kept, the most recent last: ``z`` (each ``n`` numbers) and ``y`` (each ``p``), and each
@@ -124,7 +131,7 @@ def screened_product(
     screen) when the operator has no :meth:`factor`, ``w`` is not sparse enough, nothing is kept yet, the rows
     to compute are too many or the boundary ties.
     """
-    factor: Any = getattr(op, "factor", lambda: None)()
+    factor: Any = factor_of(op)
     p = w.shape[0]
     rows = np.flatnonzero(w[:, 0])
     if factor is None or w.shape[1] != 1 or not 0 < keeps < p or rows.size > SCREEN_SHARE * p:

@@ -43,6 +43,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from spcakit import index_sets
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import LoadingSpan, Metric, MetricContext, format_number, loading_span, shared_span
 from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
@@ -411,7 +412,7 @@ def _diagonal_candidates(diagonal: np.ndarray, basis: np.ndarray, k: int) -> np.
     if 2 * wanted >= p:
         return slice(None)
     largest = np.argpartition(diagonal, p - wanted)[p - wanted :]
-    return np.union1d(support, largest)
+    return index_sets.union(support, largest)
 
 
 def _projected_diagonals(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> np.ndarray:

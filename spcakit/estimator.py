@@ -57,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install -e '.[sklearn]' ({exc})"
     ) from exc
 
+from spcakit import index_sets
 from spcakit.composition import check_k, configure
 from spcakit.api import fit
 from spcakit.validators import check_arguments
@@ -714,7 +715,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         from spcakit.imputation import observed_scores  # noqa: PLC0415 - only for data with missing values
 
         incomplete = _rows_with_nan(x)
-        complete = np.setdiff1d(np.arange(x.shape[0]), incomplete)
+        complete = index_sets.difference(np.arange(x.shape[0]), incomplete)
         scores = np.empty((x.shape[0], self.n_components_))
         if complete.size:
             scores[complete] = self._scores64(x[complete])

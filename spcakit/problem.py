@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
+from spcakit import index_sets
 from spcakit.operators import CovarianceOperator, DenseCovariance, PaddedCovariance
 from spcakit.state import InputRecord
 
@@ -85,7 +86,7 @@ class Problem:
     @property
     def varying_columns(self) -> np.ndarray:
         """The positions of the columns that vary (the rows of :attr:`varying`'s loadings in the full ones)."""
-        return np.setdiff1d(np.arange(self.p), np.asarray(self.constant_columns, dtype=int))
+        return index_sets.difference(np.arange(self.p), np.asarray(self.constant_columns, dtype=int))
 
     @property
     def data(self) -> np.ndarray | None:
@@ -164,7 +165,7 @@ def left_out_text(problem: Problem, words: str = CONSTANT_WORDS) -> str:
     """The columns of ``problem`` left out of the fit, each described once and truly: the constant ones
     (``words``), then those of :attr:`Problem.offset_columns`, whose values differ (a large offset)."""
     offset = np.asarray(problem.offset_columns, dtype=int)
-    constant = np.setdiff1d(np.asarray(problem.constant_columns, dtype=int), offset)
+    constant = index_sets.difference(np.asarray(problem.constant_columns, dtype=int), offset)
     return "; ".join(zero_variance_text(columns, problem.feature_names, what)
                      for columns, what in ((constant, words), (offset, OFFSET_WORDS)) if columns.size)  # fmt: skip
 
@@ -221,11 +222,11 @@ def with_constant_columns(
     no variance) and the sparsities count all ``p`` variables. ``problem``
     itself is returned when ``constant`` is empty.
     """
-    constant = np.unique(np.asarray(constant, dtype=int))
+    constant = index_sets.distinct(np.asarray(constant, dtype=int))
     if constant.size == 0:
         return problem
     p = problem.p
-    keep = np.setdiff1d(np.arange(p), constant)
+    keep = index_sets.difference(np.arange(p), constant)
     operator = problem.covariance
     restrict = getattr(operator, "restrict", None)
     base = restrict(keep) if callable(restrict) else DenseCovariance(operator.submatrix(keep))
@@ -241,4 +242,4 @@ def with_constant_columns(
     varying = Problem(base, names, _take_columns(problem._data, keep), problem.source, sub_record)
     return Problem(PaddedCovariance(base, keep, p), problem.feature_names, _zero_columns(problem._data, constant),
                    problem.source, record, constant_columns=constant, varying=varying,
-                   offset_columns=np.intersect1d(np.asarray(offset, dtype=int), constant))  # fmt: skip
+                   offset_columns=index_sets.intersection(np.asarray(offset, dtype=int), constant))  # fmt: skip

@@ -112,7 +112,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit import ties
+from spcakit import index_sets, ties
 from spcakit.linalg import RANGE_TOL, added_variance_problem, generalized_top
 from spcakit.metrics import cpev, orthonormal_basis
 from spcakit.operators import CovarianceOperator
@@ -642,7 +642,7 @@ def _newton(c: np.ndarray, x: np.ndarray) -> np.ndarray:
 def _smallest_singular(x: np.ndarray, t: int, support: np.ndarray, y: np.ndarray) -> float:
     """The smallest singular value of the unit loadings ``x`` with loading ``t`` replaced by ``y`` on ``support``."""
     others = np.delete(x, t, axis=1)
-    rows = np.union1d(np.flatnonzero(np.any(others != 0, axis=1)), support)
+    rows = index_sets.union(np.flatnonzero(np.any(others != 0, axis=1)), support)
     trial = np.zeros((rows.size, x.shape[1]))
     trial[:, np.arange(x.shape[1]) != t] = others[rows]
     trial[np.searchsorted(rows, support), t] = y / np.linalg.norm(y)

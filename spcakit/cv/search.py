@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from spcakit import index_sets
 from spcakit.validators import ARGUMENT_CHECKS, check_arguments
 from spcakit.api import check_r, check_seed, fit
 from spcakit.cv.criterion import held_out_error
@@ -307,7 +308,7 @@ def cross_validate(
                                        feature_names=problem.feature_names))  # fmt: skip
         except (InvalidParameterError, InvalidDataError) as exc:
             raise type(exc)(f"fold {f + 1} of {folds} ({int(keep.sum())} training rows): {exc}") from None
-        rare = np.setdiff1d(training[-1].constant_columns, problem.constant_columns)  # constant in this fold only
+        rare = index_sets.difference(training[-1].constant_columns, problem.constant_columns)  # constant in this fold only
         if rare.size:
             notes.append(
                 f"fold {f + 1} of {folds} ({int(keep.sum())} training rows): "

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from spcakit import index_sets
 from spcakit.errors import ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size, listed
 from spcakit.inputs.limits import MAX_VARIABLES
 from spcakit.problem import default_feature_names, zero_variance_text
@@ -109,12 +110,12 @@ def numeric_array(data: object, what: str) -> tuple[np.ndarray, tuple[str, ...] 
             f"{what} is a scipy.sparse {type(data).__name__} of shape {shape} with {int(data.nnz):,} stored entries, "  # type: ignore[attr-defined]
             "which must be dense here (sparse matrices are taken only as the data matrix a method is fitted to: "
             "spcakit.fit, spcakit.SparsePCA, spcakit run/compose/path --data); convert it with .toarray() if the "
-            "dense array fits in memory: it "
-            f"would take {format_size(8 * math.prod(shape))}"
+            f"dense array fits in memory: it would take {format_size(8 * math.prod(shape))}"
         )
-    if isinstance(data, np.ma.MaskedArray) and np.ma.getmaskarray(data).any():
+    masked = sys.modules.get("numpy.ma")  # a masked array exists only once it is imported (np.ma would: 36 ms)
+    if masked is not None and isinstance(data, masked.MaskedArray) and (hidden := masked.getmaskarray(data).sum()):
         raise InvalidDataError(
-            f"{what} is a masked array with {int(np.ma.getmaskarray(data).sum())} masked entries, which sparse PCA "
+            f"{what} is a masked array with {int(hidden)} masked entries, which sparse PCA "
             "cannot skip; fill them in (x.filled(value)) or drop the rows that hold them"
         )
     try:
@@ -198,10 +199,8 @@ def content_sha256(matrix: np.ndarray) -> str:
     at all for a matrix of more than :data:`HASH_LIMIT` bytes (see there);
     this function hashes a matrix of any size.
 
-    A ``scipy.sparse`` data matrix is hashed by
-    :func:`spcakit.inputs.sparse.sparse_content_sha256` instead (its canonical
-    CSR form, whatever its format), which differs from this hash of the same
-    matrix made dense.
+    A ``scipy.sparse`` data matrix is hashed by :func:`spcakit.inputs.sparse.sparse_content_sha256`
+    instead (its canonical CSR form, whatever its format), which differs from this hash of it made dense.
     """
     digest = _start_digest(matrix.shape)
     for _, _, block in row_blocks(matrix):
@@ -605,7 +604,7 @@ def check_double_range(
     floor = math.sqrt(TINY * scale)
     small = np.nonzero(norms < floor)[0]
     if constant is not None:
-        small = np.setdiff1d(small, constant)
+        small = index_sets.difference(small, constant)
     if small.size:
         shown = listed(small, lambda j: f"{j} ({names[j]}): {norms[j] / math.sqrt(scale):.3g}")
         raise InvalidDataError(

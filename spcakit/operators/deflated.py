@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
+from spcakit import index_sets
 from spcakit.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product, sparse_rows
 from spcakit.operators.dense import DenseCovariance
 from spcakit.operators.eigen import operator_is_direct, operator_top
@@ -206,7 +207,7 @@ def _down_the_chain(
         if np.any(values @ u[level_rows] != 0):
             _project_rows(u, level_rows, values)
             used.append(level_rows)
-    return u, (np.unique(np.concatenate(used)) if len(used) > 1 else used[0])
+    return u, (index_sets.distinct(np.concatenate(used)) if len(used) > 1 else used[0])
 
 
 def _up_the_chain(levels: Sequence[tuple[np.ndarray, np.ndarray]], product: np.ndarray) -> np.ndarray:
@@ -266,7 +267,7 @@ class PaddedCovariance(OperatorAccess):
         variables' coordinate vectors."""
         m = min(r, self.index.size)
         values, vectors = self.base.top_eigenpairs(m)
-        extra = np.setdiff1d(np.arange(self.size), self.index)[: r - m]
+        extra = index_sets.difference(np.arange(self.size), self.index)[: r - m]
         padding = np.zeros((self.size, extra.size))
         padding[extra, np.arange(extra.size)] = 1.0
         return np.concatenate([values, np.zeros(extra.size)]), np.hstack([self._embed(vectors), padding])

@@ -39,7 +39,7 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from spcakit import ties
+from spcakit import index_sets, ties
 from spcakit.errors import InvalidParameterError
 from spcakit.protocols import Truncator, part
 from spcakit.validators import (
@@ -137,7 +137,7 @@ def energy_mask(z: np.ndarray, energy: float) -> np.ndarray:
         removed = np.minimum(np.count_nonzero(ascending <= budget[:, None], axis=1), p - 1)
         del ascending
         block = keep[cols]
-        for kept in np.unique(p - removed):
+        for kept in index_sets.distinct(p - removed):
             rows = np.flatnonzero(p - removed == kept)
             block[rows] = ties.top_k_mask_of_rows(magnitudes[rows], int(kept))
     return keep.T.reshape(z.shape)

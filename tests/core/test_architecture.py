@@ -19,7 +19,7 @@ grimp = pytest.importorskip("grimp")
 
 #: Layers from the bottom up; a name covers the module and its submodules.
 LAYERS = [
-    ["spcakit.version", "spcakit.errors", "spcakit.progress", "spcakit.thresholding", "spcakit.ties", "spcakit.schema", "spcakit.validators", "spcakit.linalg",
+    ["spcakit.version", "spcakit.errors", "spcakit.progress", "spcakit.thresholding", "spcakit.ties", "spcakit.index_sets", "spcakit.schema", "spcakit.validators", "spcakit.linalg",
      "spcakit.protocols", "spcakit.experiment_specs", "spcakit.specs", "spcakit.hookspecs", "spcakit.output", "spcakit.plotting"],
     ["spcakit.operators", "spcakit.state"],
     ["spcakit.problem"],

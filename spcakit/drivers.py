@@ -234,6 +234,8 @@ class DeflationDriver(Driver):
                         and isinstance(deflated[1], Carry)):
                     raise BadPartResult(parts.deflator, "a deflator returns (problem, carry)")
                 current, carry = deflated[0], deflated[1].without(LOADING_PRODUCT)  # this loading's alone
+        # the chain of deflated operators (p-vectors at every level) goes before the loadings' copy below
+        current = carry = state = deflated = handed = product = None  # type: ignore[assignment]
         return Outcome(
             loadings=np.ascontiguousarray(loadings),
             iterations=iterations,

@@ -79,7 +79,6 @@ class ProjectionDeflated(OperatorAccess):
     _rows: np.ndarray | None = attrs.field(
         default=attrs.Factory(lambda self: sparse_rows(self.vector), takes_self=True), init=False, repr=False)
     _base_x: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
-    _diagonal: list[np.ndarray] = attrs.field(factory=list, init=False, repr=False)
     _factor: list[Factor | None] = attrs.field(factory=list, init=False, repr=False)
 
     @property
@@ -111,15 +110,22 @@ class ProjectionDeflated(OperatorAccess):
         return self._project(self.base.matmat(self._project(v)))
 
     def diagonal(self) -> np.ndarray:
-        r""":math:`C_{ii} - 2x_i(Cx)_i + x_i^2\,x^\top Cx`: ``base``'s diagonal changed on the rows of ``x``; kept."""
-        if not self._diagonal:
-            x = self.vector
-            cx = self.base_times_vector()
-            rows = slice(None) if self._rows is None else self._rows
-            diagonal = np.array(self.base.diagonal(), dtype=float, copy=True)
+        r""":math:`C_{ii} - 2x_i(Cx)_i + x_i^2\,x^\top Cx`: ``base``'s diagonal changed on the rows of ``x``.
+
+        A chain of projections is walked down to the first base that is not one, whose diagonal is copied once
+        and changed by each level in turn from the bottom: :math:`O(p)` and each level's nonzero rows, nothing kept
+        per level (TPower's twenty levels over 100 000 variables kept 15 MB of diagonals)."""
+        levels: list[ProjectionDeflated] = []
+        op: CovarianceOperator = self
+        while isinstance(op, ProjectionDeflated):
+            levels.append(op)
+            op = op.base
+        diagonal = np.array(op.diagonal(), dtype=float, copy=True)
+        for level in reversed(levels):
+            x, cx = level.vector, level.base_times_vector()
+            rows = slice(None) if level._rows is None else level._rows
             diagonal[rows] += -2 * x[rows] * cx[rows] + x[rows] ** 2 * float(x[rows] @ cx[rows])
-            self._diagonal.append(diagonal)
-        return self._diagonal[0].copy()
+        return diagonal
 
     def trace(self) -> float:
         x = self.vector

@@ -394,3 +394,26 @@ def test_bounds_of_sparse_loadings_on_many_variables_read_the_diagonal_where_its
     np.testing.assert_array_equal(fast.gap, every.gap)
     left = np.sort(np.delete(op.diagonal(), rows))[::-1]
     assert fast.bound[3] == pytest.approx(left[:3].sum(), rel=1e-9)  # the three largest variances off the loadings
+
+
+@SETTINGS
+@given(st.integers(4, 30), st.integers(0, 5), st.integers(0, 2**32 - 1), st.data())
+def test_the_diagonal_sums_are_those_of_the_projected_covariances(p, b, seed, data):
+    # _diagonal_sums adds the projections up a basis column at a time; each loading's sum must be that of the k
+    # largest entries (negative ones as 0) of diag((I - Q_j Q_j^T) C (I - Q_j Q_j^T)), formed explicitly
+    from spcakit import bounds
+
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((p + 3, p))
+    c = a.T @ a
+    b = min(b, p)
+    q = np.linalg.qr(rng.standard_normal((p, b)))[0] if b else np.zeros((p, 0))
+    r = data.draw(st.integers(1, 4))
+    before = np.sort(np.array(data.draw(st.lists(st.integers(0, b), min_size=r, max_size=r))))
+    nonzeros = np.array(data.draw(st.lists(st.integers(0, p), min_size=r, max_size=r)))
+    sums = bounds._diagonal_sums(np.diag(c).copy(), q, c @ q, q.T @ c @ q, before, nonzeros)
+    for t in range(r):
+        projector = np.eye(p) - q[:, : before[t]] @ q[:, : before[t]].T
+        diagonal = np.clip(np.diag(projector @ c @ projector), 0.0, None)
+        expected = np.sort(diagonal)[::-1][: nonzeros[t]].sum()
+        assert sums[t] == pytest.approx(expected, rel=1e-10, abs=1e-10 * np.trace(c))

@@ -277,7 +277,8 @@ def _validate(estimator: Any, X: Any, *, reset: bool, **kwargs: Any) -> Any:
 def _has_nan(x: Any) -> bool:
     """Whether the validated ``x`` (dense, or sparse with stored values) holds a NaN."""
     values = x.data if sp.issparse(x) else x
-    return bool(np.isnan(values).any())
+    # NaN propagates through the maximum: one pass and no boolean copy the size of the data (100 MB on 200 000 x 500)
+    return values.size > 0 and bool(np.isnan(np.max(values)))
 
 
 def _rows_with_nan(x: Any) -> np.ndarray:

@@ -380,3 +380,22 @@ def test_refiner_replaces_or_removes_the_methods_refiner():
         SparsePCA(refiner="no-such-refiner").fit(x)
     assert np.count_nonzero(refined.components_, axis=1).tolist() == [3, 3]
     assert refined.explained_variance_ratio_.sum() >= plain.explained_variance_ratio_.sum() * (1 - 1e-12)
+
+
+def test_has_nan_finds_a_nan_anywhere_and_nothing_else():
+    # one pass of maxima (NaN propagates through them), no boolean copy of the data
+    import scipy.sparse as sp
+
+    from spcakit.estimator import _has_nan
+
+    x = np.arange(24, dtype=float).reshape(6, 4)
+    assert not _has_nan(x)
+    for row, col in ((0, 0), (5, 3), (2, 1)):
+        y = x.copy()
+        y[row, col] = np.nan
+        assert _has_nan(y) and _has_nan(y.astype(np.float32)) and _has_nan(np.asfortranarray(y))
+        assert _has_nan(sp.csr_matrix(y))
+    y = x.copy()
+    y[1, 1], y[2, 2] = np.inf, -np.inf  # infinite, not missing
+    assert not _has_nan(y)
+    assert not _has_nan(np.empty((0, 3))) and not _has_nan(sp.csr_matrix((3, 3)))

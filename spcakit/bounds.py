@@ -422,13 +422,13 @@ def _diagonal_sums(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.ndarray,
     :math:`M = Q^\top CQ`. The projected diagonals are summed up a basis column at a time (one ``p``-vector, where
     all of them at once held several ``p x r`` arrays: 48 MB on 100 000 variables, ``r = 20``)."""
     cross = basis @ np.triu(m, 1)  # column l: the sum over l' < l of Q_{i l'} M_{l' l}
-    steps = np.diagonal(m)
+    squares = np.diagonal(m)  # M_ll, the weight of Q_il^2
     added = np.zeros(diagonal.shape[0])  # what the first j basis columns add to the diagonal
     sums = np.zeros(before.shape[0])
     for j in range(int(before.max(initial=0)) + 1):
         if j:  # what basis column j - 1 adds
             q = basis[:, j - 1]
-            added += -2 * q * c_basis[:, j - 1] + 2 * q * cross[:, j - 1] + q**2 * steps[j - 1]
+            added += -2 * q * c_basis[:, j - 1] + 2 * q * cross[:, j - 1] + q**2 * squares[j - 1]
         for t in np.flatnonzero(before == j):
             k = int(nonzeros[t])
             if k:  # the k largest, added in decreasing order

@@ -209,10 +209,12 @@ class IterState:
 
     @property
     def loadings(self) -> np.ndarray:
-        """``x`` with unit-length columns (a new array each time, unless given to the constructor)."""
+        """``x`` with unit-length columns, in C order whatever ``x``'s layout (a new array each time, unless given to
+        the constructor)."""
         if self._given_loadings is not None:
             return self._given_loadings
-        return unit_columns(self.x) if self.norms is None else self.x / self.norms
+        norms = nonzero_column_norms(self.x) if self.norms is None else self.norms
+        return np.divide(self.x, norms, out=np.empty(self.x.shape))
 
     def column_norms(self) -> np.ndarray:
         """The lengths of ``x``'s columns: :attr:`norms`, or measured."""

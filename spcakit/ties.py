@@ -66,7 +66,7 @@ import numpy as np
 
 __all__ = [
     "RTOL", "argmax", "argmax_columns", "improves", "leading_magnitudes", "order", "order_columns", "tolerance", "top_k",
-    "top_k_mask", "top_k_mask_of_rows",
+    "top_k_mask", "top_k_mask_of_rows", "top_k_boundaries_of_rows", "top_k_mask_of_tied_row",
 ]
 
 #: Scores within this fraction of the largest magnitude involved are tied.
@@ -198,15 +198,7 @@ def _kth_and_next_by_band(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     distribution, or NaN) is partitioned whole: the values found are the same numbers either way.
     """
     c, p = rows.shape
-    step = max(1, p // BAND_SAMPLE)
-    sample = rows[:, ::step]
-    m = sample.shape[1]
-    share = k / p
-    reach = BAND_DEVIATIONS * math.sqrt(m * share * (1.0 - share)) + 2.0
-    top_rank = max(0, math.floor(share * m - reach))  # ranks from the top: 0 is the largest
-    bottom_rank = min(m - 1, math.ceil(share * m + reach))
-    ends = np.partition(sample, (m - 1 - bottom_rank, m - 1 - top_rank), axis=1)
-    highs, lows = ends[:, m - 1 - top_rank], ends[:, m - 1 - bottom_rank]
+    highs, lows = _band_ends(rows[:, :: _band_step(p)], k, p)
     kth, after = np.empty(c), np.empty(c)
     for i in range(c):
         row, high, low = rows[i], highs[i], lows[i]
@@ -220,6 +212,23 @@ def _kth_and_next_by_band(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
             part = np.partition(row, (p - k - 1, p - k))
             kth[i], after[i] = part[p - k], part[p - k - 1]
     return kth, after
+
+
+def _band_step(p: int) -> int:
+    """The band's sample of ``p`` scores: every this-many-th (:data:`BAND_SAMPLE` of them)."""
+    return max(1, p // BAND_SAMPLE)
+
+
+def _band_ends(sample: np.ndarray, k: int, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """The band's ends :math:`h \\ge l` for each row of ``sample`` (``c x m``, sampled from rows of ``p`` scores):
+    the sample's scores of ranks :math:`qm \\mp (4\\sigma + 2)` from the top (:func:`_kth_and_next_by_band`)."""
+    m = sample.shape[1]
+    share = k / p
+    reach = BAND_DEVIATIONS * math.sqrt(m * share * (1.0 - share)) + 2.0
+    top_rank = max(0, math.floor(share * m - reach))  # ranks from the top: 0 is the largest
+    bottom_rank = min(m - 1, math.ceil(share * m + reach))
+    ends = np.partition(sample, (m - 1 - bottom_rank, m - 1 - top_rank), axis=1)
+    return ends[:, m - 1 - top_rank], ends[:, m - 1 - bottom_rank]
 
 
 def top_k_mask(matrix: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
@@ -252,12 +261,31 @@ def top_k_mask_of_rows(rows: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarr
         raise ValueError(f"k must be in [0, {p}]; got {k}")
     if k == 0 or k == p:
         return np.full(rows.shape, k == p)
-    kth, after = _kth_and_next_largest(rows, k)
-    largest = np.maximum(rows.max(axis=1), -rows.min(axis=1))  # max |score| per row
+    kth, tied = top_k_boundaries_of_rows(rows, k, rtol)
     mask = rows >= kth[:, None]
-    for row in np.flatnonzero((kth - after) <= rtol * largest):
-        mask[row] = False
-        mask[row, order(rows[row], rtol=rtol)[:k]] = True
+    for row in tied:
+        mask[row] = top_k_mask_of_tied_row(rows[row], k, rtol)
+    return mask
+
+
+def top_k_boundaries_of_rows(
+    rows: np.ndarray, k: int, rtol: float = RTOL, *, nonnegative: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``k``-th largest score (``0 < k < p``) and the rows tied across that boundary.
+
+    A row not tied there keeps exactly its scores at least its ``k``-th largest (what :func:`top_k_mask_of_rows`
+    keeps); a tied row (its ``k``-th and ``(k+1)``-th largest scores within ``rtol`` of its largest magnitude)
+    keeps :func:`top_k_mask_of_tied_row`. :math:`O(p)` per row (:func:`_kth_and_next_largest`). ``nonnegative``
+    says that no score is negative (magnitudes): the largest magnitude is then the largest score."""
+    kth, after = _kth_and_next_largest(rows, k)
+    largest = rows.max(axis=1) if nonnegative else np.maximum(rows.max(axis=1), -rows.min(axis=1))
+    return kth, np.flatnonzero((kth - after) <= rtol * largest)
+
+
+def top_k_mask_of_tied_row(row: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:
+    """The ``k`` scores of ``row`` a tied boundary keeps: the first ``k`` of :func:`order` (a sort)."""
+    mask = np.zeros(row.shape, dtype=bool)
+    mask[order(row, rtol=rtol)[:k]] = True
     return mask
 
 

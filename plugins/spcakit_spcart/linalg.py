@@ -15,14 +15,17 @@ def polar(b: np.ndarray) -> np.ndarray:
     :math:`\|B^\top B - I\|_2 \le 1/2` (a PCA start, say) takes
     :math:`\mathrm{Polar}(B) = B\,(B^\top B)^{-1/2}` from its ``r x r`` Gram
     matrix, whose condition number is then at most 3: the result is the only
-    ``p x r`` array made, where the SVD copies :math:`B` and makes :math:`W`.
+    ``p x r`` array made, where the SVD copies :math:`B` and makes :math:`W`. The result is in Fortran order
+    (each column contiguous: the layout of :class:`~spcakit_spcart.updaters.RotationUpdater`'s products).
     """
     if b.ndim == 2 and b.shape[0] > 4 * b.shape[1]:
         gram = b.T @ b
         if np.linalg.norm(gram - np.eye(b.shape[1]), 2) <= 0.5:
-            return b @ inverse_sqrt_psd(gram)  # type: ignore[no-any-return]
+            result = np.empty(b.shape, order="F")
+            np.matmul(inverse_sqrt_psd(gram).T, b.T, out=result.T)  # (B M)^T = M^T B^T, written as B M
+            return result
     w, _, qt = np.linalg.svd(b, full_matrices=False)
-    return w @ qt  # type: ignore[no-any-return]
+    return np.asfortranarray(w @ qt)
 
 
 def inverse_sqrt_psd(m: np.ndarray) -> np.ndarray:

@@ -43,21 +43,29 @@ class RotationUpdater(Updater):
     fresh_proposal = True  # Z = V R^T is made by propose
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> np.ndarray:
-        return polar(x0)
+        return polar(x0)  # in Fortran order
 
     def propose(self, problem: Problem, x: np.ndarray, state: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+        # V and Z in Fortran order, each column contiguous: Z = (R V^T)^T is one product in V's layout, and the driver
+        # ranks, truncates and measures Z (and so X) column by column without strided gathers (on 100 000 x 20 a step
+        # took 24 ms at k = 100 and 37 ms at k = 15 000, against 44 and 56 ms in C order).
         v = state
         # X^T V of the unit columns of X, scaled after the product, over the rows where X has a nonzero (a
-        # truncated X has few: k per column); no p x r temporary. The rows are found by their sums of squares
-        # (twice as fast as np.any over rows of r entries): a row whose squares all underflow (entries below
-        # 1e-154) is left out, its share of X^T V being below the rounding of the rest (a column of such entries
-        # alone has no length either way: the drivers refuse it as a zero loading before it gets here)
+        # truncated X has few: k per column); no p x r temporary beyond X's rows in one layout: a dense X is taken
+        # in Fortran order (copied only when it comes in another, on the first step), so that the product rounds
+        # the same whatever the caller passes, and the copy goes before Z is made. The rows are found by their
+        # sums of squares (twice as fast as np.any over rows of r entries): a row whose squares all underflow
+        # (entries below 1e-154) is left out, its share of X^T V being below the rounding of the rest (a column of
+        # such entries alone has no length either way: the drivers refuse it as a zero loading before it gets here)
         live = np.flatnonzero(np.einsum("ij,ij->i", x, x))
-        rows, v_rows = (x[live], v[live]) if 2 * live.size < x.shape[0] else (x, v)
+        rows, v_rows = (x[live], v[live]) if 2 * live.size < x.shape[0] else (np.asfortranarray(x), v)
         b = (rows.T @ v_rows) / np.sqrt(np.einsum("ij,ij->j", rows, rows))[:, None]
+        del rows, v_rows
         w, d, qt = np.linalg.svd(b, full_matrices=False)
         rotation = w @ qt
-        return v @ rotation.T, float(d.sum()), v
+        z = np.empty(v.shape, order="F")
+        np.matmul(rotation, v.T, out=z.T)  # Z^T = R V^T, written in place as Z in Fortran order
+        return z, float(d.sum()), v
 
 
 @part("gpower", paper=PAPER)

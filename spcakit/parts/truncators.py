@@ -95,15 +95,39 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
 
 
 def sparsity_mask(z: np.ndarray, n_zeros: int) -> np.ndarray:
-    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape."""
+    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape, in C order.
+
+    Each column's ``k``-th largest magnitude (``k = p - n_zeros``) comes from its magnitudes laid out as a row
+    (:func:`spcakit.ties.top_k_boundaries_of_rows`); the mask is then :math:`|z_{ij}| \ge t_j`, compared in
+    ``z``'s own layout a block of rows at a time (a mask in C order: the driver's
+    :func:`~spcakit.drivers.keep_only` finds its entries in one pass, where the transpose of a mask of rows
+    has them strided), and a column tied at its boundary is ranked whole (:func:`spcakit.ties.order`)."""
     matrix = z.reshape(z.shape[0], -1)
-    p = matrix.shape[0]
+    p, r = matrix.shape
     if n_zeros <= 0:
         return np.ones(z.shape, dtype=bool)
-    keep = np.empty(matrix.shape[::-1], dtype=bool)  # r x p
+    k = p - n_zeros
+    if k <= 0:
+        return np.zeros(z.shape, dtype=bool)
+    if matrix.flags.f_contiguous and not matrix.flags.c_contiguous:  # columns contiguous: a mask in that layout
+        rows_mask = np.empty(matrix.shape[::-1], dtype=bool)  # r x p
+        for cols, magnitudes in _magnitude_rows(matrix):
+            rows_mask[cols] = ties.top_k_mask_of_rows(magnitudes, k)
+        return rows_mask.T.reshape(z.shape)
+    keep = np.zeros(matrix.shape, dtype=bool)
+    thresholds = np.empty(r)
+    tied: dict[int, np.ndarray] = {}
     for cols, magnitudes in _magnitude_rows(matrix):
-        keep[cols] = ties.top_k_mask_of_rows(magnitudes, p - n_zeros)
-    return keep.T.reshape(z.shape)
+        thresholds[cols], tied_rows = ties.top_k_boundaries_of_rows(magnitudes, k, nonnegative=True)
+        for row in tied_rows:
+            tied[cols.start + int(row)] = ties.top_k_mask_of_tied_row(magnitudes[row], k)
+    rows = max(1, RANK_BLOCK_BYTES // (8 * max(r, 1)))
+    for start in range(0, p, rows):
+        block = slice(start, start + rows)
+        np.greater_equal(np.abs(matrix[block]), thresholds, out=keep[block])
+    for column, mask in tied.items():
+        keep[:, column] = mask
+    return keep.reshape(z.shape)
 
 
 def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:

@@ -661,3 +661,36 @@ def test_selection_ranks_a_large_z_a_few_columns_at_a_time():
     whole = np.stack([ties.top_k_mask(np.abs(z[:, [j]]), 40)[:, 0] for j in range(z.shape[1])], axis=1)
     np.testing.assert_array_equal(tr.sparsity_mask(z, z.shape[0] - 40), whole)
     np.testing.assert_array_equal(tr.truncate_by_sparsity(z, z.shape[0] - 40), np.where(whole, z, 0.0))
+
+
+@SETTINGS
+@given(st.data())
+def test_sparsity_mask_is_laid_out_as_z_and_keeps_the_same_entries_in_either_layout(data):
+    # the mask comes in z's layout (C order: compared in place; Fortran order: ranked column by column), and
+    # both keep each column's k largest magnitudes by the tie rule, ties across the boundary included
+    p = data.draw(st.integers(2, 60), label="p")
+    r = data.draw(st.integers(2, 6), label="r")
+    k = data.draw(st.integers(1, p - 1), label="k")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    z = rng.standard_normal((p, r))
+    levels = data.draw(st.sampled_from([None, 2, 5]), label="distinct magnitudes")
+    if levels is not None:  # few distinct magnitudes, both signs: ties at the boundary
+        z = rng.integers(1, levels + 1, size=(p, r)) * rng.choice([-1.0, 1.0], size=(p, r))
+    expected = np.stack([ties.top_k_mask(np.abs(z[:, [j]]), k)[:, 0] for j in range(r)], axis=1)
+    in_c = tr.sparsity_mask(np.ascontiguousarray(z), p - k)
+    in_f = tr.sparsity_mask(np.asfortranarray(z), p - k)
+    np.testing.assert_array_equal(in_c, expected)
+    np.testing.assert_array_equal(in_f, expected)
+    assert in_c.flags.c_contiguous and in_f.flags.f_contiguous
+
+
+def test_sparsity_mask_through_the_band_is_the_same_in_either_layout():
+    # long columns and a large k go through the band selection (spcakit.ties); one column tied at its boundary
+    rng = np.random.default_rng(5)
+    p, r, k = ties.BAND_MIN_SCORES + 100, 3, 2000
+    z = rng.standard_normal((p, r))
+    z[:, 1] = np.round(z[:, 1], 1)  # magnitudes on a grid of 0.1: the boundary is tied
+    expected = np.stack([ties.top_k_mask(np.abs(z[:, [j]]), k)[:, 0] for j in range(r)], axis=1)
+    assert np.count_nonzero(expected, axis=0).tolist() == [k] * r
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        np.testing.assert_array_equal(tr.sparsity_mask(layout(z), p - k), expected)

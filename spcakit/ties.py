@@ -198,7 +198,15 @@ def _kth_and_next_by_band(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
     distribution, or NaN) is partitioned whole: the values found are the same numbers either way.
     """
     c, p = rows.shape
-    highs, lows = _band_ends(rows[:, :: _band_step(p)], k, p)
+    step = max(1, p // BAND_SAMPLE)
+    sample = rows[:, ::step]
+    m = sample.shape[1]
+    share = k / p
+    reach = BAND_DEVIATIONS * math.sqrt(m * share * (1.0 - share)) + 2.0
+    top_rank = max(0, math.floor(share * m - reach))  # ranks from the top: 0 is the largest
+    bottom_rank = min(m - 1, math.ceil(share * m + reach))
+    ends = np.partition(sample, (m - 1 - bottom_rank, m - 1 - top_rank), axis=1)
+    highs, lows = ends[:, m - 1 - top_rank], ends[:, m - 1 - bottom_rank]
     kth, after = np.empty(c), np.empty(c)
     for i in range(c):
         row, high, low = rows[i], highs[i], lows[i]
@@ -212,23 +220,6 @@ def _kth_and_next_by_band(rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
             part = np.partition(row, (p - k - 1, p - k))
             kth[i], after[i] = part[p - k], part[p - k - 1]
     return kth, after
-
-
-def _band_step(p: int) -> int:
-    """The band's sample of ``p`` scores: every this-many-th (:data:`BAND_SAMPLE` of them)."""
-    return max(1, p // BAND_SAMPLE)
-
-
-def _band_ends(sample: np.ndarray, k: int, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """The band's ends :math:`h \\ge l` for each row of ``sample`` (``c x m``, sampled from rows of ``p`` scores):
-    the sample's scores of ranks :math:`qm \\mp (4\\sigma + 2)` from the top (:func:`_kth_and_next_by_band`)."""
-    m = sample.shape[1]
-    share = k / p
-    reach = BAND_DEVIATIONS * math.sqrt(m * share * (1.0 - share)) + 2.0
-    top_rank = max(0, math.floor(share * m - reach))  # ranks from the top: 0 is the largest
-    bottom_rank = min(m - 1, math.ceil(share * m + reach))
-    ends = np.partition(sample, (m - 1 - bottom_rank, m - 1 - top_rank), axis=1)
-    return ends[:, m - 1 - top_rank], ends[:, m - 1 - bottom_rank]
 
 
 def top_k_mask(matrix: np.ndarray, k: int, rtol: float = RTOL) -> np.ndarray:

@@ -95,13 +95,14 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
 
 
 def sparsity_mask(z: np.ndarray, n_zeros: int) -> np.ndarray:
-    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape, in C order.
+    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape and layout.
 
     Each column's ``k``-th largest magnitude (``k = p - n_zeros``) comes from its magnitudes laid out as a row
-    (:func:`spcakit.ties.top_k_boundaries_of_rows`); the mask is then :math:`|z_{ij}| \ge t_j`, compared in
-    ``z``'s own layout a block of rows at a time (a mask in C order: the driver's
-    :func:`~spcakit.drivers.keep_only` finds its entries in one pass, where the transpose of a mask of rows
-    has them strided), and a column tied at its boundary is ranked whole (:func:`spcakit.ties.order`)."""
+    (:func:`spcakit.ties.top_k_boundaries_of_rows`). For ``z`` in Fortran order (each column contiguous) the mask is
+    made on those rows and handed back transposed, in ``z``'s layout; otherwise it is :math:`|z_{ij}| \ge t_j`
+    compared in C order a block of rows at a time (where the transpose of a mask of rows would leave the driver's
+    :func:`~spcakit.drivers.keep_only` reading it strided), and a column tied at its boundary is ranked whole
+    (:func:`spcakit.ties.order`)."""
     matrix = z.reshape(z.shape[0], -1)
     p, r = matrix.shape
     if n_zeros <= 0:

@@ -220,10 +220,14 @@ class BestOfDriver(Driver):
         if refiner is not None:
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
             chosen = order if r <= portfolio.refine_all else order[:1]
-            for index in chosen:
-                refined = refiner(problem, runs[index][1])
-                loadings = refined.loadings if isinstance(refined, Refined) else np.asarray(refined, dtype=float)
-                runs[index][1], runs[index][3] = loadings, cpev(loadings, problem.covariance)
+            done: dict[bytes, tuple[np.ndarray, float]] = {}  # a refiner is a function of the loadings: members that
+            for index in chosen:                                # end on the same ones are refined once
+                key = runs[index][1].tobytes()
+                if key not in done:
+                    refined = refiner(problem, runs[index][1])
+                    loadings = refined.loadings if isinstance(refined, Refined) else np.asarray(refined, dtype=float)
+                    done[key] = (loadings, cpev(loadings, problem.covariance))
+                runs[index][1], runs[index][3] = done[key]
         best = 0
         for index, run in enumerate(runs):
             if ties.improves(_value(run), _value(runs[best])):

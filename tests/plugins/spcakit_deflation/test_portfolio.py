@@ -123,3 +123,36 @@ def test_above_refine_all_only_the_best_member_alone_is_refined():
              for label, name, params in member_runs(MEMBERS, 12)}
     assert one.metrics["cpev"] >= max(alone.values()) * (1 - ties.RTOL)
     assert every.metrics["cpev"] >= one.metrics["cpev"] * (1 - ties.RTOL)
+
+
+def test_members_ending_on_the_same_loadings_are_refined_once(monkeypatch):
+    # greedy and greedy backward end on the same loadings here (the reason shows both): the refiner runs once for
+    # them, and every member's refined CPEV and the kept loadings are those of refining each member on its own
+    from spcakit_deflation.swap import SupportSwap
+
+    from sklearn.datasets import load_breast_cancer
+
+    x = load_breast_cancer().data
+    x = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
+    runs = {label: spcakit.fit(x, name, r=2, k=5, refiner="none", metrics=["cpev"], **params)
+            for label, name, params in member_runs(MEMBERS, x.shape[1])}
+    assert np.array_equal(runs["greedy"].loadings, runs["greedy backward"].loadings)
+    distinct = len({result.loadings.tobytes() for result in runs.values()})
+    assert distinct < len(runs)
+    calls = {"n": 0}
+    original = SupportSwap.__call__
+
+    def counted(self, problem, loadings):
+        calls["n"] += 1
+        return original(self, problem, loadings)
+
+    monkeypatch.setattr(SupportSwap, "__call__", counted)
+    result = spcakit.fit(x, "auto", r=2, k=5, metrics=["cpev"])
+    assert calls["n"] == distinct
+    monkeypatch.setattr(SupportSwap, "__call__", original)
+    refined = {label: spcakit.fit(x, name, r=2, k=5, refiner="swap", metrics=["cpev"], **params)
+               for label, name, params in member_runs(MEMBERS, x.shape[1])}
+    for label, alone in refined.items():
+        assert f"{label} {runs[label].metrics['cpev']:.6g} -> {alone.metrics['cpev']:.6g}" in result.stopping_reason
+    best = max(alone.metrics["cpev"] for alone in refined.values())
+    assert result.metrics["cpev"] == pytest.approx(best, rel=1e-12)

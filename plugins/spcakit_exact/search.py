@@ -42,10 +42,13 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   :math:`(M_\rho)_{UU}`. :math:`M_\rho` falls apart into the connected components of the entries above
   :math:`\rho`, each decomposed on its own (a large one in part, its leading eigenpairs and one knapsack item for
   the rest, completed when the knapsack reaches that item: :func:`spcakit.thresholding.threshold_knapsack`, the
-  same value); :math:`\rho` is chosen on a grid at the root and moved by
-  a factor :data:`RHO_STEP` up or down at each node (the decompositions of recent allowed sets are
-  kept: a child that fixes a variable in has its parent's). On low-rank covariances of many variables
-  (gene expression) this is by far the tightest of the bounds.
+  same value); :math:`\rho` is chosen on a grid at the root; a child that excludes a variable (a new
+  allowed set) takes the least of its parent's :math:`\rho` and one a factor :data:`RHO_STEP` up or down,
+  and a child that fixes a variable in takes its parent's :math:`\rho` alone (the decompositions of recent
+  allowed sets are kept, and it has its parent's: its bound costs no eigensolve; trying the step there too
+  explored a quarter fewer nodes in the same time and left a larger gap, 5.55 % against 5.35 % after 60 s on
+  the colon's 500 genes at k = 10). On low-rank covariances of many variables (gene expression) this is by
+  far the tightest of the bounds.
 
 The search is best-first (the open node of largest bound next), so the largest bound among the open
 nodes is always an upper bound on the optimum; it starts from the best support of a greedy forward
@@ -434,9 +437,11 @@ def branch_and_bound(
     counter = itertools.count()
     root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]
 
-    def refined(included: np.ndarray, allowed: np.ndarray, rho: float | None) -> tuple[float, np.ndarray | None, float | None]:
-        """The eigen-decomposition bounds of a node, the weights to branch on and the threshold's rho; once one bound
-        prunes the node (not above the incumbent), the others are not computed."""
+    def refined(included: np.ndarray, allowed: np.ndarray, rho: float | None,
+                step: bool) -> tuple[float, np.ndarray | None, float | None]:  # fmt: skip
+        """The eigen-decomposition bounds of a node, the weights to branch on and the threshold's rho (the parent's,
+        and with ``step`` one step from it as well); once one bound prunes the node (not above the incumbent), the
+        others are not computed."""
         bound, weights = np.inf, None
         enough = incumbent * (1 + PRUNE_RTOL)
         if allowed.sum() <= EIGEN_NODE_LIMIT or problem.q is not None:
@@ -445,9 +450,11 @@ def branch_and_bound(
             if rho is None or rho > 0:
                 if rho is None:
                     rhos = root_rhos
-                else:  # the parent's rho and one step from it, up at odd depths and down at even ones
+                elif step:  # the parent's rho and one step from it, up at odd depths and down at even ones
                     depth = int(included.sum()) + int(p - allowed.sum())
                     rhos = (rho, rho * RHO_STEP if depth % 2 else rho / RHO_STEP)
+                else:  # the parent's allowed set: its decomposition at the parent's rho is kept
+                    rhos = (rho,)
                 threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos, enough)
                 if weights is None:
                     weights = threshold_weights
@@ -457,35 +464,35 @@ def branch_and_bound(
         return bound, weights, rho
 
     def push(bound: float, included: np.ndarray, allowed: np.ndarray, weights: np.ndarray | None, rho: float | None,
-             done: bool) -> None:  # fmt: skip
-        heapq.heappush(heap, (-bound, next(counter), included, allowed, weights, rho, done))
+             step: bool, done: bool) -> None:  # fmt: skip
+        heapq.heappush(heap, (-bound, next(counter), included, allowed, weights, rho, step, done))
 
-    heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray | None, float | None, bool]] = []
+    heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray | None, float | None, bool, bool]] = []
     included0, allowed0 = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
     root_bound = problem.cheap_bounds(included0, allowed0)
-    push(root_bound, included0, allowed0, None, None, False)
+    push(root_bound, included0, allowed0, None, None, True, False)
     # the smallest upper bound on the optimum seen so far: each popped node's bound is the largest open one
     best_bound = max(incumbent, root_bound)
     stopped = ""
     while heap:
-        negative, _, included, allowed, weights, rho, done = heapq.heappop(heap)
+        negative, _, included, allowed, weights, rho, step, done = heapq.heappop(heap)
         bound = -negative
         if bound <= incumbent * (1 + PRUNE_RTOL) + 1e-300:
             heap.clear()
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
-            push(bound, included, allowed, weights, rho, done)
+            push(bound, included, allowed, weights, rho, step, done)
             stopped = "time limit"
             break
         if node_limit is not None and nodes >= node_limit:
-            push(bound, included, allowed, weights, rho, done)
+            push(bound, included, allowed, weights, rho, step, done)
             stopped = "node limit"
             break
         if not done:  # first in the queue with its parent's bound (the root: the cheap ones): refine, queue again
-            tighter, weights, rho = refined(included, allowed, rho)
+            tighter, weights, rho = refined(included, allowed, rho, step)
             bound = min(bound, tighter)
             if bound > incumbent * (1 + PRUNE_RTOL):
-                push(bound, included, allowed, weights, rho, True)
+                push(bound, included, allowed, weights, rho, step, True)
             continue
         nodes += 1
         best_bound = min(best_bound, max(incumbent, bound))
@@ -514,7 +521,9 @@ def branch_and_bound(
                 child_allowed[branch] = False
             if child_included.sum() > problem.k or child_allowed.sum() < problem.k:
                 continue
-            push(bound, child_included, child_allowed, None, rho, False)
+            # the child that fixes the variable in keeps its parent's allowed set and rho; the one that excludes it
+            # has a new allowed set (new decompositions in any case) and also tries a step from the parent's rho
+            push(bound, child_included, child_allowed, None, rho, child_allowed is not allowed, False)
     open_bound = max((-entry[0] for entry in heap), default=-np.inf)
     value, y = problem.value(support)
     vector = np.zeros(p)

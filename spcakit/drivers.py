@@ -119,9 +119,9 @@ def block_step(problem: Problem, parts: Parts, state: IterState) -> IterState:
     x = _truncated(parts, z)
     del z  # p x r: not held while the change is measured
     norms = nonzero_column_norms(x)
-    # the change of the unit loadings, from x and the previous x scaled a block of rows at a time: the
-    # state holds x alone (its loadings are made when asked for), so a step holds four p x r arrays at
-    # most (the previous x, the updater's state, z and x)
+    # the change of the unit loadings, from x and the previous x (unit_change: their columns' cosines, or the
+    # difference a block at a time): the state holds x alone (its loadings are made when asked for), so a step
+    # holds four p x r arrays at most (the previous x, the updater's state, z and x)
     change = unit_change(x, state.x, norms, state.column_norms())
     return attrs.evolve(
         state,

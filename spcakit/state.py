@@ -107,10 +107,11 @@ def nonzero_column_norms(x: np.ndarray) -> np.ndarray:
     return norms
 
 
-def unit_columns(x: np.ndarray) -> np.ndarray:
-    """``x`` with each column scaled to unit Euclidean length; :class:`~spcakit.errors.ZeroLoadingError` for a
-    zero column."""
-    return x / nonzero_column_norms(x)
+def unit_columns(x: np.ndarray, norms: np.ndarray | None = None) -> np.ndarray:
+    """``x`` with each column scaled to unit Euclidean length, a new array in C order whatever ``x``'s layout;
+    :class:`~spcakit.errors.ZeroLoadingError` for a zero column. ``norms``: the columns' lengths, when known."""
+    lengths = nonzero_column_norms(x) if norms is None else norms
+    return np.divide(x, lengths, out=np.empty(x.shape))
 
 
 class CapReached(str):
@@ -213,8 +214,7 @@ class IterState:
         the constructor)."""
         if self._given_loadings is not None:
             return self._given_loadings
-        norms = nonzero_column_norms(self.x) if self.norms is None else self.norms
-        return np.divide(self.x, norms, out=np.empty(self.x.shape))
+        return unit_columns(self.x, self.norms)
 
     def column_norms(self) -> np.ndarray:
         """The lengths of ``x``'s columns: :attr:`norms`, or measured."""

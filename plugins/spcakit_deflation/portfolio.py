@@ -220,8 +220,9 @@ class BestOfDriver(Driver):
         if refiner is not None:
             order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
             chosen = order if r <= portfolio.refine_all else order[:1]
-            done: dict[bytes, tuple[np.ndarray, float]] = {}  # a refiner is a function of the loadings: members that
-            for index in chosen:                                # end on the same ones are refined once
+            # a refiner is a function of the loadings: members that end on the same ones are refined once
+            done: dict[bytes, tuple[np.ndarray, float]] = {}
+            for index in chosen:
                 key = runs[index][1].tobytes()
                 if key not in done:
                     refined = refiner(problem, runs[index][1])

@@ -27,7 +27,8 @@ Sparsity and energy truncations rank the entries of a column by magnitude
 with the tie rule of :mod:`spcakit.ties`: magnitudes equal within
 :math:`10^{-10}` of the column's largest are tied, and the smaller indices are
 kept. Thresholds (hard, soft, and GPower's ℓ0 penalty) compare each entry with λ alone and
-rank nothing.
+rank nothing; a magnitude within :math:`10^{-10}` (relative) of λ counts as equal to it, so both zero it
+(as exact arithmetic does with an entry equal to λ).
 """
 
 from __future__ import annotations
@@ -51,14 +52,28 @@ PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation an
 
 
 # -- pure vector/column operators ------------------------------------------------
+def above_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
+    """Where :math:`|z_i| > \\lambda (1 + \\mathrm{rtol})`, ``rtol`` the tie tolerance of :mod:`spcakit.ties`
+    (:data:`~spcakit.ties.RTOL`): a magnitude within it of λ counts as equal to λ, so not above it (as in exact
+    arithmetic, where an entry equal to λ is zeroed by both thresholdings).
+
+    Entries equal in exact arithmetic and at the threshold (a duplicated variable's two copies) then get the same
+    answer whatever their rounding, where a plain comparison kept whichever copy rounded up, so that the support
+    depended on the order of the variables."""
+    return np.abs(z) > np.multiply(threshold, 1.0 + ties.RTOL)
+
+
 def hard_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
-    """:math:`H_\\lambda`: keep entries with :math:`|z_i| > \\lambda` (column-wise λ may be an array)."""
-    return np.where(np.abs(z) > threshold, z, 0.0)
+    """:math:`H_\\lambda`: keep entries with :math:`|z_i| > \\lambda` (column-wise λ may be an array; a
+    magnitude within :data:`~spcakit.ties.RTOL` of λ counts as λ: :func:`above_threshold`)."""
+    return np.where(above_threshold(z, threshold), z, 0.0)
 
 
 def soft_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
-    """:math:`S_\\lambda`: shrink magnitudes by λ, zeroing those at most λ."""
-    return np.sign(z) * np.maximum(np.abs(z) - threshold, 0.0)
+    """:math:`S_\\lambda`: shrink magnitudes by λ, zeroing those at most λ (a magnitude within
+    :data:`~spcakit.ties.RTOL` of λ counts as λ, :func:`above_threshold`, where a plain subtraction left a nonzero of
+    rounding's size, about :math:`10^{-16}\\lambda`)."""
+    return np.where(above_threshold(z, threshold), np.sign(z) * (np.abs(z) - threshold), 0.0)
 
 
 #: Bytes of magnitudes ranked at once by :func:`truncate_by_sparsity` and :func:`truncate_by_energy`: a large
@@ -95,7 +110,7 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
 
 
 def sparsity_mask(z: np.ndarray, n_zeros: int) -> np.ndarray:
-    """The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape and layout.
+    r"""The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape and layout.
 
     Each column's ``k``-th largest magnitude (``k = p - n_zeros``) comes from its magnitudes laid out as a row
     (:func:`spcakit.ties.top_k_boundaries_of_rows`). For ``z`` in Fortran order (each column contiguous) the mask is

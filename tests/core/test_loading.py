@@ -503,7 +503,8 @@ def test_variances_that_underflow_are_refused_and_small_data_work():
 def test_an_explicit_covariance_too_large_for_products_is_refused():
     message = refusal(spcakit.Covariance(np.eye(3) * 1e306))
     assert "covariance matrix's entries (up to 1e+306) are too large" in message
-    assert spcakit.fit(spcakit.Covariance(np.eye(3) * 1e300 + 1e299), "spcart", r=1).r == 1
+    # (not a flat leading eigenvector: its entries would all sit at the default threshold 1/sqrt(3), zeroed)
+    assert spcakit.fit(spcakit.Covariance(np.diag([3.0, 2.0, 1.0]) * 1e300 + 1e299), "spcart", r=1).r == 1
 
 
 # -- the command line -------------------------------------------------------------------------------------

@@ -95,6 +95,26 @@ def test_with_variables_fixed_in_it_bounds_every_support_that_contains_them(fami
     assert bound >= best - reference_rounding(c), (k, fixed_at, rho, bound, best)
 
 
+@pytest.mark.parametrize("p", [150, 300])
+def test_a_block_whose_top_eigenvalue_is_repeated_gets_all_its_leading_pairs(p):
+    """An equicorrelated block of correlation -1/(p-1) has its top eigenvalue p/(p-1) repeated p-1 times: LAPACK's
+    subset driver returned 12 of the 16 leading pairs at p = 150 and 10 at p = 300 (none at all for one pair of a
+    15-variable block), which left the block's spectrum short (or, with none, raised IndexError); the block is then
+    decomposed in full, and the bound is still above brute force's optimum at k = 1 and 2."""
+    c = np.full((p, p), -1.0 / (p - 1))
+    np.fill_diagonal(c, 1.0)
+    blocks = thresholded_blocks(c, 0.0)
+    (members, values, vectors), = blocks.blocks
+    assert not blocks.is_complete(0) and values.shape == (thresholding.PARTIAL_PAIRS,)
+    np.testing.assert_allclose(values, p / (p - 1), rtol=1e-12)
+    np.testing.assert_allclose(c @ vectors, vectors * values, atol=1e-12)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(values.size), atol=1e-12)
+    for k in (1, 2):
+        spectrum = thresholded_spectrum(c, 0.0, k)
+        optimum = 1.0 + (k - 1) / (p - 1)  # two variables of opposite signs: 1 + 1/(p-1)
+        assert spectral_knapsack(spectrum.values, spectrum.capacities) >= optimum - reference_rounding(c)
+
+
 def test_components_give_the_spectrum_of_the_whole_thresholded_matrix():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, COMPONENT_SIZE + 60)) * rng.uniform(0.2, 3.0, COMPONENT_SIZE + 60)

@@ -61,6 +61,14 @@ class BranchAndBound(Updater):
             )
         a = problem.covariance.matmat(np.eye(p))
         constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
+        if constraint is not None and constraint.shape[1]:
+            # the generalized deflation's (I - QQ^T) C (I - QQ^T) vanishes on Q to the rounding of C's scale; the search
+            # checks it against A's own scale, which is rounding alone once the loadings explain everything (a rank-1
+            # C, r = 3: |AQ| 1e-17 against entries of 1e-17, refused). Projected once more, A vanishes on Q to the
+            # rounding of its own entries, the same matrix to the rounding of C's scale.
+            a = a - constraint @ (constraint.T @ a)
+            a = a - (a @ constraint) @ constraint.T
+            a = (a + a.T) / 2
         found = branch_and_bound(a, k, constraint=constraint, time_limit=self.time_limit, node_limit=self.node_limit)
         return found.vector[:, None], found.value, found
 

@@ -47,6 +47,7 @@ from spcakit import index_sets
 from spcakit.errors import InvalidParameterError
 from spcakit.metrics import LoadingSpan, Metric, MetricContext, format_number, loading_span, shared_span
 from spcakit.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
+from spcakit.state import column_norms
 from spcakit.thresholding import RHO_GRID, threshold_knapsack, threshold_search
 
 __all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
@@ -381,7 +382,7 @@ def _gram_schmidt(op: CovarianceOperator, x: np.ndarray) -> tuple[np.ndarray, np
     """As :func:`_spanned` when some loading adds no new direction: the basis grows by Gram-Schmidt (twice),
     skipping those, from one product of :math:`C` with the unit loadings."""
     p, r = x.shape
-    norms = np.linalg.norm(x, axis=0)
+    norms = column_norms(x)
     unit = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
     c_unit = op.matmat(unit)
     basis, c_basis = np.zeros((p, 0)), np.zeros((p, 0))
@@ -419,16 +420,17 @@ def _diagonal_sums(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.ndarray,
     r"""Per loading ``t``: the sum of the ``nonzeros[t]`` largest entries (negative ones as 0) of the diagonal of
     :math:`(I - Q_jQ_j^\top)C(I - Q_jQ_j^\top)`, :math:`Q_j` the first ``j = before[t]`` columns of ``basis``:
     :math:`C_{ii} - 2\sum_{l<j} Q_{il}G_{il} + \sum_{l,l'<j} Q_{il}M_{ll'}Q_{il'}` with :math:`G = CQ` and
-    :math:`M = Q^\top CQ`. The projected diagonals are summed up a basis column at a time (one ``p``-vector, where
-    all of them at once held several ``p x r`` arrays: 48 MB on 100 000 variables, ``r = 20``)."""
-    cross = basis @ np.triu(m, 1)  # column l: the sum over l' < l of Q_{i l'} M_{l' l}
+    :math:`M = Q^\top CQ`. The projected diagonals are summed up a basis column at a time (``p``-vectors only, where
+    all of them at once held several ``p x r`` arrays: 48 MB on 100 000 variables, ``r = 20``; the cross terms too,
+    whose ``p x r`` array set the metrics' peak memory on dense loadings)."""
     squares = np.diagonal(m)  # M_ll, the weight of Q_il^2
     added = np.zeros(diagonal.shape[0])  # what the first j basis columns add to the diagonal
     sums = np.zeros(before.shape[0])
     for j in range(int(before.max(initial=0)) + 1):
-        if j:  # what basis column j - 1 adds
-            q = basis[:, j - 1]
-            added += -2 * q * c_basis[:, j - 1] + 2 * q * cross[:, j - 1] + q**2 * squares[j - 1]
+        if j:  # what basis column l = j - 1 adds; cross: the sum over l' < l of Q_{i l'} M_{l' l}
+            q, l = basis[:, j - 1], j - 1
+            cross = basis[:, :l] @ m[:l, l]
+            added += -2 * q * c_basis[:, l] + 2 * q * cross + q**2 * squares[l]
         for t in np.flatnonzero(before == j):
             k = int(nonzeros[t])
             if k:  # the k largest, added in decreasing order

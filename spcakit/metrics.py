@@ -41,6 +41,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.operators import CovarianceOperator, top_eigenpairs
 from spcakit.operators.base import sparse_rows
+from spcakit.state import column_norms
 
 if TYPE_CHECKING:
     from spcakit.problem import Problem
@@ -114,9 +115,10 @@ def nonorthogonality(x: np.ndarray) -> float:
     r = x.shape[1]
     if r < 2:
         return 0.0
-    unit = x / np.linalg.norm(x, axis=0)
-    gram = np.abs(unit.T @ unit)
-    return float((gram.sum() - np.trace(gram)) / (r * (r - 1)))
+    gram = x.T @ x  # the cosines from the r x r Gram matrix: no p x r array of unit loadings
+    lengths = np.sqrt(np.diagonal(gram))
+    cosines = np.abs(gram / lengths[:, None] / lengths)
+    return float((cosines.sum() - np.trace(cosines)) / (r * (r - 1)))
 
 
 def orthogonality(x: np.ndarray) -> float:
@@ -134,13 +136,14 @@ class LoadingSpan:
     r"""The QR factorisation of the unit loadings, :math:`X = QR`, and :math:`CQ`: one product with :math:`C` that
     the additional variances and the bounds (:func:`spcakit.bounds.component_bounds`) share.
 
-    ``rows`` are the variables where some loading is nonzero (``None``: all), ``unit`` and ``q`` the unit
-    loadings and :math:`Q` on those rows, ``triangle`` :math:`R`, ``cq`` the ``p x r`` product :math:`CQ`
-    (:math:`Q` zero off ``rows``).
+    ``rows`` are the variables where some loading is nonzero (``None``: all), ``q`` :math:`Q` on those rows,
+    ``triangle`` :math:`R`, ``cq`` the ``p x r`` product :math:`CQ` (:math:`Q` zero off ``rows``). The unit loadings
+    themselves are neither kept nor made (:math:`Q` comes from the loadings' own QR, :math:`R` scaled by their
+    lengths: a ``p x r`` array less at the metrics' peak; :func:`unit_rows` makes them for the rare loadings that
+    add no new direction).
     """
 
     rows: np.ndarray | None
-    unit: np.ndarray
     q: np.ndarray
     triangle: np.ndarray
     cq: np.ndarray
@@ -161,19 +164,25 @@ class LoadingSpan:
         return full
 
 
+def unit_rows(x: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """The unit loadings on ``rows`` (all rows for ``None``); a zero loading stays zero."""
+    return (x if rows is None else x[rows]) / np.maximum(column_norms(x), 1e-300)
+
+
 def loading_span(x: np.ndarray, covariance: CovarianceOperator) -> LoadingSpan:
     """:class:`LoadingSpan` of the loadings ``x`` (on their nonzero rows alone when they are few)."""
     p = x.shape[0]
     rows = support_rows(x)  # sparse loadings: their nonzero rows alone
-    unit = (x if rows is None else x[rows]) / np.maximum(np.linalg.norm(x, axis=0), 1e-300)
-    q, triangle = np.linalg.qr(unit)
+    # X = QR gives the unit loadings' X D^{-1} = Q (R D^{-1}) (D the loadings' lengths): no p x r array of them
+    q, triangle = np.linalg.qr(x if rows is None else x[rows])
+    triangle = triangle / np.maximum(column_norms(x), 1e-300)
     if rows is None:
         cq = covariance.matmat(q)
     else:
         full = np.zeros((p, q.shape[1]))
         full[rows] = q
         cq = covariance.matmat_rows(full, rows)
-    return LoadingSpan(rows=rows, unit=unit, q=q, triangle=triangle, cq=cq)
+    return LoadingSpan(rows=rows, q=q, triangle=triangle, cq=cq)
 
 
 def additional_variances(x: np.ndarray, covariance: CovarianceOperator, span: LoadingSpan | None = None) -> list[float]:
@@ -192,10 +201,11 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator, span: Lo
     """
     span = loading_span(x, covariance) if span is None else span
     p, r = x.shape
-    rows, unit = span.rows, span.unit
+    rows = span.rows
     if span.independent:
         product = span.cq if rows is None else span.cq[rows]
         return [float(v) for v in np.einsum("ij,ij->j", span.q, product)]
+    unit = unit_rows(x, rows)
     basis = np.zeros((unit.shape[0], 0))
     keep: list[int] = []
     for t in range(r):
@@ -501,7 +511,7 @@ def span_explained_variance(span: LoadingSpan, x: np.ndarray) -> float:
     for :math:`A = RD` and :math:`M = Q^\top CQ` (``r x r``): no product of its own."""
     product = span.cq if span.rows is None else span.cq[span.rows]
     m = span.q.T @ product
-    a = span.triangle * np.linalg.norm(x, axis=0)
+    a = span.triangle * column_norms(x)
     return float(np.vdot(a, m @ a))
 
 

@@ -37,6 +37,11 @@ class HotellingDeflation(Deflator):
         return attrs.evolve(problem, covariance=rank_one_downdate(op, x, weight), data=None), carry
 
 
+#: :class:`ProjectionDeflation` takes a loading whose length is within this of 1 as the unit vector it is (to
+#: rounding) instead of dividing it by its length.
+UNIT_RTOL = 4 * float(np.finfo(float).eps)
+
+
 @part("projection", paper=PAPER)
 class ProjectionDeflation(Deflator):
     """(I - x x^T) C (I - x x^T) (Alg. 2)
@@ -45,9 +50,15 @@ class ProjectionDeflation(Deflator):
     """
 
     def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
-        unit = x / np.linalg.norm(x)
+        length = float(np.linalg.norm(x))
+        # a loading that is unit to rounding (every driver's) is kept as it is: dividing it by its length changed an
+        # ulp at most and copied it and its product at every level (29 MB over TPower's twenty levels on 100 000
+        # variables, the fit's peak memory)
+        unit = x if abs(length - 1.0) <= UNIT_RTOL else x / length
         product = known_product(carry, x, problem.covariance)  # C x, when the loading's run made it (x is unit then)
-        covariance = project_out(problem.covariance, unit, product=None if product is None else product / np.linalg.norm(x))
+        if product is not None and unit is not x:
+            product = product / length
+        covariance = project_out(problem.covariance, unit, product=product)
         return attrs.evolve(problem, covariance=covariance, data=None), carry
 
 

@@ -190,3 +190,31 @@ def test_a_carry_without_a_key_keeps_the_others_and_a_known_product_is_refused_f
     assert known_product(carry, x) is product and known_product(carry, np.array([0.0, 1.0])) is None
     assert known_product(carry, x, DenseCovariance(np.eye(2))) is None  # explicit: it takes its own product
     assert known_product(carry, x, GramCovariance(np.eye(2), 1.0)) is product
+
+
+def test_the_projection_deflation_keeps_a_unit_loading_and_its_product_without_copies():
+    """A loading that is unit to rounding (as every driver hands it) is the deflated operator's vector itself, and
+    the product its run made goes in as it is: dividing them by the length (1 to an ulp) copied two p-vectors per
+    level, 29 MB over TPower's twenty levels on 100 000 variables, the fit's peak. A loading of another length is
+    divided, and either way the operator is the projection of C off the unit loading."""
+    from spcakit.parts.deflators import ProjectionDeflation
+    from spcakit.problem import Problem
+    from spcakit.state import LOADING_PRODUCT, Carry
+
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((30, 8))
+    gram = GramCovariance(x, 29.0, mean=x.mean(axis=0))
+    dense = (x - x.mean(axis=0)).T @ (x - x.mean(axis=0)) / 29.0
+    problem = Problem(gram, tuple(f"v{i}" for i in range(8)))
+    loading = np.zeros(8)
+    loading[[1, 4, 6]] = rng.standard_normal(3)
+    for length in (float(np.linalg.norm(loading)), 0.5):
+        v = loading / length
+        product = dense @ v
+        carry = Carry().set(LOADING_PRODUCT, (v, product))
+        deflated, _ = ProjectionDeflation()(problem, v, v[:, None], carry)
+        kept = deflated.covariance.vector
+        assert (kept is v) == (length != 0.5)
+        unit = v / np.linalg.norm(v)
+        projector = np.eye(8) - np.outer(unit, unit)
+        np.testing.assert_allclose(deflated.covariance.matmat(np.eye(8)), projector @ dense @ projector, atol=1e-12)

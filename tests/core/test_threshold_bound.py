@@ -32,7 +32,7 @@ from spcakit.bounds import (
     sparse_variance_bound,
     threshold_bound,
 )
-from spcakit.errors import InvalidParameterError
+from spcakit.errors import InvalidParameterError, ZeroLoadingError
 from spcakit import thresholding
 from spcakit.thresholding import (COMPONENT_SIZE, spectral_knapsack, threshold_knapsack, thresholded_blocks,
                                   thresholded_spectrum)
@@ -227,7 +227,10 @@ def test_a_fits_threshold_bounds_hold_and_never_exceed_the_fast_ones(family, dat
     r, k = data.draw(st.integers(1, min(2, p)), label="r"), data.draw(st.integers(1, p), label="k")
     try:
         fast = spcakit.fit(spcakit.Covariance(c), "tpower", r=r, k=k, metrics=["bound", "gap"])
-    except InvalidParameterError as exc:  # r above the rank: refused, with that reason
+    except (InvalidParameterError, ZeroLoadingError) as exc:
+        # r above the rank: refused, with that reason, before the run or (TPower starting from one variable, so that
+        # sparse loadings can outnumber the rank) when the deflated covariance has nothing left, as for a
+        # standardised pair of identical columns at r = k = 2
         if "rank" not in str(exc):
             raise
         return

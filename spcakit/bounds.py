@@ -428,8 +428,8 @@ def _diagonal_sums(diagonal: np.ndarray, basis: np.ndarray, c_basis: np.ndarray,
     sums = np.zeros(before.shape[0])
     for j in range(int(before.max(initial=0)) + 1):
         if j:  # what basis column l = j - 1 adds; cross: the sum over l' < l of Q_{i l'} M_{l' l}
-            q, l = basis[:, j - 1], j - 1
-            cross = basis[:, :l] @ m[:l, l]
+            l = j - 1
+            q, cross = basis[:, l], basis[:, :l] @ m[:l, l]
             added += -2 * q * c_basis[:, l] + 2 * q * cross + q**2 * squares[l]
         for t in np.flatnonzero(before == j):
             k = int(nonzeros[t])

@@ -139,8 +139,8 @@ class LoadingSpan:
     ``rows`` are the variables where some loading is nonzero (``None``: all), ``q`` :math:`Q` on those rows,
     ``triangle`` :math:`R`, ``cq`` the ``p x r`` product :math:`CQ` (:math:`Q` zero off ``rows``). The unit loadings
     themselves are neither kept nor made (:math:`Q` comes from the loadings' own QR, :math:`R` scaled by their
-    lengths: a ``p x r`` array less at the metrics' peak; :func:`unit_rows` makes them for the rare loadings that
-    add no new direction).
+    lengths: a ``p x r`` array less at the metrics' peak; :func:`additional_variances` makes them for the rare
+    loadings that add no new direction).
     """
 
     rows: np.ndarray | None
@@ -162,11 +162,6 @@ class LoadingSpan:
         full = np.zeros((self.cq.shape[0], self.q.shape[1]))
         full[self.rows] = self.q
         return full
-
-
-def unit_rows(x: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-    """The unit loadings on ``rows`` (all rows for ``None``); a zero loading stays zero."""
-    return (x if rows is None else x[rows]) / np.maximum(column_norms(x), 1e-300)
 
 
 def loading_span(x: np.ndarray, covariance: CovarianceOperator) -> LoadingSpan:
@@ -205,7 +200,7 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator, span: Lo
     if span.independent:
         product = span.cq if rows is None else span.cq[rows]
         return [float(v) for v in np.einsum("ij,ij->j", span.q, product)]
-    unit = unit_rows(x, rows)
+    unit = (x if rows is None else x[rows]) / np.maximum(column_norms(x), 1e-300)  # zero loadings stay zero
     basis = np.zeros((unit.shape[0], 0))
     keep: list[int] = []
     for t in range(r):

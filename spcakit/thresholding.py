@@ -26,6 +26,7 @@ import attrs
 import numpy as np
 
 from spcakit.errors import InvalidParameterError
+from spcakit.linalg import leading_subset
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
            "ThresholdedSpectrum", "completed", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
@@ -170,16 +171,7 @@ def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> t
     thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
     if full:
         return np.linalg.eigh(thresholded)  # type: ignore[return-value]
-    from scipy.linalg import eigh  # noqa: PLC0415 - 0.3 s to import, for large blocks only
-
-    size = members.size
-    values, vectors = eigh(thresholded, subset_by_index=[size - PARTIAL_PAIRS, size - 1], driver="evr")
-    if values.shape[0] != PARTIAL_PAIRS:
-        # LAPACK's subset driver can return fewer pairs (none at all, even) when a repeated eigenvalue straddles the
-        # first index asked for: 12 of 16 on a 150-variable equicorrelated block of correlation -1/149
-        values, vectors = np.linalg.eigh(thresholded)
-        values, vectors = values[size - PARTIAL_PAIRS :], vectors[:, size - PARTIAL_PAIRS :]
-    return values, vectors
+    return leading_subset(thresholded, PARTIAL_PAIRS, driver="evr")  # type: ignore[no-any-return]
 
 
 def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int]) -> ThresholdedBlocks:

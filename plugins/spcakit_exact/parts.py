@@ -20,7 +20,7 @@ import numpy as np
 from spcakit.errors import InvalidParameterError
 from spcakit.problem import Problem
 from spcakit.protocols import Stopper, Updater, part
-from spcakit.state import CONSTRAINT, CapReached, Carry, IterState, with_proved_bound
+from spcakit.state import CONSTRAINT, CapReached, Carry, IterState, constraint_matmat, with_proved_bound
 from spcakit.validators import check_cardinality, optional, positive, to_float, to_int
 from spcakit_exact.search import Search, branch_and_bound
 
@@ -66,8 +66,7 @@ class BranchAndBound(Updater):
             # checks it against A's own scale, which is rounding alone once the loadings explain everything (a rank-1
             # C, r = 3: |AQ| 1e-17 against entries of 1e-17, refused). Projected once more, A vanishes on Q to the
             # rounding of its own entries, the same matrix to the rounding of C's scale.
-            a = a - constraint @ (constraint.T @ a)
-            a = a - (a @ constraint) @ constraint.T
+            a = constraint_matmat(state, constraint_matmat(state, a).T)  # B (BA)^T = BAB
             a = (a + a.T) / 2
         found = branch_and_bound(a, k, constraint=constraint, time_limit=self.time_limit, node_limit=self.node_limit)
         return found.vector[:, None], found.value, found

@@ -52,6 +52,7 @@ import numpy as np
 
 from spcakit import ties
 from spcakit.errors import InvalidParameterError
+from spcakit.linalg import leading_subset
 from spcakit.operators import CovarianceOperator, densify, top_eigenpairs
 
 PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurIPS 2020)"
@@ -170,12 +171,7 @@ def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.nda
         values, vectors = np.linalg.eigh(matrix)
         values, vectors = values[::-1][:m], vectors[:, ::-1][:, :m]
     else:
-        import scipy.linalg  # noqa: PLC0415 - imported when used: 0.3 s and its own BLAS
-
-        values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[k - m, k - 1])
-        if values.shape[0] != m:  # LAPACK's subset driver can return fewer pairs on clustered spectra
-            values, vectors = np.linalg.eigh(matrix)
-            values, vectors = values[k - m:], vectors[:, k - m:]
+        values, vectors = leading_subset(matrix, m)
         values, vectors = values[::-1], vectors[:, ::-1]
     pivots = ties.argmax_columns(np.abs(vectors))
     signs = np.sign(vectors[pivots, np.arange(vectors.shape[1])])

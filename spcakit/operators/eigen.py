@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from spcakit.linalg import leading_subset
 from spcakit.operators.base import CovarianceOperator
 
 #: Above this dimension an operator is never densified to find eigenvectors.
@@ -148,12 +149,7 @@ def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> A
     if not vectors:
         if p <= NUMPY_EIGH_LIMIT:
             return np.linalg.eigvalsh(matrix)[p - r :][::-1]
-        import scipy.linalg  # noqa: PLC0415 - 0.3 s and 27 MiB: only for matrices above NUMPY_EIGH_LIMIT
-
-        values = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1], eigvals_only=True)
-        if values.shape[0] != r:  # the subset driver can return fewer values on clustered spectra
-            values = scipy.linalg.eigvalsh(matrix)[p - r:]
-        return np.sort(values)[::-1]
+        return np.sort(leading_subset(matrix, r, vectors=False))[::-1]  # SciPy: only above NUMPY_EIGH_LIMIT
     return eigh_top(matrix, r)
 
 
@@ -164,12 +160,7 @@ def eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     if p <= NUMPY_EIGH_LIMIT:
         values, vectors = np.linalg.eigh(matrix)
         return values[p - r :][::-1], vectors[:, p - r :][:, ::-1]
-    import scipy.linalg  # noqa: PLC0415 - see NUMPY_EIGH_LIMIT
-
-    values, vectors = scipy.linalg.eigh(matrix, subset_by_index=[p - r, p - 1])
-    if values.shape[0] != r:  # LAPACK's subset driver can return fewer pairs on clustered spectra
-        values, vectors = scipy.linalg.eigh(matrix)
-        values, vectors = values[p - r:], vectors[:, p - r:]
+    values, vectors = leading_subset(matrix, r)  # SciPy: see NUMPY_EIGH_LIMIT
     return values[::-1], vectors[:, ::-1]
 
 

@@ -115,6 +115,24 @@ def test_a_block_whose_top_eigenvalue_is_repeated_gets_all_its_leading_pairs(p):
         assert spectral_knapsack(spectrum.values, spectrum.capacities) >= optimum - reference_rounding(c)
 
 
+@pytest.mark.parametrize("p, count", [(15, 1), (150, 16), (300, 16)])
+@pytest.mark.parametrize("vectors", [True])
+def test_the_subset_eigensolver_gives_every_pair_asked_for(p, count, vectors):
+    """``spcakit.linalg.leading_subset``, the one subset solve behind the eigen policy, FSPCA and the thresholded
+    blocks: on an equicorrelated matrix whose top eigenvalue repeats p - 1 times, where LAPACK's subset driver
+    returned fewer pairs (none for one pair of 15), all ``count`` come back, ascending, with valid vectors."""
+    from spcakit.linalg import leading_subset
+
+    c = np.full((p, p), -1.0 / (p - 1))
+    np.fill_diagonal(c, 1.0)
+    found = leading_subset(c, count, vectors=vectors, driver="evr" if vectors else None)
+    values = found[0] if vectors else found
+    assert values.shape == (count,)
+    np.testing.assert_allclose(values, p / (p - 1), rtol=1e-12)
+    if vectors:
+        np.testing.assert_allclose(c @ found[1], found[1] * values, atol=1e-12)
+
+
 def test_components_give_the_spectrum_of_the_whole_thresholded_matrix():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, COMPONENT_SIZE + 60)) * rng.uniform(0.2, 3.0, COMPONENT_SIZE + 60)

@@ -24,8 +24,9 @@ def leading_subset(matrix: np.ndarray, count: int, *, vectors: bool = True, driv
     eigenvectors, from LAPACK's subset driver (``scipy.linalg.eigh`` with ``subset_by_index``; ``driver`` as there).
 
     That driver can return fewer pairs than asked (none, even) when a repeated eigenvalue straddles the first index
-    asked for (12 of 16 on a 150-variable equicorrelated block of correlation -1/149, none for the top one of 15);
-    the full decomposition's last ``count`` are then taken. SciPy is imported here (0.3 s), for the callers' large
+    asked for (12 of 16 on a 150-variable equicorrelated block of correlation -1/149, none for the top one of 15),
+    and asked for values alone it can raise instead (``LinAlgError: Internal Error`` on the same matrices); the full
+    decomposition's last ``count`` are then taken. SciPy is imported here (0.3 s), for the callers' large
     matrices alone.
     """
     import scipy.linalg  # noqa: PLC0415 - 0.3 s and its own BLAS: only for the matrices that need a subset
@@ -34,14 +35,17 @@ def leading_subset(matrix: np.ndarray, count: int, *, vectors: bool = True, driv
     options: dict[str, Any] = {"subset_by_index": [n - count, n - 1]}
     if driver is not None:
         options["driver"] = driver
+    try:
+        subset = scipy.linalg.eigh(matrix, eigvals_only=not vectors, **options)
+    except np.linalg.LinAlgError:  # the values-only driver raises "Internal Error" where the other returns fewer
+        subset = None
+    values = subset if subset is None or not vectors else subset[0]
+    if values is not None and values.shape[0] == count:
+        return subset
     if not vectors:
-        values = scipy.linalg.eigh(matrix, eigvals_only=True, **options)
-        return values if values.shape[0] == count else scipy.linalg.eigvalsh(matrix)[n - count :]
-    values, found = scipy.linalg.eigh(matrix, **options)
-    if values.shape[0] != count:
-        values, found = scipy.linalg.eigh(matrix)
-        values, found = values[n - count :], found[:, n - count :]
-    return values, found
+        return scipy.linalg.eigvalsh(matrix)[n - count :]
+    values, found = scipy.linalg.eigh(matrix)
+    return values[n - count :], found[:, n - count :]
 
 
 #: Eigenvalues of B_SS at or below this are its null space (directions already explained).

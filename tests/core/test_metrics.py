@@ -408,3 +408,20 @@ def test_cpev_and_ev_from_the_shared_span_equal_their_own_products(pattern):
         got = metrics.compute_metrics(problem, loadings, [m for m in metrics.CORE_METRICS if m.name in ("cpev", "ev")])
         assert got["cpev"] == pytest.approx(metrics.cpev(loadings, op), rel=1e-12)
         assert got["ev"] == pytest.approx(metrics.explained_variance(loadings, op), rel=1e-12)
+
+
+def test_every_metric_is_computed_on_an_equicorrelated_covariance_above_the_numpy_eigh_limit():
+    """The eigenvalue-only metrics (the encoders' losses, FSPCA's normalised variance) take the r leading eigenvalues
+    from LAPACK's subset driver above 500 variables, which raised ``LinAlgError: Internal Error`` when the top
+    eigenvalue repeats (a 600-variable equicorrelated correlation matrix): four metrics were left out with a
+    MetricWarning. ``spcakit.linalg.leading_subset`` falls back to the full decomposition."""
+    import warnings
+
+    p = 600
+    c = np.full((p, p), -1.0 / (p - 1))
+    np.fill_diagonal(c, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = spcakit.fit(spcakit.Covariance(c), "spcart", r=2, k=5, metrics="all")
+    for name in ("loss", "normalized_loss", "symmetric_explained_variance", "normalized_explained_variance"):
+        assert name in result.metrics

@@ -116,7 +116,7 @@ def test_a_block_whose_top_eigenvalue_is_repeated_gets_all_its_leading_pairs(p):
 
 
 @pytest.mark.parametrize("p, count", [(15, 1), (150, 16), (300, 16)])
-@pytest.mark.parametrize("vectors", [True])
+@pytest.mark.parametrize("vectors", [True, False])
 def test_the_subset_eigensolver_gives_every_pair_asked_for(p, count, vectors):
     """``spcakit.linalg.leading_subset``, the one subset solve behind the eigen policy, FSPCA and the thresholded
     blocks: on an equicorrelated matrix whose top eigenvalue repeats p - 1 times, where LAPACK's subset driver

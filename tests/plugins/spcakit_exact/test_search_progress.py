@@ -54,7 +54,7 @@ def _wishart(p: int, seed: int) -> np.ndarray:
 
 
 def test_a_limited_search_reports_increasing_nodes_a_growing_best_and_a_falling_bound():
-    seen, found = _search_reports(_wishart(24, 0), 7, node_limit=120)
+    seen, found = _search_reports(_wishart(40, 0), 10, node_limit=120)  # 2989 nodes to finish
     numbers = _assert_monotone(seen)
     assert found.stopped == "node limit" and numbers[-1].count == found.nodes == 120
     assert numbers[-1].best == found.value and numbers[-1].bound <= numbers[0].bound

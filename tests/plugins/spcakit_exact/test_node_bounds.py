@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from spcakit import thresholding
 from spcakit.testing import strategies as sps
-from spcakit_exact.search import _Problem
+from spcakit_exact import search
+from spcakit_exact.search import _descending_prefix, _largest_free, _Problem
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FAMILIES = sps.covariance_families((2, 12))
@@ -139,3 +140,44 @@ def test_a_node_with_one_or_two_free_places_is_solved_by_enumeration_above_the_f
             assert abs(_top(a, support) - optimum) <= _rounding(a)
         else:
             assert best <= optimum + _rounding(a)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=sps.seeds(), rows=st.integers(1, 8), columns=st.integers(1, 12), width=st.integers(1, 12),
+       count=st.integers(1, 12), ties=st.booleans())  # fmt: skip
+def test_the_largest_free_entries_are_those_of_a_full_sort_whether_the_prefix_holds_them_or_not(seed, rows, columns, width,
+                                                                                               count, ties):  # fmt: skip
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 3, (rows, columns)).astype(float) if ties else rng.random((rows, columns))
+    free = rng.random(columns) < 0.6
+    count = min(count, int(free.sum()))
+    if count == 0:
+        return
+    prefix = _descending_prefix(matrix, min(width, columns))
+    found = _largest_free(prefix, matrix, np.arange(rows), free, count)
+    expected = -np.sort(-matrix[:, free], axis=1)[:, :count]
+    np.testing.assert_array_equal(np.sort(found, axis=1), np.sort(expected, axis=1))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables(seed, monkeypatch):
+    # each row's sorted prefix cut to 2 k = 6 entries: with the 30 variables most linked to the others fixed out,
+    # most rows have fewer free ones there than they need, and are partitioned in full
+    monkeypatch.setattr(search, "NEAR_SLACK", 0)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((60, 48)) * rng.gamma(1.0, 1.0, 48)
+    a = x.T @ x / 60
+    k = 3
+    problem = _Problem(a, k, None)
+    linked = np.argsort(-np.abs(a).sum(axis=1))
+    included, allowed = np.zeros(48, dtype=bool), np.ones(48, dtype=bool)
+    included[linked[0]] = True
+    allowed[linked[1:31]] = False
+    free = np.flatnonzero(allowed & ~included)
+    assert ((allowed & ~included)[problem.near_rows[1][free]].sum(axis=1) < k - 1).any()  # the fallback is taken
+    bound, _ = problem.split_bound(included, allowed)
+    optimum = max(_top(a, s) for s in _supports(k, included, allowed))
+    assert bound >= optimum - _rounding(a)
+    # the same bound as with every row's prefix long enough
+    monkeypatch.setattr(search, "NEAR_SLACK", 64)
+    assert _Problem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)

@@ -711,6 +711,20 @@ def branch_and_bound(
              step: bool, done: bool) -> None:  # fmt: skip
         heapq.heappush(heap, (-bound, next(counter), included, allowed, weights, rho, step, done))
 
+    def explored(bound: float, proposal: np.ndarray | None) -> None:
+        """Count a node whose bound (the largest open one) was ``bound``, evaluate the support it proposes (if any)
+        and report."""
+        nonlocal nodes, best_bound, incumbent, support
+        nodes += 1
+        best_bound = min(best_bound, max(incumbent, bound))
+        if proposal is not None:
+            value = problem.value(proposal)[0]
+            if value > incumbent:
+                incumbent, support = value, proposal
+        progress.report(TASK, nodes, unit="nodes", best=incumbent, bound=best_bound)
+        if on_node is not None and nodes % 256 == 0:
+            on_node(nodes, incumbent, best_bound)
+
     heap: list[tuple[float, int, np.ndarray, np.ndarray, np.ndarray | None, float | None, bool, bool]] = []
     included0, allowed0 = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
     root_bound = problem.cheap_bounds(included0, allowed0)
@@ -736,16 +750,8 @@ def branch_and_bound(
         if need in (1, 2) and problem.q is None and not done:  # one or two free places: solved by enumeration?
             solved, value, chosen = problem.completed(included, allowed & ~included, incumbent * (1 + PRUNE_RTOL))
             if solved:
-                nodes += 1
-                best_bound = min(best_bound, max(incumbent, bound))
-                if chosen is not None and value > incumbent:
-                    proposal = np.sort(np.concatenate([np.flatnonzero(included), chosen]))
-                    value = problem.value(proposal)[0]
-                    if value > incumbent:
-                        incumbent, support = value, proposal
-                progress.report(TASK, nodes, unit="nodes", best=incumbent, bound=best_bound)
-                if on_node is not None and nodes % 256 == 0:
-                    on_node(nodes, incumbent, best_bound)
+                better = chosen is not None and value > incumbent
+                explored(bound, np.sort(np.concatenate([np.flatnonzero(included), chosen])) if better else None)
                 continue
         if not done:  # first in the queue with its parent's bound (the root: the cheap ones): refine, queue again
             tighter, weights, rho = refined(included, allowed, rho, step)
@@ -753,20 +759,11 @@ def branch_and_bound(
             if bound > incumbent * (1 + PRUNE_RTOL):
                 push(bound, included, allowed, weights, rho, step, True)
             continue
-        nodes += 1
-        best_bound = min(best_bound, max(incumbent, bound))
-        free = allowed & ~included
         # a support this node proposes: I and the free variables of largest weight (then of largest variance)
-        candidates = np.flatnonzero(free)
+        candidates = np.flatnonzero(allowed & ~included)
         weights = np.zeros(p) if weights is None else weights
         order = candidates[np.lexsort((-problem.diagonal[candidates], -weights[candidates]))]
-        proposal = np.sort(np.concatenate([np.flatnonzero(included), order[:need]]))
-        value = problem.value(proposal)[0]
-        if value > incumbent:
-            incumbent, support = value, proposal
-        progress.report(TASK, nodes, unit="nodes", best=incumbent, bound=best_bound)
-        if on_node is not None and nodes % 256 == 0:
-            on_node(nodes, incumbent, best_bound)
+        explored(bound, np.sort(np.concatenate([np.flatnonzero(included), order[:need]])))
         if allowed.sum() == problem.k or need == 0:
             continue  # its only support is evaluated
         if bound <= incumbent * (1 + PRUNE_RTOL):

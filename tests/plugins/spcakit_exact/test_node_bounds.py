@@ -51,6 +51,11 @@ def _top(a: np.ndarray, support: np.ndarray) -> float:
     return float(np.linalg.eigvalsh(a[np.ix_(support, support)])[-1])
 
 
+def _optimum(a: np.ndarray, k: int, included: np.ndarray, allowed: np.ndarray) -> float:
+    """The node's optimum, by enumeration of its supports."""
+    return max(_top(a, s) for s in _supports(k, included, allowed))
+
+
 def _rounding(a: np.ndarray) -> float:
     return 64 * a.shape[0] * np.finfo(float).eps * max(float(np.abs(a).max()), np.finfo(float).tiny)
 
@@ -61,10 +66,8 @@ def test_the_split_bound_is_never_below_the_nodes_optimum(family, data):
     a, k, included, allowed = _node(data, family, fixed_least=1)
     if included is None:
         return
-    problem = _Problem(a, k, None)
-    bound, weights = problem.split_bound(included, allowed)
-    optimum = max(_top(a, s) for s in _supports(k, included, allowed))
-    assert bound >= optimum - _rounding(a), (bound, optimum)
+    bound, weights = _Problem(a, k, None).split_bound(included, allowed)
+    assert bound >= _optimum(a, k, included, allowed) - _rounding(a), bound
     # the couplings are weights of the free variables only
     assert np.all(weights[~(allowed & ~included)] == 0) and np.all(weights >= 0)
 
@@ -91,8 +94,7 @@ def test_the_split_bound_with_the_allowed_sets_threshold_decomposition_is_never_
     free_optimum = max(_top(a, np.array(j)) for j in itertools.combinations(free, m))
     assert problem.free_threshold(allowed, included, rho, m) >= free_optimum - _rounding(a)
     bound, _ = problem.split_bound(included, allowed, rho)
-    optimum = max(_top(a, s) for s in _supports(k, included, allowed))
-    assert bound >= optimum - _rounding(a), (bound, optimum)
+    assert bound >= _optimum(a, k, included, allowed) - _rounding(a), bound
     # nothing kept for that rho: no threshold part, and the bound is that without it
     assert problem.free_threshold(allowed, included, rho * 1.5, m) == np.inf
 
@@ -176,8 +178,7 @@ def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables
     free = np.flatnonzero(allowed & ~included)
     assert ((allowed & ~included)[problem.near_rows[1][free]].sum(axis=1) < k - 1).any()  # the fallback is taken
     bound, _ = problem.split_bound(included, allowed)
-    optimum = max(_top(a, s) for s in _supports(k, included, allowed))
-    assert bound >= optimum - _rounding(a)
+    assert bound >= _optimum(a, k, included, allowed) - _rounding(a)
     # the same bound as with every row's prefix long enough
     monkeypatch.setattr(search, "NEAR_SLACK", 64)
     assert _Problem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)

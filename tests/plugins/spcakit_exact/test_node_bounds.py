@@ -1,9 +1,10 @@
-"""The exact search's node pieces against brute force: the split bound, the one-place completions and the pairs.
+"""The exact search's node pieces against brute force: the split and Schur bounds, the one-place completions and the
+pairs.
 
 A node fixes the variables ``I`` in and allows ``U``; its optimum is the best :math:`\\lambda_{\\max}(A_{SS})` over
 the supports :math:`I \\subseteq S \\subseteq U` of ``k`` variables. A bound below it would be a wrong certificate,
-so each piece is compared with that optimum, enumerated, on every covariance family (p up to 12), at nodes drawn at
-random (any ``I`` and ``U``).
+so each piece is compared with that optimum, enumerated, on every covariance family (p up to 12) and on Hotelling-deflated
+ones (indefinite), at nodes drawn at random (any ``I`` and ``U``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,22 @@ from spcakit_exact import search
 from spcakit_exact.search import _descending_prefix, _largest_free, _Problem
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _hotelling_deflated(drawn: tuple[tuple[str, np.ndarray], int]) -> tuple[str, np.ndarray]:
+    """A covariance less :math:`(x^\top C x) xx^\top` for a random sparse unit ``x`` (not an eigenvector): the
+    Hotelling deflation ``exact`` runs under ``--deflator hotelling``, indefinite as a rule."""
+    (kind, c), seed = drawn
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(c.shape[0]) * (rng.random(c.shape[0]) < 0.5)
+    if not x.any():
+        x[0] = 1.0
+    x /= np.linalg.norm(x)
+    return f"{kind}, Hotelling-deflated", c - float(x @ c @ x) * np.outer(x, x)
+
+
 FAMILIES = sps.covariance_families((2, 12))
+FAMILIES["hotelling-deflated"] = st.tuples(FAMILIES["wishart"], sps.seeds()).map(_hotelling_deflated)
 
 
 def _node(data: st.DataObject, family: str, *, free_places: tuple[int, int] = (1, 12), fixed_least: int = 0):
@@ -97,6 +113,60 @@ def test_the_split_bound_with_the_allowed_sets_threshold_decomposition_is_never_
     assert bound >= _optimum(a, k, included, allowed) - _rounding(a), bound
     # nothing kept for that rho: no threshold part, and the bound is that without it
     assert problem.free_threshold(allowed, included, rho * 1.5, m) == np.inf
+
+
+@SETTINGS
+@given(family=st.sampled_from(sorted(FAMILIES)), data=st.data())
+def test_the_schur_bound_is_never_below_the_nodes_optimum_whatever_floor_it_is_asked_to_prune_at(family, data):
+    a, k, included, allowed = _node(data, family, fixed_least=1)
+    if included is None:
+        return
+    problem = _Problem(a, k, None)
+    optimum = _optimum(a, k, included, allowed)
+    ceiling, _ = problem.split_bound(included, allowed)
+    spread = max(abs(optimum), float(np.abs(a).max()), np.finfo(float).tiny)
+    for floor in (optimum - 0.5 * spread, optimum - 1e-3 * spread, optimum, optimum + 1e-3 * spread, ceiling):
+        bound = problem.schur_bound(included, allowed, floor, ceiling)
+        assert optimum - _rounding(a) <= bound <= ceiling, (floor, bound, optimum, ceiling)
+
+
+def test_the_schur_bound_prunes_where_the_split_bound_cannot():
+    # two fixed variables and a free block whose best pair is not the pair most coupled to them: the split bound
+    # takes the couplings of one pair and the free part of another, the Schur bound sees each pair whole
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 30)) * rng.gamma(1.0, 1.0, 30)
+    a = x.T @ x / 8
+    k = 4
+    problem = _Problem(a, k, None)
+    included, allowed = np.zeros(30, dtype=bool), np.ones(30, dtype=bool)
+    included[np.argsort(-np.diag(a))[:2]] = True
+    optimum = _optimum(a, k, included, allowed)
+    ceiling, _ = problem.split_bound(included, allowed)
+    schur = problem.schur_bound(included, allowed, optimum * (1 + 1e-9), ceiling)
+    assert optimum - _rounding(a) <= schur < ceiling
+    assert (schur - optimum) < 0.5 * (ceiling - optimum), (optimum, schur, ceiling)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=sps.seeds(), p=st.integers(3, 10), data=st.data())
+def test_an_indefinite_matrix_gets_no_trace_bound(seed, p, data):
+    # a zero diagonal with random couplings: every support's diagonal sums to 0 while its top eigenvalue is positive,
+    # so a trace bound (right for a covariance only) would prune every node; nodes and the whole search still hold
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((p, p))
+    a = np.triu(a, 1) + np.triu(a, 1).T
+    k = data.draw(st.integers(2, p), label="k")
+    problem = _Problem(a, k, None)
+    assert not problem.psd
+    included, allowed = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
+    included[data.draw(st.integers(0, p - 1), label="fixed")] = True
+    optimum = _optimum(a, k, included, allowed)
+    ceiling, _ = problem.split_bound(included, allowed)
+    assert ceiling >= optimum - _rounding(a)
+    assert problem.schur_bound(included, allowed, optimum * (1 - 1e-3) - 1e-3, ceiling) >= optimum - _rounding(a)
+    assert problem.cheap_bounds(np.zeros(p, dtype=bool), allowed) >= max(_top(a, s) for s in _supports(k, np.zeros(p, dtype=bool), allowed)) - _rounding(a)
+    found = search.branch_and_bound(a, k)
+    assert found.optimal and found.value >= max(_top(a, s) for s in _supports(k, np.zeros(p, dtype=bool), allowed)) - _rounding(a)
 
 
 def test_the_split_bound_is_exact_when_the_free_variables_do_not_touch_the_fixed_ones():

@@ -51,6 +51,7 @@ __all__ = [
     "dense_matrices",
     "dense_vectors",
     "dimensions",
+    "hotelling_deflated_covariances",
     "orthonormal_matrices",
     "problems",
     "psd_matrices",
@@ -532,6 +533,19 @@ def tied_correlations(
     c = (c + c.T) / 2
     np.fill_diagonal(c, 1.0)
     return kind, c
+
+
+@st.composite
+def hotelling_deflated_covariances(draw: Any, p: int | Sequence[int] = (2, 16)) -> np.ndarray:
+    r""":func:`wishart_covariances` less :math:`(x^\top C x)\, xx^\top` for a random sparse unit :math:`x` (not an
+    eigenvector): what a Hotelling deflation leaves, symmetric and, as a rule, indefinite."""
+    c = draw(wishart_covariances(p))
+    rng = np.random.default_rng(draw(seeds()))
+    x = rng.standard_normal(c.shape[0]) * (rng.random(c.shape[0]) < 0.5)
+    x[rng.integers(c.shape[0])] += 1.0
+    x /= np.linalg.norm(x)
+    d = c - float(x @ c @ x) * np.outer(x, x)
+    return (d + d.T) / 2
 
 
 def covariance_families(p: int | Sequence[int] = (2, 16)) -> dict[str, st.SearchStrategy[tuple[str, np.ndarray]]]:

@@ -23,21 +23,8 @@ from spcakit_exact.search import _descending_prefix, _largest_free, _Problem
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-
-def _hotelling_deflated(drawn: tuple[tuple[str, np.ndarray], int]) -> tuple[str, np.ndarray]:
-    """A covariance less :math:`(x^\top C x) xx^\top` for a random sparse unit ``x`` (not an eigenvector): the
-    Hotelling deflation ``exact`` runs under ``--deflator hotelling``, indefinite as a rule."""
-    (kind, c), seed = drawn
-    rng = np.random.default_rng(seed)
-    x = rng.standard_normal(c.shape[0]) * (rng.random(c.shape[0]) < 0.5)
-    if not x.any():
-        x[0] = 1.0
-    x /= np.linalg.norm(x)
-    return f"{kind}, Hotelling-deflated", c - float(x @ c @ x) * np.outer(x, x)
-
-
 FAMILIES = sps.covariance_families((2, 12))
-FAMILIES["hotelling-deflated"] = st.tuples(FAMILIES["wishart"], sps.seeds()).map(_hotelling_deflated)
+FAMILIES["hotelling-deflated"] = sps.hotelling_deflated_covariances((2, 12)).map(lambda c: ("hotelling-deflated", c))
 
 
 def _node(data: st.DataObject, family: str, *, free_places: tuple[int, int] = (1, 12), fixed_least: int = 0):

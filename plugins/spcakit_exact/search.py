@@ -151,6 +151,8 @@ PAIR_LIMIT = 20000
 #: A node's sums of each row's largest free entries look this many entries beyond ``2 k`` down each row's sorted
 #: prefix before they partition the row in full (the variables fixed in and out come first in few rows).
 NEAR_SLACK = 32
+#: ... and never more than this many entries a row (two p x this arrays are kept; a larger k partitions in full).
+NEAR_WIDTH = 256
 #: The covariance counts as positive semi-definite (the trace bounds taken) when its least eigenvalue is at least
 #: ``-`` this times ``p`` times its largest magnitude (rounding).
 PSD_RTOL = 64 * np.finfo(float).eps
@@ -239,7 +241,7 @@ class _Problem:
             self.leading = vectors[:, ::-1][:, :POWER_STARTS]  # the truncated power method's starts
             # each row's largest off-diagonal |a_lj| and each eigenvector's largest squares, in descending order, as
             # far as a node's sums need them (its free ones first; see _largest_free)
-            width = min(self.p, 2 * self.k + NEAR_SLACK)
+            width = min(self.p, 2 * self.k + NEAR_SLACK, NEAR_WIDTH)
             self.near_rows = _descending_prefix(self.abs, width)
             self.near_squares = _descending_prefix(self.squares.T, width)
         self._kept: collections.OrderedDict[tuple[Any, ...], Any] = collections.OrderedDict()

@@ -353,7 +353,24 @@ def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(s
     from spcakit_exact.search import _greedy, _Problem, _truncated_power, _warm_start
 
     problem = _Problem(_wishart(60, seed), 8, None)
-    value, support = _warm_start(problem, deadline=0.0)  # a deadline already past: no swaps
+    value, support = _warm_start(problem)  # the swaps can only improve on the best of the two
     found = [problem.value(_truncated_power(problem, start))[0] for start in problem.leading.T]
     assert value >= max([_greedy(problem)[0], *found]) * (1 - 1e-12)
     assert value == pytest.approx(problem.value(support)[0], rel=1e-12)
+    # a deadline already past: the greedy selection takes the variables of largest variance, the power runs still run
+    past, _ = _warm_start(problem, deadline=0.0)
+    assert past >= max(found) * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 5, 12])
+def test_the_greedy_selection_stopped_by_its_deadline_completes_the_support_by_variance(k):
+    from spcakit_exact.search import _greedy, _Problem
+
+    a = _wishart(30, 7)
+    problem = _Problem(a, k, None)
+    value, support = _greedy(problem, deadline=0.0)
+    largest = np.sort(np.argsort(-np.diag(a), kind="stable")[:k])
+    np.testing.assert_array_equal(support, largest)
+    assert value == pytest.approx(problem.value(largest)[0], rel=1e-12)
+    _, full_support = _greedy(problem)  # without a deadline: k steps (at k = 1 the same variable, the largest variance)
+    assert len(full_support) == k and (k > 1 or np.array_equal(full_support, largest))

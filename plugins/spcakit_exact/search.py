@@ -676,7 +676,7 @@ def _greedy(problem: _Problem, deadline: float = np.inf) -> tuple[float, np.ndar
     """Forward selection by value: the variable that raises the best value most, ``k`` times (the first of those
     within a relative 1e-12 of the most). With ``B = I`` each step evaluates every candidate at once
     (:meth:`_Problem.completions`). At ``deadline`` the variables of largest variance complete the support (each
-    step solves ``p`` eigenproblems of up to ``k`` variables: p = 300, k = 150 took 47 s)."""
+    step solves ``p`` eigenproblems of up to ``k`` variables: p = 300, k = 290 took 17 s)."""
     p, k = problem.p, problem.k
     included = np.zeros(p, dtype=bool)
     for _ in range(k):

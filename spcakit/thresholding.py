@@ -185,12 +185,14 @@ def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int]) ->
 
 
 def thresholded_spectrum(
-    c: np.ndarray | None, rho: float, k: int, fixed: np.ndarray | None = None, *, blocks: ThresholdedBlocks | None = None
+    c: np.ndarray | None, rho: float, k: int, fixed: np.ndarray | None = None, *, blocks: ThresholdedBlocks | None = None,
+    outside: np.ndarray | None = None,
 ) -> ThresholdedSpectrum:
     r"""The spectrum of :math:`M_\rho` (:func:`thresholded_blocks`, or the ``blocks`` given, for ``c`` and ``rho``):
     its eigenvalues, each eigenvector's capacity (its squared weight on the ``fixed`` variables plus its
     ``k - |fixed|`` largest squared entries on the others, at most 1; a variable alone has capacity 1), and
-    the top eigenvector's absolute entries.
+    the top eigenvector's absolute entries. Variables ``outside`` (a mask) are in no support: they add no weight
+    to a capacity, and one alone is no item.
     """
     if blocks is None:
         if c is None:
@@ -199,20 +201,25 @@ def thresholded_spectrum(
     diagonal = blocks.diagonal
     m = diagonal.shape[0]
     fixed = np.zeros(m, dtype=bool) if fixed is None else np.asarray(fixed, dtype=bool)
-    values, capacities = [diagonal[blocks.alone]], [np.ones(blocks.alone.size)]
+    inside = np.ones(m, dtype=bool) if outside is None else ~np.asarray(outside, dtype=bool)
+    alone = blocks.alone[inside[blocks.alone]]
+    values, capacities = [diagonal[alone]], [np.ones(alone.size)]
     top, best = np.zeros(m), -np.inf
-    if blocks.alone.size:
-        lone = int(blocks.alone[np.argmax(values[0])])
+    if alone.size:
+        lone = int(alone[np.argmax(values[0])])
         best, top[lone] = float(diagonal[lone]), 1.0
     need = max(k - int(fixed.sum()), 0)
     phantoms, position = [], len(values[0])
     for index, (members, block_values, vectors) in enumerate(blocks.blocks):
         squares = vectors**2
+        rest = np.clip(1.0 - squares.sum(axis=1), 0.0, 1.0)[:, None]  # each row's weight on the pairs not computed
+        if outside is not None:
+            squares[~inside[members]] = 0.0
+            rest[~inside[members]] = 0.0
         values.append(block_values)
         capacities.append(np.minimum(support_capacities(squares, fixed[members], need), 1.0))
         position += block_values.size
         if not blocks.is_complete(index):  # the eigenpairs not computed, as one item (see above)
-            rest = np.clip(1.0 - squares.sum(axis=1), 0.0, 1.0)[:, None]  # each row's weight on them
             values.append(block_values[:1])
             capacities.append(np.minimum(support_capacities(rest, fixed[members], need), 1.0))
             phantoms.append((position, index))

@@ -115,6 +115,7 @@ from spcakit.thresholding import (
     support_capacities,
     threshold_knapsack,
     thresholded_blocks,
+    thresholded_spectrum,
 )
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
@@ -389,16 +390,9 @@ class _Problem:
             return lam, weights
         norms = np.einsum("ij,ij->j", coupling, coupling)
         sigma2 = float(np.partition(norms, free.size - m)[free.size - m :].sum())
-        diagonal = self.diagonal[free]
-        mu = float(np.partition(diagonal, free.size - m)[free.size - m :].sum()) if self.psd else np.inf
         is_free = allowed & ~included
-        if m > 1:
-            largest = _largest_free(self.near_rows, self.abs, free, is_free, m - 1)  # each row's m - 1 largest
-            mu = min(mu, float(np.max(diagonal + largest.sum(axis=1))))  # Gershgorin
-            rows = diagonal**2 + np.einsum("ij,ij->i", largest, largest)  # each row's largest m squares
-            mu = min(mu, float(np.sqrt(np.partition(rows, free.size - m)[free.size - m :].sum())))  # Frobenius
-        else:
-            mu = min(mu, float(diagonal.max()))
+        largest = _largest_free(self.near_rows, self.abs, free, is_free, m - 1)  # each row's m - 1 largest
+        mu = _free_part_bound(self.diagonal[free], largest, m, self.psd)
         capacities = _largest_free(self.near_squares, self.squares.T, np.arange(self.p), is_free, m).sum(axis=1)
         mu = min(mu, spectral_knapsack(self.values, np.minimum(capacities, 1.0)))
         if rho:
@@ -442,7 +436,10 @@ class _Problem:
 
         def certifies(lam: float) -> bool:
             b = a_ff + (coupling.T / (lam - eigenvalues)) @ coupling
-            return _free_part_bound(b, m, self.psd) <= lam
+            off = np.abs(b)
+            np.fill_diagonal(off, 0.0)
+            largest = np.partition(off, free.size - (m - 1), axis=1)[:, free.size - (m - 1) :] if m > 1 else off[:, :0]
+            return _free_part_bound(np.diag(b).copy(), largest, m, self.psd) <= lam
 
         lo, hi = max(floor, lowest), ceiling
         if lo >= hi:
@@ -464,21 +461,8 @@ class _Problem:
         cached = self._kept.get(("threshold", allowed.tobytes(), float(rho)))
         if cached is None:
             return np.inf
-        blocks = cached[0]
-        index = np.flatnonzero(allowed)
-        fixed = included[index]
-        free_alone = blocks.alone[~fixed[blocks.alone]]
-        values, capacities = [blocks.diagonal[free_alone]], [np.ones(free_alone.size)]
-        for block, (members, block_values, vectors) in enumerate(blocks.blocks):
-            squares = vectors[~fixed[members]] ** 2  # the free rows
-            nothing_fixed = np.zeros(squares.shape[0], dtype=bool)
-            values.append(block_values)
-            capacities.append(np.minimum(support_capacities(squares, nothing_fixed, m), 1.0))
-            if not blocks.is_complete(block):  # the eigenpairs not computed, one item valued at the least computed
-                rest = np.clip(1.0 - squares.sum(axis=1), 0.0, 1.0)[:, None]
-                values.append(block_values[:1])
-                capacities.append(np.minimum(support_capacities(rest, nothing_fixed, m), 1.0))
-        return spectral_knapsack(np.concatenate(values), np.concatenate(capacities)) + rho * (m - 1)
+        spectrum = thresholded_spectrum(None, rho, m, blocks=cached[0], outside=included[np.flatnonzero(allowed)])
+        return spectral_knapsack(spectrum.values, spectrum.capacities) + rho * (m - 1)
 
     def value(self, support: np.ndarray) -> tuple[float, np.ndarray]:
         r""":math:`\lambda_{\max}(A_{SS}, B_{SS})` and its vector on the support."""
@@ -592,6 +576,8 @@ def _largest_free(prefix: tuple[np.ndarray, np.ndarray], matrix: np.ndarray, row
     ``prefix`` holds each row's largest entries in descending order (:func:`_descending_prefix`): a row whose
     prefix has ``count`` free columns takes the first of them; any other is partitioned in full.
     """
+    if count == 0:
+        return np.zeros((rows.size, 0))
     values, columns = prefix[0][rows], prefix[1][rows]
     usable = free[columns]
     taken = usable & (np.cumsum(usable, axis=1) <= count)
@@ -610,22 +596,18 @@ def _largest_free(prefix: tuple[np.ndarray, np.ndarray], matrix: np.ndarray, row
     return result
 
 
-def _free_part_bound(b: np.ndarray, m: int, psd: bool) -> float:
-    r"""An upper bound on :math:`\lambda_{\max}(B_{JJ})` over every ``m`` of the rows of the symmetric ``b``: the least
-    of the Frobenius norm's (the sum over the ``m`` largest rows of each row's diagonal square and ``m - 1`` largest
-    off-diagonal squares), Gershgorin's and, when ``b`` is positive semi-definite (``psd``), the trace's."""
-    width = b.shape[0]
-    diagonal = np.diag(b).copy()
-    trace = float(np.partition(diagonal, width - m)[width - m :].sum()) if psd else np.inf
+def _free_part_bound(diagonal: np.ndarray, largest: np.ndarray, m: int, psd: bool) -> float:
+    r"""An upper bound on :math:`\lambda_{\max}(B_{JJ})` over every ``m`` rows ``J`` of a symmetric ``B``, from its
+    ``diagonal`` and each row's ``m - 1`` ``largest`` off-diagonal magnitudes among those rows: the least of the
+    Frobenius norm's (the sum over the ``m`` largest rows of each row's diagonal square and ``m - 1`` largest
+    off-diagonal squares), Gershgorin's and, when ``B`` is positive semi-definite (``psd``), the trace's."""
+    width = diagonal.size
+    bound = float(np.partition(diagonal, width - m)[width - m :].sum()) if psd else np.inf
     if m == 1:
-        return min(trace, float(diagonal.max()))
-    off = np.abs(b)
-    np.fill_diagonal(off, 0.0)
-    largest = np.partition(off, width - (m - 1), axis=1)[:, width - (m - 1) :]
-    gershgorin = float(np.max(diagonal + largest.sum(axis=1)))
-    rows = diagonal**2 + np.einsum("ij,ij->i", largest, largest)
-    frobenius = float(np.sqrt(np.partition(rows, width - m)[width - m :].sum()))
-    return min(trace, gershgorin, frobenius)
+        return min(bound, float(diagonal.max()))
+    bound = min(bound, float(np.max(diagonal + largest.sum(axis=1))))  # Gershgorin
+    rows = diagonal**2 + np.einsum("ij,ij->i", largest, largest)  # each row's largest m squares
+    return min(bound, float(np.sqrt(np.partition(rows, width - m)[width - m :].sum())))  # Frobenius
 
 
 def _two_by_two(corner: np.ndarray, other: np.ndarray, coupling2: np.ndarray) -> np.ndarray:

@@ -144,8 +144,8 @@ RHO_PATIENCE = 4
 #: The eigen-decompositions of recent allowed sets are kept up to this many bytes (a child that fixes a
 #: variable in has its parent's allowed set).
 DECOMPOSITION_BYTES = 64 * 2**20
-#: A node with one or two free places evaluates its supports at once, in stacks of matrices of at most this many
-#: bytes.
+#: Supports evaluated at once (a node's completions, the greedy steps, the swaps) go in stacks of matrices of at
+#: most this many bytes.
 COMPLETION_BYTES = 8 * 2**20
 #: A node with two free places is solved by evaluating its pairs when at most this many survive their bound.
 PAIR_LIMIT = 20000
@@ -281,23 +281,21 @@ class _Problem:
         qs = self.q[index]
         return eye - qs @ qs.T
 
-    def completions(self, included: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-        r""":math:`\lambda_{\max}(A_{SS})` for each support :math:`S = I \cup \{j\}`, ``j`` in ``candidates`` (``B = I``):
-        the bordered matrices :math:`\begin{pmatrix} A_{II} & a_{Ij} \\ a_{jI} & a_{jj} \end{pmatrix}`, decomposed
-        in stacks of at most :data:`COMPLETION_BYTES`."""
-        fixed = np.flatnonzero(included)
-        f = fixed.size
-        values = np.empty(candidates.size)
-        batch = max(1, COMPLETION_BYTES // (8 * (f + 1) ** 2))
-        for first in range(0, candidates.size, batch):
-            chosen = candidates[first : first + batch]
-            stacked = np.empty((chosen.size, f + 1, f + 1))
-            stacked[:, :f, :f] = self.a[np.ix_(fixed, fixed)]
-            stacked[:, :f, f] = self.a[np.ix_(fixed, chosen)].T
-            stacked[:, f, :f] = stacked[:, :f, f]
-            stacked[:, f, f] = self.diagonal[chosen]
-            values[first : first + batch] = np.linalg.eigvalsh(stacked)[:, -1]
+    def tops(self, supports: np.ndarray) -> np.ndarray:
+        r""":math:`\lambda_{\max}(A_{SS})` for each row ``S`` of the integer array ``supports`` (``B = I``), the
+        submatrices decomposed in stacks of at most :data:`COMPLETION_BYTES`."""
+        count, size = supports.shape
+        values = np.empty(count)
+        batch = max(1, COMPLETION_BYTES // (8 * size**2))
+        for first in range(0, count, batch):
+            chosen = supports[first : first + batch]
+            values[first : first + batch] = np.linalg.eigvalsh(self.a[chosen[:, :, None], chosen[:, None, :]])[:, -1]
         return values
+
+    def completions(self, included: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        r""":math:`\lambda_{\max}(A_{SS})` for each support :math:`S = I \cup \{j\}`, ``j`` in ``candidates`` (``B = I``)."""
+        fixed = np.flatnonzero(included)
+        return self.tops(np.concatenate([np.broadcast_to(fixed, (candidates.size, fixed.size)), candidates[:, None]], axis=1))
 
     def completed(self, included: np.ndarray, free: np.ndarray, floor: float) -> tuple[bool, float, np.ndarray | None]:
         r"""The best support of a node with one or two free places, by enumeration: whether it was found, its value
@@ -317,7 +315,6 @@ class _Problem:
             best = int(np.argmax(values))
             return True, float(values[best]), candidates[best : best + 1]
         fixed = np.flatnonzero(included)
-        f = fixed.size
         tops = self.completions(included, candidates)  # lambda_T for T = I + j
         fixed_norms = np.einsum("ij,ij->j", self.a[np.ix_(fixed, candidates)], self.a[np.ix_(fixed, candidates)])
         diagonal = self.diagonal[candidates]
@@ -334,17 +331,12 @@ class _Problem:
             columns.append(found_columns)
             if sum(r.size for r in rows) > PAIR_LIMIT:
                 return False, -np.inf, None
-        rows_, columns_ = np.concatenate(rows), np.concatenate(columns)
-        best, pair = -np.inf, None
-        batch = max(1, COMPLETION_BYTES // (8 * (f + 2) ** 2))
-        for first in range(0, rows_.size, batch):
-            j, l = candidates[rows_[first : first + batch]], candidates[columns_[first : first + batch]]
-            chosen = np.concatenate([np.broadcast_to(fixed, (j.size, f)), j[:, None], l[:, None]], axis=1)
-            values = np.linalg.eigvalsh(self.a[chosen[:, :, None], chosen[:, None, :]])[:, -1]
-            at = int(np.argmax(values))
-            if values[at] > best:
-                best, pair = float(values[at]), np.array([j[at], l[at]])
-        return True, best, pair
+        j, l = candidates[np.concatenate(rows)], candidates[np.concatenate(columns)]
+        if not j.size:
+            return True, -np.inf, None
+        values = self.tops(np.concatenate([np.broadcast_to(fixed, (j.size, fixed.size)), j[:, None], l[:, None]], axis=1))
+        at = int(np.argmax(values))
+        return True, float(values[at]), np.array([j[at], l[at]])
 
     def split_bound(self, included: np.ndarray, allowed: np.ndarray, rho: float | None = None) -> tuple[float, np.ndarray]:
         r"""The split bound of a node with variables fixed in (``B = I``), and each free variable's coupling to them.

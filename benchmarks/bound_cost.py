@@ -1,9 +1,9 @@
-"""What the per-loading bound and gap (``spcakit.bounds``, issue 26) add to a default fit.
+"""What the per-loading bound and gap (``spcakit.analysis.bounds``, issue 26) add to a default fit.
 
 Each case fits with every registered metric and with every metric but ``bound`` and ``gap``, in turn, best
 of ``--repeats``, one BLAS thread, and reports the difference as a share of the fit (the issue's target:
 at most 5 % of SPCArt's fit on the image patches); the difference is within the timing noise, so the
-bound's own computation (:func:`spcakit.bounds.component_bounds` on the run's shared basis, best of
+bound's own computation (:func:`spcakit.analysis.bounds.component_bounds` on the run's shared basis, best of
 ``--repeats``) is timed alone too. Cases:
 
 * 5000 grey 13 x 13 patches of ``china.jpg`` (:func:`estimator.image_patches`), ``spcart`` with r = 20;
@@ -38,10 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     from default_cost import best_time
     from estimator import image_patches
     import spcakit
-    from spcakit.bounds import component_bounds
+    from spcakit.analysis.bounds import component_bounds
     from spcakit.inputs import as_problem
-    from spcakit.metrics import MetricContext, loading_span
-    from spcakit.plugins import get_registry
+    from spcakit.analysis.metrics import MetricContext, loading_span
+    from spcakit.core.plugins import get_registry
 
     rng = np.random.default_rng(0)
     gaussian = rng.standard_normal((2000, 1000))

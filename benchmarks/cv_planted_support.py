@@ -1,6 +1,6 @@
 """How often ``spcakit.cross_validate`` finds a planted sparse support (issue 14, item 3).
 
-The numbers quoted in ``spcakit.cv``'s description ("Which rule"). Data: spiked models with ``p = 30``
+The numbers quoted in ``spcakit.workflows.cv``'s description ("Which rule"). Data: spiked models with ``p = 30``
 variables and unit Gaussian noise; factors of standard deviation ``sd`` on disjoint blocks of variables
 (equal weights, random signs; the columns shuffled). Settings: ``(n, sd)`` in (300, 3), (200, 3),
 (400, 2.5), (300, 2), each with one support of 6 or of 10 variables (``r = 1``) and with two supports of

@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from estimator import image_patches
     from spcakit import SparsePCA, __version__
-    from spcakit.metrics import cpev
-    from spcakit.operators import DenseCovariance
+    from spcakit.analysis.metrics import cpev
+    from spcakit.numerics.operators import DenseCovariance
 
     x = image_patches(5000, 13)
     covariance = DenseCovariance(np.cov(x, rowvar=False))

@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 import spcakit
 import timing
-from spcakit.metrics import cpev, sparsity
+from spcakit.analysis.metrics import cpev, sparsity
 from spcakit.estimator import ESTIMATOR_METRICS
 
 SEED = 0

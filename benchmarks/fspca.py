@@ -38,10 +38,10 @@ import numpy as np
 
 import spcakit
 import timing
-from spcakit.api import build_parts
-from spcakit.composition import configure
-from spcakit.operators import DenseCovariance, top_eigenpairs
-from spcakit.plugins import get_registry
+from spcakit.core.run import build_parts
+from spcakit.workflows.configure import configure
+from spcakit.numerics.operators import DenseCovariance, top_eigenpairs
+from spcakit.core.plugins import get_registry
 from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit_fspca.pieces import scheme_covariance
 from spcakit_fspca import algorithms as alg

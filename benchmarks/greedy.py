@@ -45,12 +45,12 @@ import numpy as np
 import spcakit
 import timing
 from run import image_patches
-from spcakit.api import build_parts
-from spcakit.composition import configure
-from spcakit.plugins import get_registry
-from spcakit.problem import Problem
+from spcakit.core.run import build_parts
+from spcakit.workflows.configure import configure
+from spcakit.core.plugins import get_registry
+from spcakit.inputs.problem import Problem
 from spcakit.inputs.dense import covariance_problem, data_problem
-from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
+from spcakit.core.records import CONSTRAINT, Carry, constraint_submatrix
 from spcakit_deflation.solvers import BACKWARD_LIMIT, GreedySolver, _tied_best
 
 SEED = 0

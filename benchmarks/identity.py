@@ -31,7 +31,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.plugins import get_registry
+from spcakit.core.plugins import get_registry
 from spcakit.testing import EXAMPLE_LAMBDAS
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"

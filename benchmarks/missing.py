@@ -8,7 +8,7 @@ plus unit noise), with 10 % and 20 % of the entries missing completely at random
 0-2). Each fit finds ``r = 2`` loadings with ``k = 8`` nonzeros each:
 
 * ``spcakit default``: ``spcakit.fit(X, r=2, k=8)`` - the default method (``auto``) with ``missing="em"``
-  (the default ``"auto"`` without its warning: EM on the sparse low-rank model, :mod:`spcakit.imputation`);
+  (the default ``"auto"`` without its warning: EM on the sparse low-rank model, :mod:`spcakit.workflows.imputation`);
 * ``spcakit tpower``: ``spcakit.fit(X, "tpower", r=2, k=8)``, the same EM with a single fast method;
 * ``PMA SPC``: ``SPC(X, sumabsv=s, K=2, orth=TRUE, center=TRUE)`` on the same data with ``NA`` at the missing
   entries (PMA's own handling: its updates skip the missing entries). ``X`` is passed with each column

@@ -3,7 +3,7 @@ implementations reach at the same number of nonzeros per loading, on a panel of 
 
 **One CPEV for everybody.** Every method returns loadings V (p x r); the benchmark computes, in Python and
 for all of them alike, :math:`\\operatorname{tr}(Q^\\top C Q)/\\operatorname{tr}(C)` with Q an orthonormal basis
-of span(V) and C the covariance (``ddof=1``) of the standardised data: :func:`spcakit.metrics.cpev` on the data's
+of span(V) and C the covariance (``ddof=1``) of the standardised data: :func:`spcakit.analysis.metrics.cpev` on the data's
 covariance operator, the very function behind ``spcakit.fit(...).metrics["cpev"]`` (for spcakit's own rows
 the two are checked to agree). Beside it: the nonzeros per loading (max, mean, min) and the time in seconds.
 
@@ -82,8 +82,8 @@ import numpy as np
 
 import spcakit
 import timing
-from spcakit.errors import SpcakitError
-from spcakit.metrics import cpev
+from spcakit.core.errors import SpcakitError
+from spcakit.analysis.metrics import cpev
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results" / "quality.json"
@@ -203,7 +203,7 @@ def covariance_of(x: np.ndarray) -> Any:
 
 
 def measure(loadings: np.ndarray, covariance: Any) -> dict[str, Any]:
-    """CPEV of span(``loadings``) (:func:`spcakit.metrics.cpev`) and the nonzeros per loading."""
+    """CPEV of span(``loadings``) (:func:`spcakit.analysis.metrics.cpev`) and the nonzeros per loading."""
     v = np.asarray(loadings, dtype=float).reshape(loadings.shape[0], -1)
     nonzeros = np.count_nonzero(v, axis=0)
     value = cpev(v, covariance) if np.any(v) else 0.0
@@ -615,7 +615,7 @@ def markdown(report: dict[str, Any]) -> str:
     if git:
         git_note = f" on commit {git['commit'][:10]}"
         if git["changed"]:
-            git_note += f" with {len(git['changed'])} changed file(s) in spcakit/plugins/specs ({', '.join(git['changed'])})"
+            git_note += f" with {len(git['changed'])} changed file(s) in spcakit/core/plugins/specs ({', '.join(git['changed'])})"
     out = [
         "## Quality at a given sparsity (benchmarks/quality.py)",
         "",
@@ -627,7 +627,7 @@ def markdown(report: dict[str, Any]) -> str:
         "standard deviation 1, `ddof = 1`, after its exactly constant columns are dropped), so all methods work "
         "on its correlation matrix C. For every method CPEV is computed the same way, in Python, from the "
         "loadings V it returns: tr(QᵀCQ)/tr(C) with Q an orthonormal basis of span(V) "
-        "(`spcakit.metrics.cpev`, the function behind `spcakit.fit(...).metrics[\"cpev\"]`).",
+        "(`spcakit.analysis.metrics.cpev`, the function behind `spcakit.fit(...).metrics[\"cpev\"]`).",
         "",
         "What ran:",
         "",
@@ -753,7 +753,7 @@ def markdown_nonnegative(report: dict[str, Any]) -> str:
     else:
         r_line = f"R peers not run: {r_info.get('reason')}"
     git = env.get("git")
-    git_note = f" on commit {git['commit'][:10]}" + (" with changes to spcakit/plugins/specs not yet committed"
+    git_note = f" on commit {git['commit'][:10]}" + (" with changes to spcakit/core/plugins/specs not yet committed"
                                                     if git["changed"] else "") if git else ""  # fmt: skip
     cases = report["cases"]
     seeds = cfg["seeds"]
@@ -764,7 +764,7 @@ def markdown_nonnegative(report: dict[str, Any]) -> str:
     load = env.get("loadavg_end")
     load_note = f" (load average {load[0]:.1f} at the end: times are only indicative)" if load else ""
     out = [
-        "## Non-negative loadings against nsprcomp (issue 28)",
+        "## Non-negative loadings against nsprcomp",
         "",
         "<!-- Generated from benchmarks/results/quality_nonnegative.json by `python benchmarks/quality.py --render "
         "benchmarks/results/quality_nonnegative.json`: re-run the benchmark and replace this section rather than edit it. -->",

@@ -58,7 +58,7 @@ import spcakit
 import timing
 from run import image_patches
 from spcakit.inputs.datasets import pitprops
-from spcakit.metrics import cpev
+from spcakit.analysis.metrics import cpev
 from spcakit_deflation.swap import SupportSwap
 
 SEED = 0

@@ -68,7 +68,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 import spcakit
 import timing
-from spcakit.metrics import cpev, nonorthogonality, sparsity
+from spcakit.analysis.metrics import cpev, nonorthogonality, sparsity
 
 R = 20
 PATCH = 13

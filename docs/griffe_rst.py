@@ -7,7 +7,7 @@ this rewrites:
 * ``:class:`~spcakit.inputs.dense.Covariance``` (also ``:func:``, ``:meth:``, ``:mod:``, ``:attr:``,
   ``:data:``, ``:exc:``, ``:obj:``) into an optional cross-reference: a link when the object is on
   a page of the site, else the name as code, never a warning. A relative name (``:func:`compose```
-  in ``spcakit.api``) is resolved in the docstring's scope; ``~`` shows the last component only,
+  in ``spcakit.workflows.fit``) is resolved in the docstring's scope; ``~`` shows the last component only,
   ``title <target>`` the title;
 * ``:math:`x``` into ``$x$`` and a ``.. math::`` directive into a ``$$`` block (typeset by
   pymdownx.arithmatex and MathJax);

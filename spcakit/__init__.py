@@ -1,5 +1,21 @@
 """spcakit: sparse principal component analysis from composable parts.
 
+The package is built in rooms, each on the ones below it:
+
+* :mod:`spcakit.core` - the kernel: part roles, records, drivers, method specs, registry, plugins, the run;
+* :mod:`spcakit.numerics` - covariance operators, the eigen policy, linear algebra, ties, thresholding;
+* :mod:`spcakit.output` - files written safely, JSON values, progress reports;
+* :mod:`spcakit.inputs` - everything a user hands in, turned into a :class:`~spcakit.inputs.problem.Problem`;
+* :mod:`spcakit.analysis` - metrics and bounds;
+* :mod:`spcakit.parts` - the generic parts, registered as a plugin like every other;
+* :mod:`spcakit.workflows` - fit, paths, cross-validation, reproductions, models;
+* the front ends, at this top level: the estimator (:mod:`spcakit.estimator`), AnnData
+  (:mod:`spcakit.anndata`), the command line (:mod:`spcakit.cli`), plots (:mod:`spcakit.plotting`,
+  :mod:`spcakit.figures`), the plugin API (:mod:`spcakit.plugin_api`) and test helpers (:mod:`spcakit.testing`).
+
+What may be imported by the front ends: every room. A room imports only the rooms listed before it (a test
+reads the import graph).
+
 >>> import spcakit
 >>> result = spcakit.fit("builtin:pitprops", "spcart", r=6)  # doctest: +SKIP
 
@@ -14,35 +30,39 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from spcakit.version import __version__
+from spcakit.core.version import __version__
 
 #: Public name -> the module that defines it.
 _EXPORTS = {
-    "compose": "spcakit.composition", "configure": "spcakit.composition", "fit": "spcakit.api",
-    "ConstantColumnWarning": "spcakit.errors", "DuplicateNameError": "spcakit.errors", "InvalidDataError": "spcakit.errors",
-    "InvalidParameterError": "spcakit.errors", "MissingValuesError": "spcakit.errors",
-    "MissingValueWarning": "spcakit.errors", "PartFailure": "spcakit.errors", "SpcakitError": "spcakit.errors",
-    "SpecError": "spcakit.errors", "UnknownNameError": "spcakit.errors", "ZeroLoadingError": "spcakit.errors",
-    "hookimpl": "spcakit.hookspecs",
-    "get_plugin_manager": "spcakit.plugins", "get_registry": "spcakit.plugins",
-    "Metric": "spcakit.metrics",
-    "Covariance": "spcakit.inputs", "Problem": "spcakit.problem", "as_problem": "spcakit.inputs",
-    "Deflator": "spcakit.protocols", "Driver": "spcakit.protocols", "Initializer": "spcakit.protocols",
-    "Refiner": "spcakit.protocols", "Stopper": "spcakit.protocols", "Truncator": "spcakit.protocols",
-    "Updater": "spcakit.protocols", "part": "spcakit.protocols",
-    "MethodSpec": "spcakit.specs", "PartRef": "spcakit.specs",
-    "Carry": "spcakit.state", "Result": "spcakit.state",
+    "compose": "spcakit.workflows.configure", "configure": "spcakit.workflows.configure", "fit": "spcakit.workflows.fit",
+    "ConstantColumnWarning": "spcakit.core.errors", "DuplicateNameError": "spcakit.core.errors", "InvalidDataError": "spcakit.core.errors",
+    "InvalidParameterError": "spcakit.core.errors", "MissingValuesError": "spcakit.core.errors",
+    "MissingValueWarning": "spcakit.core.errors", "PartFailure": "spcakit.core.errors", "SpcakitError": "spcakit.core.errors",
+    "SpecError": "spcakit.core.errors", "UnknownNameError": "spcakit.core.errors", "ZeroLoadingError": "spcakit.core.errors",
+    "hookimpl": "spcakit.core.hookspecs",
+    "get_plugin_manager": "spcakit.core.plugins", "get_registry": "spcakit.core.plugins",
+    "Metric": "spcakit.core.protocols",
+    "Covariance": "spcakit.inputs", "Problem": "spcakit.inputs.problem", "as_problem": "spcakit.inputs",
+    "Deflator": "spcakit.core.protocols", "Driver": "spcakit.core.protocols", "Initializer": "spcakit.core.protocols",
+    "Refiner": "spcakit.core.protocols", "Stopper": "spcakit.core.protocols", "Truncator": "spcakit.core.protocols",
+    "Updater": "spcakit.core.protocols", "part": "spcakit.core.protocols",
+    "MethodSpec": "spcakit.core.specs", "PartRef": "spcakit.core.specs",
+    "Carry": "spcakit.core.records", "Result": "spcakit.workflows.results",
     "SparsePCA": "spcakit.estimator",
-    "PathLevel": "spcakit.paths", "SparsityPath": "spcakit.paths", "Target": "spcakit.paths", "path": "spcakit.paths",
-    "target_k": "spcakit.paths",
-    "CrossValidation": "spcakit.cv", "cross_validate": "spcakit.cv",
+    "PathLevel": "spcakit.workflows.paths", "SparsityPath": "spcakit.workflows.paths", "Target": "spcakit.workflows.paths", "path": "spcakit.workflows.paths",
+    "target_k": "spcakit.workflows.paths",
+    "CrossValidation": "spcakit.workflows.cv", "cross_validate": "spcakit.workflows.cv",
 }  # fmt: skip
-#: Submodules reachable as attributes (``spcakit.metrics``) without importing them first.
-_SUBMODULES = frozenset({
-    "api", "bounds", "cli", "cv", "drivers", "errors", "estimator", "figures", "hookspecs", "inputs", "linalg", "metrics", "model", "operators",
-    "output", "parts", "paths", "plotting", "plugins", "problem", "protocols", "registry", "reproduce", "schema", "specs", "state", "testing",
-    "ties", "validators",
-})  # fmt: skip
+#: Submodules reachable as attributes (``spcakit.metrics``) without importing them first: name -> module.
+_SUBMODULES = {
+    "analysis": "spcakit.analysis", "cli": "spcakit.cli", "core": "spcakit.core", "estimator": "spcakit.estimator",
+    "figures": "spcakit.figures", "inputs": "spcakit.inputs", "numerics": "spcakit.numerics", "output": "spcakit.output",
+    "parts": "spcakit.parts", "plotting": "spcakit.plotting", "plugin_api": "spcakit.plugin_api",
+    "testing": "spcakit.testing", "workflows": "spcakit.workflows",
+    # the modules users reach by their short names
+    "bounds": "spcakit.analysis.bounds", "errors": "spcakit.core.errors", "metrics": "spcakit.analysis.metrics",
+    "operators": "spcakit.numerics.operators", "validators": "spcakit.core.fields",
+}  # fmt: skip
 #: ``from spcakit import *`` - everything but the estimator, which needs scikit-learn.
 __all__ = sorted(set(_EXPORTS) - {"SparsePCA"} | {"datasets", "metrics", "validators"})
 
@@ -54,23 +74,25 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # later look-ups skip this function
         return value
     if name in _SUBMODULES:
-        return importlib.import_module(f"spcakit.{name}")
+        return importlib.import_module(_SUBMODULES[name])
     if name == "datasets":  # the built-in data sets: spcakit.datasets.pitprops() (the module spcakit.inputs.datasets)
         return importlib.import_module("spcakit.inputs.datasets")
     raise AttributeError(f"module 'spcakit' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES | {"datasets"})
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES) | {"datasets"})
 
 
 if TYPE_CHECKING:  # what static analysers and IDEs see
-    from spcakit import metrics, validators
+    from spcakit.analysis import metrics
+    from spcakit.core import fields as validators
     from spcakit.inputs import datasets
-    from spcakit.composition import compose, configure
-    from spcakit.api import fit
-    from spcakit.cv import CrossValidation, cross_validate
-    from spcakit.errors import (
+    from spcakit.workflows.configure import compose
+    from spcakit.workflows.configure import configure
+    from spcakit.workflows.fit import fit
+    from spcakit.workflows.cv import CrossValidation, cross_validate
+    from spcakit.core.errors import (
         ConstantColumnWarning,
         DuplicateNameError,
         InvalidDataError,
@@ -84,12 +106,13 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
         ZeroLoadingError,
     )
     from spcakit.estimator import SparsePCA
-    from spcakit.hookspecs import hookimpl
-    from spcakit.metrics import Metric
-    from spcakit.paths import PathLevel, SparsityPath, Target, path, target_k
-    from spcakit.plugins import get_plugin_manager, get_registry
+    from spcakit.core.hookspecs import hookimpl
+    from spcakit.core.protocols import Metric
+    from spcakit.workflows.paths import PathLevel, SparsityPath, Target, path, target_k
+    from spcakit.core.plugins import get_plugin_manager, get_registry
     from spcakit.inputs import Covariance, as_problem
-    from spcakit.problem import Problem
-    from spcakit.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
-    from spcakit.specs import MethodSpec, PartRef
-    from spcakit.state import Carry, Result
+    from spcakit.inputs.problem import Problem
+    from spcakit.core.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
+    from spcakit.core.specs import MethodSpec, PartRef
+    from spcakit.core.records import Carry
+    from spcakit.workflows.results import Result

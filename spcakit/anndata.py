@@ -16,7 +16,7 @@ What it does, as :func:`scanpy.pp.pca` does for PCA
   score of a cell on a component is a weighted sum of that component's ``k`` genes alone (a program
   score). Sparse loadings are in general not orthogonal; the least-squares scores that
   :meth:`spcakit.SparsePCA.transform` returns are :math:`S\,(V^\top V)^{-1}`
-  (:func:`spcakit.model.regression_map`);
+  (:func:`spcakit.workflows.model.regression_map`);
 * ``adata.varm["spca_loadings"]``: the loadings :math:`V` (``n_vars x r``, unit columns), zero in the rows
   of the genes left out (not highly variable), as scanpy's ``PCs``;
 * ``adata.uns["spca"]``: ``params`` (``method``, ``k``, ``n_components``, ``zero_center``,
@@ -26,7 +26,7 @@ What it does, as :func:`scanpy.pp.pca` does for PCA
   eigenvalues), ``variance_ratio`` (``variance`` over the total variance :math:`\operatorname{tr} C`),
   ``cpev`` (their sum: :math:`\operatorname{tr}(Q^\top C Q)/\operatorname{tr} C`), ``total_variance``,
   ``nonzeros`` (genes per loading), ``stopping_reason``, and ``bound`` / ``gap`` when the fit computed
-  them (:func:`spcakit.bounds.component_bounds`: an upper bound on the variance any loading as sparse can
+  them (:func:`spcakit.analysis.bounds.component_bounds`: an upper bound on the variance any loading as sparse can
   add, and how far the loading is from it). Everything there can be written by ``adata.write_h5ad``.
 
 ``key_added`` replaces the three keys by one, as in scanpy: ``obsm[key_added]``, ``varm[key_added]``,
@@ -42,10 +42,10 @@ stored entries) is never densified. When the genes fitted are few for their stor
 highly variable genes) the :math:`p \times p` covariance of the :math:`p` genes fitted is formed once (see
 :func:`sparse_covariance`, a block of rows at a time) and the method runs on it: every product with it then
 costs :math:`p^2` instead of the :math:`2\,\mathrm{nnz}` of the implicitly centred data
-(:class:`~spcakit.operators.CenteredSparseGram`), whatever the number of cells, and it takes no more memory
+(:class:`~spcakit.numerics.operators.CenteredSparseGram`), whatever the number of cells, and it takes no more memory
 than the data. Otherwise (many genes, few cells, very sparse data), or with ``sample_weight``, :math:`X`
 goes to :func:`spcakit.fit` as it is (which decides the same way, by
-:func:`spcakit.operators.explicit_covariance`). NaN or infinite values are refused, naming their genes. The scores are the sparse product
+:func:`spcakit.numerics.operators.explicit_covariance`). NaN or infinite values are refused, naming their genes. The scores are the sparse product
 :math:`XV` less :math:`\mathbf 1(\mu^\top V)`. float32 data give float32 scores and loadings (computed in
 float64); the covariance is float64.
 
@@ -90,12 +90,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from spcakit.api import fit
-from spcakit.composition import check_k
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint, listed
+from spcakit.workflows.fit import fit
+from spcakit.workflows.configure import check_k
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint, listed
 from spcakit.inputs import Covariance, as_problem
-from spcakit.operators import explicit_covariance, sparse_gram
-from spcakit.plugins import get_registry
+from spcakit.numerics.operators import explicit_covariance, sparse_gram
+from spcakit.core.plugins import get_registry
 
 __all__ = ["AnnDataDependencyError", "simulated_counts", "sparse_covariance", "sparse_pca"]
 
@@ -146,7 +146,7 @@ def sparse_covariance(
           = \frac{X^\top X - n\,\mu\mu^\top}{n - 1}
 
     (:math:`C = X^\top X / n` and :math:`\mu = 0` with ``center=False``, spcakit's uncentred
-    convention), from :func:`spcakit.operators.sparse_gram` (a block of rows at a time, by the cheaper of
+    convention), from :func:`spcakit.numerics.operators.sparse_gram` (a block of rows at a time, by the cheaper of
     the sparse product and a densified block by BLAS ``syrk``), which :func:`spcakit.fit` uses too for sparse
     data with :math:`p^2` at most its stored entries. Here the columns are chosen a block at a time (no copy of
     the chosen genes' entries) and a float32 matrix is converted a block at a time. Everything is computed in

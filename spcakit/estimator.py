@@ -16,14 +16,14 @@ never imports it: ``spcakit.SparsePCA`` loads this module on first use.
 The estimator checks its input with scikit-learn's own validation (so a
 DataFrame's column names become ``feature_names_in_``), standardises when
 asked, and hands a float array and the names to :func:`spcakit.fit`; the
-full :class:`~spcakit.state.Result` is kept as ``result_``.
+full :class:`~spcakit.workflows.results.Result` is kept as ``result_``.
 
 ``X`` may be a ``scipy.sparse`` matrix or array (CSR or CSC as they are, other
 formats converted to CSR by scikit-learn's validation): it is never densified.
 A DataFrame whose columns are all sparse (``pd.arrays.SparseArray`` with fill value 0) is read as CSR too
 (``df.sparse.to_coo().tocsr()``), and its column names become ``feature_names_in_``.
 ``fit`` centres and standardises it implicitly
-(:class:`~spcakit.operators.CenteredSparseGram`), ``transform`` computes
+(:class:`~spcakit.numerics.operators.CenteredSparseGram`), ``transform`` computes
 :math:`(X - \mathbf 1\mu^\top)R` as :math:`XR - \mathbf 1(\mu^\top R)`, and
 ``reconstruction_error`` takes the squared norms of the centred rows from the
 stored entries; ``score``, whose leave-one-variable-out predictions need the
@@ -57,21 +57,21 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install -e '.[sklearn]' ({exc})"
     ) from exc
 
-from spcakit import index_sets
-from spcakit.composition import check_k, configure
-from spcakit.api import fit
-from spcakit.validators import check_arguments
-from spcakit.errors import InvalidDataError, InvalidParameterError, MissingValuesError
-from spcakit.imputation import check_missing, error_text
-from spcakit.model import regression_map
-from spcakit.cv import held_out_error
-from spcakit.operators import ROW_BLOCK_BYTES, stored_per_column
-from spcakit.plugins import get_registry
+from spcakit.numerics import index_sets
+from spcakit.workflows.configure import check_k, configure
+from spcakit.workflows.fit import fit
+from spcakit.workflows.arguments import check_arguments
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValuesError
+from spcakit.workflows.imputation import check_missing, error_text
+from spcakit.workflows.model import regression_map
+from spcakit.workflows.cv import held_out_error
+from spcakit.numerics.operators import ROW_BLOCK_BYTES, stored_per_column
+from spcakit.core.plugins import get_registry
 from spcakit.inputs import as_problem
 from spcakit.inputs.checks import check_frame_columns
-from spcakit.registry import Registry
-from spcakit.specs import MethodSpec
-from spcakit.state import IssuedWarning
+from spcakit.core.registry import Registry
+from spcakit.core.specs import MethodSpec
+from spcakit.core.records import IssuedWarning
 
 __all__ = ["SparsePCA"]
 
@@ -104,7 +104,7 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
 OUTPUT_PREFIX = "spca"
 
 #: The metrics the estimator reads, the ones its attributes expose: ``result_.metrics`` holds these;
-#: :func:`spcakit.metrics.compute_metrics` gives any other afterwards.
+#: :func:`spcakit.analysis.metrics.compute_metrics` gives any other afterwards.
 ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance", "bound", "gap")
 
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
@@ -129,7 +129,7 @@ def _sparsity_params(k: Any, lam: Any, params: Mapping[str, Any] | None) -> dict
     estimator sets itself (``seed``, ``lam``, ...: the message says which);
     ``k``, the number of nonzero variables per loading, is ``spcakit.fit``'s
     sparsity knob ``k``, which every method translates to its own parameter
-    (:func:`spcakit.composition.set_k`: SPCArt, rSVD-GP and TPower keep the ``k``
+    (:func:`spcakit.workflows.configure.set_k`: SPCArt, rSVD-GP and TPower keep the ``k``
     largest entries, ``greedy``/``exhaustive`` solve for cardinality ``k``,
     FSPCA shares ``k`` variables between all loadings, the encoders use
     ``k`` variables per feature). A method that cannot express a cardinality
@@ -221,7 +221,7 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
     computes them (:mod:`spcakit.inputs.sparse`).
     """
     from spcakit.inputs.sparse import centred_sum_of_squares  # noqa: PLC0415 - sparse input only
-    from spcakit.operators import canonical_csr
+    from spcakit.numerics.operators import canonical_csr
 
     x = canonical_csr(x)  # duplicates summed in a copy, never in the caller's matrix
     total = float(centred_sum_of_squares(x, mean, stored_per_column(x), scale).sum())
@@ -231,7 +231,7 @@ def _sparse_residual(x: Any, mean: np.ndarray, scale: np.ndarray | None, scores:
 
 def _centred_row_blocks(x: Any, mean: np.ndarray, scale: np.ndarray | None) -> Iterator[np.ndarray]:
     """The rows of ``x`` centred by ``mean`` (and divided by ``scale``) as dense blocks of at most
-    :data:`~spcakit.operators.ROW_BLOCK_BYTES` each: a sparse ``x`` is densified one block of rows at a time."""
+    :data:`~spcakit.numerics.operators.ROW_BLOCK_BYTES` each: a sparse ``x`` is densified one block of rows at a time."""
     n, p = x.shape
     height = max(1, ROW_BLOCK_BYTES // (8 * max(p, 1)))
     for start in range(0, n, height):
@@ -338,7 +338,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         SPCA-SP keep their paper's default (hard thresholding at
         :math:`1/\sqrt p`) and the other methods use
         :math:`\lceil\sqrt p\rceil` nonzeros, at least ``n_components``
-        (:func:`spcakit.composition.default_k`), recorded as ``k_``.
+        (:func:`spcakit.workflows.configure.default_k`), recorded as ``k_``.
     lam : float or int, optional
         The λ of the method's truncation, in the paper's form (a threshold,
         a number of zeros, a fraction of energy, ...); see ``spcakit parts``.
@@ -360,7 +360,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         eigenvalue, diagonal and Gershgorin bounds (milliseconds), or ``"threshold"``, those and the
         threshold bound of each deflated covariance, the least kept: far tighter on many weakly correlated
         variables (gene expression), a fraction of a second to seconds per component at 1000 features, and
-        refused above :data:`spcakit.bounds.THRESHOLD_LIMIT` features.
+        refused above :data:`spcakit.analysis.bounds.THRESHOLD_LIMIT` features.
     nonnegative : bool, default=False
         Keep every component non-negative (``components_ >= 0``), as R's nsprcomp with ``nneg = TRUE``:
         :func:`spcakit.fit`'s ``nonnegative``. The default method ``auto`` and every method that truncates
@@ -386,8 +386,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         as ``seed_``.
     missing : {"auto", "em", "error"}, default="auto"
         Missing values (NaN, or stored NaN of a sparse ``X``): ``"auto"`` imputes them by EM on the sparse
-        low-rank model with a :class:`~spcakit.errors.MissingValueWarning`, ``"em"`` without it, ``"error"``
-        refuses them (:func:`spcakit.fit`'s ``missing``; :mod:`spcakit.imputation`). Data without NaN are
+        low-rank model with a :class:`~spcakit.core.errors.MissingValueWarning`, ``"em"`` without it, ``"error"``
+        refuses them (:func:`spcakit.fit`'s ``missing``; :mod:`spcakit.workflows.imputation`). Data without NaN are
         fitted exactly as without it. ``transform`` scores a row with missing entries from its observed
         entries alone (see Notes); ``score`` and ``reconstruction_error`` refuse NaN.
     params : dict, optional
@@ -410,7 +410,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     k_ : int, list of int or None
         Nonzero variables per component as fitted: ``k``, the level that
         ``target_cpev`` chose, or the default cardinality
-        :func:`spcakit.composition.default_k` that a method needing one got without
+        :func:`spcakit.workflows.configure.default_k` that a method needing one got without
         ``k`` (``None`` when the sparsity was set by ``lam``, a part parameter
         or the method's own default, such as SPCArt's threshold).
     n_features_in_ : int
@@ -427,7 +427,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         explained variance of the loadings' span (``result_.metrics["cpev"]``).
     bound_ : ndarray of shape (n_components,)
         For each component, an upper bound on the variance that any loading with as many nonzeros can
-        explain once the earlier components' span is projected out (:func:`spcakit.bounds.component_bounds`;
+        explain once the earlier components' span is projected out (:func:`spcakit.analysis.bounds.component_bounds`;
         the first: of :math:`C` itself), on the scale the method ran on.
     gap_ : ndarray of shape (n_components,)
         ``(bound_ - achieved) / bound_`` per component: at least how far each loading is from the best of
@@ -458,11 +458,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     still the projection onto their span.
 
     **Missing values.** With ``missing="auto"`` or ``"em"``, ``fit`` imputes NaN entries by EM
-    (:func:`spcakit.imputation.impute_and_fit`): ``mean_``, ``scale_`` and ``explained_variance_`` are those of the
+    (:func:`spcakit.workflows.imputation.impute_and_fit`): ``mean_``, ``scale_`` and ``explained_variance_`` are those of the
     completed data, and ``result_.input.missing`` records the fraction missing, the EM iterations and whether they
     converged. ``transform`` scores a row :math:`a` with missing entries from its observed entries :math:`o`
     alone, :math:`t = \arg\min_t \|(a_o - \mu_o)/s_o - X_o t\|` (least squares, minimum-norm when
-    :math:`X_o` is rank-deficient; :func:`spcakit.imputation.observed_scores`), which for a complete row is the
+    :math:`X_o` is rank-deficient; :func:`spcakit.workflows.imputation.observed_scores`), which for a complete row is the
     regression score above; a row with no observed entry gets scores 0 (the mean).
 
     **Adjusted variance.** Let :math:`X = QR` be the thin QR decomposition of the
@@ -505,7 +505,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     predicted from its *other* entries through the loadings,
     :math:`\hat a_j = x_j^\top t_{(j)}` with
     :math:`t_{(j)} = \arg\min_t \|a_{-j} - X_{-j} t\|` (the ``ekf`` scheme
-    of Bro et al. 2008; :func:`spcakit.cv.held_out_error`), and
+    of Bro et al. 2008; :func:`spcakit.workflows.cv.held_out_error`), and
 
     .. math:: \operatorname{score}(X) = -\frac{\sum_i \sum_j (a_{ij} - \hat a_{ij})^2}{\sum_i \sum_j a_{ij}^2},
 
@@ -517,7 +517,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     ``GridSearchCV``'s ``mean_test_score`` is minus its ``mean_error`` on the
     same folds; ``GridSearchCV`` then takes the best mean (the ``"min"`` rule),
     while ``spcakit.cross_validate`` defaults to the one-standard-error rule,
-    which overshoots a planted support less often (see :mod:`spcakit.cv`).
+    which overshoots a planted support less often (see :mod:`spcakit.workflows.cv`).
     Leaving the variable out keeps each entry from predicting itself, as it
     does through the scores in the reconstruction error, which on the rows a
     model was fitted to only falls as the loadings grow denser (on held-out
@@ -576,7 +576,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 
         Constant columns (zero variance) are welcome, as in scikit-learn's PCA:
         they get zero loadings in every component (the method runs on the
-        other columns) and a :class:`~spcakit.errors.ConstantColumnWarning`
+        other columns) and a :class:`~spcakit.core.errors.ConstantColumnWarning`
         names them; ``k`` above the number of columns that vary is lowered to
         it. ``n_components`` must be at most that number.
         """
@@ -623,7 +623,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                 result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
                 fitted["k"] = kwargs.get("k", (result.spec.get("default_k") or {}).get("k"))  # given, or the default
             else:
-                from spcakit.paths import target_k  # noqa: PLC0415 - only for target_cpev
+                from spcakit.workflows.paths import target_k  # noqa: PLC0415 - only for target_cpev
 
                 fitted["k"], result = target_k(problem, spec, r, cpev=target, seed=seed, metrics=ESTIMATOR_METRICS,
                                                registry=registry, **kwargs)  # fmt: skip
@@ -631,7 +631,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             return result
 
         if missing != "error" and _has_nan(x):
-            from spcakit.imputation import impute_and_fit  # noqa: PLC0415 - only for data with missing values
+            from spcakit.workflows.imputation import impute_and_fit  # noqa: PLC0415 - only for data with missing values
             from spcakit.inputs import read_missing  # noqa: PLC0415
             from spcakit.inputs.weights import check_weights  # noqa: PLC0415
 
@@ -713,7 +713,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         x = _validate(self, X, reset=False, **({} if missing == "error" else {"ensure_all_finite": "allow-nan"}))
         if missing == "error" or not _has_nan(x):
             return self._scores(x)
-        from spcakit.imputation import observed_scores  # noqa: PLC0415 - only for data with missing values
+        from spcakit.workflows.imputation import observed_scores  # noqa: PLC0415 - only for data with missing values
 
         incomplete = _rows_with_nan(x)
         complete = index_sets.difference(np.arange(x.shape[0]), incomplete)

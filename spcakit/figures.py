@@ -11,7 +11,7 @@ Each kind of plot reads the JSON document of one command and draws it with :mod:
 * ``cv`` - the JSON of ``spcakit cv METHOD ... --json --out FILE``: :func:`~spcakit.plotting.plot_cv`.
 
 ``loadings`` and ``variance`` also draw the refit result that ``spcakit cv --json`` holds (its
-``"result"``). A document of another kind is refused with an :class:`~spcakit.errors.InvalidDataError` that
+``"result"``). A document of another kind is refused with an :class:`~spcakit.core.errors.InvalidDataError` that
 names the command whose JSON the plot reads, and the kind of plot the document is for when that can be told from
 its keys. Several ``path`` documents are drawn on one axes only when they share PCA's ceiling (the same
 data and ``r``) and knob (all ``k`` or all λ).
@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spcakit import plotting
-from spcakit.errors import InvalidDataError, InvalidParameterError, UnknownNameError
-from spcakit.inputs.documents import load_json
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, UnknownNameError
+from spcakit.core.documents import load_json
 from spcakit.inputs.files import data_file_kind
-from spcakit.output import check_output
+from spcakit.output.files import check_output
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -77,7 +77,7 @@ def read_json(path: str | os.PathLike[str], kind: str | None = None) -> dict[str
     InvalidDataError
         A missing file, a folder, a device or anything else that is not a regular file (or a named pipe), a
         file that is not UTF-8 JSON, JSON nested deeper or with longer numbers than
-        :mod:`spcakit.inputs.documents` allows, or JSON that is not an object.
+        :mod:`spcakit.core.documents` allows, or JSON that is not an object.
     """
     where = Path(path)
     wanted = f"the JSON written by `{WRITTEN_BY[kind]}`" if kind in WRITTEN_BY else "a JSON file spcakit wrote"
@@ -119,7 +119,7 @@ def document_kind(document: Mapping[str, Any]) -> str | None:
 
 
 def check_kind(kind: Any) -> str:
-    """``kind`` when it is one of :data:`KINDS`, else :class:`~spcakit.errors.UnknownNameError` naming them."""
+    """``kind`` when it is one of :data:`KINDS`, else :class:`~spcakit.core.errors.UnknownNameError` naming them."""
     if not isinstance(kind, str) or kind not in KINDS:
         raise UnknownNameError(f"unknown kind of plot {kind!r}; choose one of: {', '.join(KINDS)}")
     return kind

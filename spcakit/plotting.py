@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
-from spcakit.output import check_output, write_output
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint
+from spcakit.output.files import check_output, write_output
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -219,7 +219,7 @@ def plot_loadings(
     Parameters
     ----------
     result_or_loadings
-        A :class:`~spcakit.state.Result` (its loadings, ``feature_names`` and
+        A :class:`~spcakit.workflows.results.Result` (its loadings, ``feature_names`` and
         ``component_names``), a ``p x r`` array (a length-``p`` vector is one component), or a
         pandas DataFrame such as ``Result.loadings_frame()`` (index and columns name the cells).
     feature_names
@@ -337,7 +337,7 @@ def plot_variance(
     The additional variance of loading :math:`t` is :math:`q_t^\top C q_t`, with :math:`q_t`
     the part of :math:`x_t` orthogonal to :math:`x_1, \dots, x_{t-1}` (normalised): what the
     component adds to those before it, so the bars never count a direction twice (Mackey,
-    §2.3.3; :func:`spcakit.metrics.additional_variances`). When the result also has
+    §2.3.3; :func:`spcakit.analysis.metrics.additional_variances`). When the result also has
     ``cumulative_variance`` (:math:`\sum_{s \le t} q_s^\top C q_s / \operatorname{tr} C`), or
     ``cpev`` (then the running sum is :math:`\mathrm{CPEV}\,\sum_{s \le t} a_s / \sum_s a_s`, the same
     numbers: the additional variances add up to the variance of the span), bars
@@ -348,7 +348,7 @@ def plot_variance(
     Parameters
     ----------
     result
-        A :class:`~spcakit.state.Result`, or its ``metrics`` mapping: needs
+        A :class:`~spcakit.workflows.results.Result`, or its ``metrics`` mapping: needs
         ``"additional_variance"`` (one value per component) and uses ``"cumulative_variance"``.
     ax
         Axes to draw on; default a new figure.
@@ -704,7 +704,7 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
     The whole file is rendered in memory first, then written to a temporary file beside the
     target and renamed over it, so a failure never leaves a partial file nor harms an existing
     one (through a symbolic link to its target, into a device or FIFO as a stream, keeping the
-    permissions of a file it replaces; the rules of :mod:`spcakit.output`). The output holds no
+    permissions of a file it replaces; the rules of :mod:`spcakit.output.files`). The output holds no
     date and SVG ids use a fixed salt, so the same figure gives the same bytes every time.
 
     Parameters
@@ -726,7 +726,7 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
     ------
     InvalidParameterError
         A suffix other than :data:`FORMATS` (nothing is written), a folder as ``path``, or a
-        missing parent folder (:class:`spcakit.output.OutputError`); a ``dpi`` outside
+        missing parent folder (:class:`spcakit.output.files.OutputError`); a ``dpi`` outside
         :data:`DPI_RANGE`, or a figure of more than :data:`MAX_PIXELS` pixels at its dpi.
     """
     if not hasattr(figure, "savefig"):
@@ -746,7 +746,7 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
 
 def check_dpi(dpi: Any) -> None:
     """Refuse a ``dpi`` that is not a number of dots per inch within :data:`DPI_RANGE` (``None``, the
-    figure's own, passes): :class:`~spcakit.errors.InvalidParameterError`, before anything is drawn."""
+    figure's own, passes): :class:`~spcakit.core.errors.InvalidParameterError`, before anything is drawn."""
     if dpi is None:
         return
     low, high = DPI_RANGE
@@ -771,7 +771,7 @@ def check_pixels(inches: tuple[float, float], dpi: float) -> None:
 
 def check_plot_path(path: str | os.PathLike[str]) -> Path:
     """Refuse, before any work, a path :func:`save` could not write: a suffix other than :data:`FORMATS`,
-    a folder, or a file in a missing folder (:class:`~spcakit.errors.InvalidParameterError`, nothing written).
+    a folder, or a file in a missing folder (:class:`~spcakit.core.errors.InvalidParameterError`, nothing written).
 
     Returns
     -------

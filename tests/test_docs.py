@@ -54,7 +54,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-import spcakit.plugins
+import spcakit.core.plugins
 from spcakit.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -204,7 +204,7 @@ class PageRun:
         sys.path.insert(0, str(folder))
         importlib.invalidate_caches()
         if self.installs_plugin:
-            spcakit.plugins.reset()
+            spcakit.core.plugins.reset()
 
     def close(self) -> None:
         if str(self.folder) in sys.path:
@@ -215,7 +215,7 @@ class PageRun:
                 del sys.modules[name]
         importlib.invalidate_caches()
         if self.installs_plugin:
-            spcakit.plugins.reset()
+            spcakit.core.plugins.reset()
 
 
 def _install(pyproject: dict[str, Any], folder: Path) -> bool:
@@ -320,12 +320,12 @@ def _invoke(args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(typer.rich_utils, "FORCE_TERMINAL", False)  # GITHUB_ACTIONS/FORCE_COLOR at import
     monkeypatch.setattr(typer.rich_utils, "MAX_WIDTH", None)  # TERMINAL_WIDTH at import
     if env:
-        spcakit.plugins.reset()  # a new process would load the plugins under this environment
+        spcakit.core.plugins.reset()  # a new process would load the plugins under this environment
     try:
         return CliRunner().invoke(app, args, env={"COLUMNS": COLUMNS, **env})
     finally:
         if env:
-            spcakit.plugins.reset()
+            spcakit.core.plugins.reset()
 
 
 def run_command(example: Example, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -159,7 +159,7 @@ def test_fit_documents_on_step(site: Path) -> None:
     # the parameters table of fit names on_step, how the drivers call it, and links to the progress reports
     assert "<code>on_step</code>" in section, "fit's on_step parameter is not documented"
     assert "on_step(component, n_components," in section, "on_step's call is not documented"
-    assert re.search(r'href="[^"]*#spcakit\.progress"', section), "on_step does not link to spcakit.progress"
+    assert re.search(r'href="[^"]*#spcakit\.output\.progress"', section), "on_step does not link to spcakit.output.progress"
 
 
 def test_reference_pages_print_no_sphinx_roles(site: Path) -> None:

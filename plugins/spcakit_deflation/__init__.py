@@ -8,15 +8,14 @@ stopper that reports its optimum), the ``swap``
 refiner (block coordinate ascent on CPEV by support swaps), and spcakit's default
 method ``auto`` (the ``best-of`` driver over a ``portfolio`` of methods, :mod:`spcakit_deflation.portfolio`). The
 generalized deflation keeps its constraint :math:`B = I - QQ^\top` in the run's
-carry under :data:`spcakit.state.CONSTRAINT`, where the solvers read it.
+carry under :data:`spcakit.core.records.CONSTRAINT`, where the solvers read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from spcakit.hookspecs import hookimpl
-from spcakit.specs import specs_root
+from spcakit.plugin_api import hookimpl, specs_root
 from spcakit_deflation import deflators, portfolio, restarts, solvers, swap
 
 PAPER = deflators.PAPER

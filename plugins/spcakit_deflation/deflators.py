@@ -13,7 +13,7 @@ For a loading :math:`x_t` (unit length) and the covariance :math:`A_{t-1}`:
   :math:`B_t = B_{t-1}(I - q_t q_t^\top)`; the next rank-one problem is
   :math:`\max x^\top A_t x` s.t. :math:`x^\top B_t x = 1`, :math:`\operatorname{card}(x) \le k`.
   :math:`B_t = I - Q_t Q_t^\top` is carried as the orthonormal :math:`Q_t`
-  in the run's carry, under :data:`spcakit.state.CONSTRAINT`.
+  in the run's carry, under :data:`spcakit.core.records.CONSTRAINT`.
 
 Properties (Table 1): all annihilate the variance :math:`x_t^\top A_t x_t = 0`;
 Schur, projection and orthogonalized projection also give :math:`A_t x_t = 0`
@@ -32,10 +32,18 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import project_out, rank_one_downdate, sparse_product
-from spcakit.problem import Problem
-from spcakit.protocols import Deflator, part
-from spcakit.state import CONSTRAINT, Carry, constraint_matmat, known_product
+from spcakit.plugin_api import (
+    CONSTRAINT,
+    Carry,
+    Deflator,
+    Problem,
+    constraint_matmat,
+    known_product,
+    part,
+    project_out,
+    rank_one_downdate,
+    sparse_product,
+)
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 
@@ -138,7 +146,7 @@ class GeneralizedDeflation(Deflator):
     r"""Alg. 1: deflate by q = Bx, carry B = I - QQ^T; next round max x^T A x s.t. x^T B x = 1
 
     Mackey's Algorithm 1. With :math:`B_{t-1} = I - Q_{t-1}Q_{t-1}^\top`
-    read from the carry (:data:`spcakit.state.CONSTRAINT`; :math:`B_0 = I`
+    read from the carry (:data:`spcakit.core.records.CONSTRAINT`; :math:`B_0 = I`
     when it holds none):
 
     .. math::

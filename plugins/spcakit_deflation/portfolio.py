@@ -18,7 +18,7 @@ variance,
 so it reaches at least what every member reaches alone (ties keep the earlier member). Above
 :data:`REFINE_ALL` loadings only the member that explains the most variance alone is refined (swaps
 cost about :math:`r^2` times more with :math:`r`); ``auto`` still reaches at least every member alone.
-Every member is order-free (:mod:`spcakit.ties`), so ``auto`` is too. The cost is the members' costs
+Every member is order-free (:mod:`spcakit.numerics.ties`), so ``auto`` is too. The cost is the members' costs
 added up.
 
 **Large problems** (issue 27). Greedy selection, the restarts and the swaps need work of the order of
@@ -44,13 +44,25 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.metrics import cpev
-from spcakit.protocols import Driver, Refined, StepCallback, Updater, means_none, part
-from spcakit.state import Carry, Outcome
-from spcakit.validators import boolean, integer, positive, to_float, to_int
+from spcakit.plugin_api import (
+    Carry,
+    Driver,
+    InvalidParameterError,
+    Outcome,
+    Problem,
+    Refined,
+    StepCallback,
+    Updater,
+    boolean,
+    cpev,
+    integer,
+    means_none,
+    part,
+    positive,
+    ties,
+    to_float,
+    to_int,
+)
 from spcakit_deflation.solvers import BACKWARD_LIMIT
 
 PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
@@ -141,7 +153,7 @@ class PortfolioUpdater(Updater):
         :math:`r`: at :math:`r = 20` on the image patches, seconds each).
     nonnegative
         Non-negative loadings (``fit(nonnegative=True)`` sets it): the members that can keep their
-        loadings non-negative run with ``nonnegative=True`` (:func:`spcakit.composition.with_nonnegative`;
+        loadings non-negative run with ``nonnegative=True`` (:func:`spcakit.workflows.configure.with_nonnegative`;
         with the built-in members: TPower, SPCArt and restarted TPower), the others are skipped and named,
         and the refiner is not applied (support swaps re-fit the loadings without the sign constraint).
     full_work
@@ -179,9 +191,12 @@ class BestOfDriver(Driver):
     def __call__(
         self, problem: Problem, r: int, parts: object, rng: np.random.Generator, on_step: StepCallback | None = None
     ) -> Outcome:
-        from spcakit.api import fit  # noqa: PLC0415 - api imports the drivers' protocol; members run through it
-        from spcakit.composition import methods_taking_nonnegative, nonnegative_refusal  # noqa: PLC0415
-        from spcakit.plugins import get_registry  # noqa: PLC0415
+        from spcakit.plugin_api import (  # noqa: PLC0415
+            fit,  # noqa: PLC0415
+            get_registry,  # noqa: PLC0415
+            methods_taking_nonnegative,
+            nonnegative_refusal,
+        )
 
         portfolio = parts.updater  # type: ignore[attr-defined]
         if not isinstance(portfolio, PortfolioUpdater):

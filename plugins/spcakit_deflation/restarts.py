@@ -29,15 +29,25 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.operators import top_eigenpairs
-from spcakit.linalg import generalized_top
-from spcakit.problem import Problem
-from spcakit.parts.nonnegative import truncate_nonnegative
-from spcakit.parts.truncators import SparsityTruncation
-from spcakit.protocols import Updater, part
-from spcakit.state import Carry, constraint_submatrix
-from spcakit.validators import boolean, check_cardinality, integer, positive, positive_int, to_float, to_int
+from spcakit.plugin_api import (
+    Carry,
+    Problem,
+    SparsityTruncation,
+    Updater,
+    boolean,
+    check_cardinality,
+    constraint_submatrix,
+    generalized_top,
+    integer,
+    part,
+    positive,
+    positive_int,
+    ties,
+    to_float,
+    to_int,
+    top_eigenpairs,
+    truncate_nonnegative,
+)
 
 PAPER = "Yuan & Zhang - Truncated Power Method for Sparse Eigenvalue Problems (JMLR 2013); restarts as nsprcomp's"
 
@@ -58,7 +68,7 @@ def truncated_power(
     r"""Truncated power iterations :math:`x \leftarrow T_k(Ax)/\|T_k(Ax)\|` from every column of ``x0`` at once,
     each until its support is fixed and its unit iterate moves less than ``tol`` (or after ``max_iter`` products).
 
-    :math:`T_k` keeps the ``k`` entries of largest magnitude (ties by :mod:`spcakit.ties`); with
+    :math:`T_k` keeps the ``k`` entries of largest magnitude (ties by :mod:`spcakit.numerics.ties`); with
     ``nonnegative``, the ``k`` largest entries of the side of :math:`Ax` (:math:`+` or :math:`-`) whose
     kept part has the larger norm (:func:`spcakit.parts.nonnegative.truncate_nonnegative`). Returns the
     last unit iterates, one column per start (a start with :math:`Ax_0 = 0` returned normalised). The
@@ -133,7 +143,7 @@ def unique_leading_pairs(problem: Problem, m: int) -> tuple[np.ndarray, np.ndarr
 def one_signed_top(a_ss: np.ndarray, b_ss: np.ndarray, end: np.ndarray) -> tuple[float, np.ndarray]:
     r"""The best loading of one sign on a support, of the two at hand: ``(value, y)`` with :math:`y \ge 0`.
 
-    The largest generalized eigenpair :math:`(A_{SS}, B_{SS})` (:func:`~spcakit.linalg.generalized_top`) when its
+    The largest generalized eigenpair :math:`(A_{SS}, B_{SS})` (:func:`~spcakit.numerics.linalg.generalized_top`) when its
     vector has one sign (it is then the optimum on the support, non-negative or not); else the power run's end
     ``end`` (its entries on the support, of one sign), valued by its generalized Rayleigh quotient
     :math:`y^\top A_{SS} y / y^\top B_{SS} y`.

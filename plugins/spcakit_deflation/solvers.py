@@ -25,7 +25,7 @@ Both are updaters that solve the rank-one problem in one step: they ignore
 the current iterate, so their methods run one iteration per component.
 :math:`B = I - QQ^\top` comes from the run's carry (the orthonormal
 :math:`Q` that ``generalized`` deflation keeps under
-:data:`spcakit.state.CONSTRAINT`; :math:`B = I` when it holds none): ``init``
+:data:`spcakit.core.records.CONSTRAINT`; :math:`B = I` when it holds none): ``init``
 returns the carry, and it is the solvers' state.
 """
 
@@ -39,14 +39,27 @@ from typing import NamedTuple
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit import ties
-from spcakit.linalg import RANGE_TOL, generalized_top, range_basis
-from spcakit.bounds import raised_for_rounding
-from spcakit.protocols import Stopper, Updater, part
-from spcakit.state import CONSTRAINT, Carry, IterState, constraint_submatrix, with_proved_bound
-from spcakit.validators import boolean, check_cardinality, one_of, to_int
+from spcakit.plugin_api import (
+    CONSTRAINT,
+    RANGE_TOL,
+    Carry,
+    InvalidParameterError,
+    IterState,
+    Problem,
+    Stopper,
+    Updater,
+    boolean,
+    check_cardinality,
+    constraint_submatrix,
+    generalized_top,
+    one_of,
+    part,
+    raised_for_rounding,
+    range_basis,
+    ties,
+    to_int,
+    with_proved_bound,
+)
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 
@@ -542,7 +555,7 @@ class ExhaustiveSolver(Updater):
     refuses more than :data:`EXHAUSTIVE_LIMIT` supports or
     :math:`p >` :data:`EXHAUSTIVE_P_LIMIT` (it forms :math:`A` explicitly).
     Supports whose values tie (within :math:`2\cdot 10^{-12}` of the best, relative) are ranked by the
-    sum of :math:`|u_1|` over the support (:func:`spcakit.ties.leading_magnitudes`), so the choice
+    sum of :math:`|u_1|` over the support (:func:`spcakit.numerics.ties.leading_magnitudes`), so the choice
     does not depend on the order of the variables; still tied (a symmetry of :math:`A`), the
     lexicographically first.
 
@@ -590,7 +603,7 @@ class Enumerated(Stopper):
     """stop after the solver's one step: every support was enumerated, so the loading is optimal (its value the bound)
 
     The ``exhaustive`` method's stopper. Its reason carries the optimum as a proved bound
-    (:func:`spcakit.state.with_proved_bound`), which the result's ``bound`` and ``gap`` metrics take where it bounds
+    (:func:`spcakit.core.records.with_proved_bound`), which the result's ``bound`` and ``gap`` metrics take where it bounds
     their problem: the first loading, and every loading under the generalized deflation (the method's default).
     """
 
@@ -625,7 +638,7 @@ class GreedySolver(Updater):
     loading has touched often still do. When one variable has the best ratio,
     every rule starts from it; at :math:`k = 1`, where every tied variable
     alone has the same value, from the tied variable of largest
-    :math:`|u_1|` (:func:`spcakit.ties.leading_magnitudes`: a property of the
+    :math:`|u_1|` (:func:`spcakit.numerics.ties.leading_magnitudes`: a property of the
     values, not of the order; still tied, the smaller index). Otherwise, by ``start``:
 
     * ``"best-pair"`` (default): from the best pair :math:`\{i, j\}` with
@@ -642,7 +655,7 @@ class GreedySolver(Updater):
     * ``"max-ratio"``: the first exact maximum of the ratio (variable 1 on a
       correlation matrix), the rule before ties were recognised.
     * ``"leading"``: the tied variable of largest :math:`|u_1|`
-      (:func:`spcakit.ties.leading_magnitudes`, as at :math:`k = 1`): one
+      (:func:`spcakit.numerics.ties.leading_magnitudes`, as at :math:`k = 1`): one
       eigenpair instead of ``"best-pair"``'s product per tied variable, for
       large ``p``.
 
@@ -719,7 +732,7 @@ class GreedySolver(Updater):
         tied = _tied_best(ratios)
         if tied.size == 1:
             return self._grow(problem, carry, [int(tied[0])], k, diag_a, diag_b)
-        if k == 1 or self.start == "leading":  # the tied variable weighing most in PC 1 (spcakit.ties); at k = 1
+        if k == 1 or self.start == "leading":  # the tied variable weighing most in PC 1 (spcakit.numerics.ties); at k = 1
             # every tied variable alone has the same value
             weights = ties.leading_magnitudes(problem.covariance)[tied]
             return self._grow(problem, carry, [int(tied[ties.argmax(weights)])], k, diag_a, diag_b)

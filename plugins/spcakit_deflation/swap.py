@@ -40,7 +40,7 @@ The iteration
    direction); if that moved the loadings, one more swap sweep checks them.
 
 Every accepted move raises CPEV, so the result never explains less than the
-input (checked at the end with the tie rule of :mod:`spcakit.ties`: the input
+input (checked at the end with the tie rule of :mod:`spcakit.numerics.ties`: the input
 is returned if it explains more by more than rounding). Each loading keeps its
 number of nonzeros: a move that would leave an exact zero on a support is
 refused. No move may make the loadings nearly dependent (:data:`INDEPENDENCE`):
@@ -71,8 +71,8 @@ matrices and the secular equation of a hyperplane restriction
 (:math:`O(k^3)` per entering variable, no eigensolve per swap), after a second
 bound, :math:`\nu_1 - w_1(\nu_1 - \nu_2)`, has set aside the removals that
 cannot win. The chosen swap is verified on a fresh :math:`k\times k` pencil
-(:func:`spcakit.linalg.generalized_top`) before it is made. Swaps whose values
-tie (:mod:`spcakit.ties`; swapping in either of two variables whose columns
+(:func:`spcakit.numerics.linalg.generalized_top`) before it is made. Swaps whose values
+tie (:mod:`spcakit.numerics.ties`; swapping in either of two variables whose columns
 differ only inside the others' span gives the same span) go to the loading with
 the largest part outside the others' span, :math:`x^\top Px/x^\top x`: a
 property of the loadings, not of the order of the variables, so that permuting
@@ -94,7 +94,7 @@ ranks equal bounds.
 Cost
 ----
 The columns :math:`C_{:,S_t}` are fetched once and one more per swap
-(:meth:`~spcakit.operators.CovarianceOperator.columns`: :math:`O(np)` each
+(:meth:`~spcakit.numerics.operators.CovarianceOperator.columns`: :math:`O(np)` each
 for a data operator, nothing :math:`p\times p` is ever formed). A visit of the
 swap sweep costs :math:`O(p\,|T|\,r)` for the other loadings' span and its
 products, :math:`O(pkr + pk^2)` for the bounds and :math:`O(k^3)` per
@@ -112,20 +112,39 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit import index_sets, ties
-from spcakit.linalg import RANGE_TOL, added_variance_problem, generalized_top
-from spcakit.metrics import cpev, orthonormal_basis
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
-from spcakit.protocols import Refined, Refiner, part
-from spcakit.validators import integer, number, one_of, to_float, to_int
-from spcakit_deflation.solvers import POLE_RTOL, SECULAR_ITERATIONS, _addition_values, _deletion_values, _reduce, _Reduced
+from spcakit.plugin_api import (
+    RANGE_TOL,
+    CovarianceOperator,
+    Problem,
+    Refined,
+    Refiner,
+    added_variance_problem,
+    cpev,
+    generalized_top,
+    index_sets,
+    integer,
+    number,
+    one_of,
+    orthonormal_basis,
+    part,
+    ties,
+    to_float,
+    to_int,
+)
+from spcakit_deflation.solvers import (
+    POLE_RTOL,
+    SECULAR_ITERATIONS,
+    _addition_values,
+    _deletion_values,
+    _reduce,
+    _Reduced,
+)
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
 #: How the swap of a step is chosen (see the module).
 IMPROVEMENTS = ("best", "first")
 #: A re-fit replaces a loading only when it adds more than this (relative to the span's variance): the tie
-#: tolerance of :mod:`spcakit.ties`. Gains below it are rounding (eigenvectors of a pencil whose :math:`P_{SS}` is
+#: tolerance of :mod:`spcakit.numerics.ties`. Gains below it are rounding (eigenvectors of a pencil whose :math:`P_{SS}` is
 #: ill-conditioned are accurate to about :math:`10^{-6}`, their values to :math:`10^{-12}`), and a refined result is
 #: returned exactly as it is when refined again.
 REFIT_RTOL = ties.RTOL
@@ -408,7 +427,7 @@ class SupportSwap(Refiner):
             need = reduced.top + self.tol * abs(span.explained + reduced.top)
             options = self._choose(reduced, a_cols, b_cols, support, diag_a, diag_b, need)
             verified = []
-            for out, entering in options:  # one swap, or several that tie (spcakit.ties) on the value
+            for out, entering in options:  # one swap, or several that tie (spcakit.numerics.ties) on the value
                 new_support = np.sort(np.append(np.delete(support, out), entering))
                 a_new, b_new = added_variance_problem(columns(new_support), new_support, q, cq, gram)
                 value, y = generalized_top(a_new, b_new)
@@ -432,7 +451,7 @@ class SupportSwap(Refiner):
         diag_a: np.ndarray, diag_b: np.ndarray, need: float,
     ) -> list[tuple[int, int]]:  # fmt: skip
         """The swaps ``(position leaving, variable entering)`` the screen picks: none when none beats ``need``, one,
-        or (best improvement) all those whose values tie with the best (:mod:`spcakit.ties`), by decreasing bound."""
+        or (best improvement) all those whose values tie with the best (:mod:`spcakit.numerics.ties`), by decreasing bound."""
         p = a_cols.shape[0]
         outside = np.ones(p, dtype=bool)
         outside[support] = False
@@ -544,7 +563,7 @@ def _refit_sweep(c: np.ndarray, x: np.ndarray, positions: list[np.ndarray]) -> b
 def _span_value(c: np.ndarray, x: np.ndarray) -> tuple[float, float]:
     r"""The variance :math:`\operatorname{tr}(U^\top CU)` of the span of ``x`` and the smallest singular value of ``x``.
 
-    :math:`U` is an orthonormal basis of the span, rank-revealing as for CPEV (:func:`spcakit.metrics.cpev`).
+    :math:`U` is an orthonormal basis of the span, rank-revealing as for CPEV (:func:`spcakit.analysis.metrics.cpev`).
     """
     u, sing, _ = np.linalg.svd(x, full_matrices=False)
     rank = int(np.sum(sing > sing[0] * max(x.shape) * np.finfo(float).eps)) if sing.size and sing[0] > 0 else 0

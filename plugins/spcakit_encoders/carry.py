@@ -1,4 +1,4 @@
-r"""What the encoder parts keep in the run's :class:`~spcakit.state.Carry`.
+r"""What the encoder parts keep in the run's :class:`~spcakit.core.records.Carry`.
 
 Two entries, each tied to the covariance operator it belongs to, so that a
 part never reads an entry made for another problem (a deflator other than
@@ -24,9 +24,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
-from spcakit.state import Carry
+from spcakit.plugin_api import Carry, CovarianceOperator, Problem
 
 #: Carry key of a :class:`FeaturesFound`: the number of features found so far.
 FEATURES_FOUND = "encoders.features_found"

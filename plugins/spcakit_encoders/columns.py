@@ -32,7 +32,7 @@ candidate taken, which never increases :math:`\|X - X_{C,k}\|_F` (Lemma 4), so
 the guarantees above are kept. Candidates beyond a selector's own choice come
 in decreasing leverage, then decreasing column norm. Every ranking (the
 largest leverage, the dual-set step's best index, the pivots) follows the tie
-rule of :mod:`spcakit.ties`: values within :math:`10^{-10}` of the largest
+rule of :mod:`spcakit.numerics.ties`: values within :math:`10^{-10}` of the largest
 are tied, and the smaller index wins.
 
 The initializer returns :math:`X_0 = \Omega\,\mathbf 1/\sqrt r` in every
@@ -51,19 +51,35 @@ import math
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Initializer, part
-from spcakit.state import Carry
-from spcakit.validators import int_or_list, optional, to_int_or_tuple
-from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, FeaturesFound, SquareRoot, features_found
+from spcakit.plugin_api import (
+    Carry,
+    Initializer,
+    InvalidParameterError,
+    Problem,
+    int_or_list,
+    optional,
+    part,
+    ties,
+    to_int_or_tuple,
+)
+from spcakit_encoders.carry import (
+    FEATURES_FOUND,
+    SQUARE_ROOT,
+    FeaturesFound,
+    SquareRoot,
+    features_found,
+)
 from spcakit_encoders.encoder import PAPER
-from spcakit_encoders.linalg import data_matrix, independent_columns, leverage_scores, top_right_singular
+from spcakit_encoders.linalg import (
+    data_matrix,
+    independent_columns,
+    leverage_scores,
+    top_right_singular,
+)
 
 
 def _fallback_order(x: np.ndarray, leverage: np.ndarray) -> np.ndarray:
-    """All columns by decreasing leverage, then decreasing norm, then index (ties by :mod:`spcakit.ties`)."""
+    """All columns by decreasing leverage, then decreasing norm, then index (ties by :mod:`spcakit.numerics.ties`)."""
     norms = np.einsum("ij,ij->j", x, x)
     return ties.order(leverage, norms)
 
@@ -73,7 +89,7 @@ def pivoted_columns(vt: np.ndarray, r: int) -> list[int]:
 
     Each step takes the column of largest remaining norm (its part outside
     the span of the columns already taken), ties going to the smaller index
-    by :mod:`spcakit.ties`, so the choice does not depend on rounding noise
+    by :mod:`spcakit.numerics.ties`, so the choice does not depend on rounding noise
     or on the order of the variables. Gram-Schmidt, twice per step:
     :math:`O(rkd)`.
     """
@@ -149,7 +165,7 @@ def dual_set_sparsification(v: np.ndarray, residual_energy: np.ndarray, r: int) 
 
     take the index :math:`j` maximising :math:`\mathcal L(v_j) - \mathcal U(a_j)`
     (the theory guarantees one with :math:`\mathcal U \le \mathcal L`; ties by
-    :mod:`spcakit.ties`: the smaller index), the
+    :mod:`spcakit.numerics.ties`: the smaller index), the
     weight :math:`t` with :math:`1/t = (\mathcal L + \mathcal U)/2`, and set
     :math:`A_{\tau+1} = A_\tau + t\,v_jv_j^\top`. :math:`O(rdk + rk^3)`.
 

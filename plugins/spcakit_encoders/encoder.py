@@ -32,10 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Updater, part
-from spcakit.state import Carry
+from spcakit.plugin_api import Carry, InvalidParameterError, Problem, Updater, part
 from spcakit_encoders.linalg import data_matrix
 
 #: The paper every part of this plugin comes from.

@@ -2,7 +2,7 @@ r"""Linear algebra shared by the encoder parts: the data matrix :math:`X`, its t
 right singular vectors, and linearly independent column subsets.
 
 Magdon-Ismail & Boutsidis work with a data matrix :math:`X \in \mathbb{R}^{n\times d}`.
-A :class:`~spcakit.problem.Problem` holds the centred data when it was built from
+A :class:`~spcakit.inputs.problem.Problem` holds the centred data when it was built from
 data; when only a covariance :math:`C` was given, :math:`X` is its symmetric
 square root :math:`C^{1/2}` (:math:`X^\top X = C`). Every quantity the paper uses
 (the encoder, the loss, :math:`X_{C,k}`) depends on :math:`X` only through
@@ -15,11 +15,15 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from spcakit.inputs.datasets import square_root
-from spcakit.errors import InvalidParameterError
-from spcakit.operators import DENSE_EIGEN_LIMIT, GramCovariance, densify
-from spcakit.problem import Problem
-from spcakit.state import Carry
+from spcakit.plugin_api import (
+    DENSE_EIGEN_LIMIT,
+    Carry,
+    GramCovariance,
+    InvalidParameterError,
+    Problem,
+    densify,
+    square_root,
+)
 from spcakit_encoders.carry import stored_square_root
 
 #: Above this smaller dimension of X, V_k comes from Lanczos (svds) instead of a dense eigensolver.
@@ -36,7 +40,7 @@ def data_matrix(problem: Problem, part: str = "encoder", carry: Carry | None = N
     (:data:`~spcakit_encoders.carry.SQUARE_ROOT`, computed once by the column
     selectors' ``prepare``) is used as it is. Otherwise an explicit covariance
     (or a matrix-free one with ``p`` at most
-    :data:`~spcakit.operators.DENSE_EIGEN_LIMIT`) gives its symmetric square
+    :data:`~spcakit.numerics.operators.DENSE_EIGEN_LIMIT`) gives its symmetric square
     root. A large matrix-free operator without data (a deflation other than
     ``residual`` dropped the data) is refused: its square root would be a
     dense :math:`p\times p` matrix.

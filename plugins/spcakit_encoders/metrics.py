@@ -31,7 +31,7 @@ when its eigenvalue of :math:`U^\top CU` exceeds
 :math:`\max(p, k)\,\epsilon` times the largest, i.e. when its singular value
 of :math:`XU` exceeds :math:`\sqrt{\max(p, k)\,\epsilon}` (about
 :math:`3\cdot 10^{-7}` for ``p = 500``) of the largest, where the data path
-(:func:`~spcakit.metrics.orthonormal_basis` of :math:`XU`) keeps it down to
+(:func:`~spcakit.analysis.metrics.orthonormal_basis` of :math:`XU`) keeps it down to
 :math:`\max(n, k)\,\epsilon`. Loadings that lose rank in :math:`X` (more
 loadings than the rank of the data, a loading in the null space of
 :math:`X`, loadings that repeat a direction) give the same values on both
@@ -49,7 +49,7 @@ moves it across. Otherwise the two agree to about
 ``symmetric_explained_variance``); the three come from one
 :func:`encoder_metrics` per run, which takes :math:`\|X_k\|_F^2` from the
 leading eigenvalues of :math:`C` the run's metrics share
-(:meth:`spcakit.metrics.MetricContext.top_eigenvalues`).
+(:meth:`spcakit.analysis.metrics.MetricContext.top_eigenvalues`).
 """
 
 from __future__ import annotations
@@ -59,15 +59,22 @@ from collections.abc import Callable
 
 import numpy as np
 
-from spcakit.metrics import Metric, MetricContext, format_general, format_number, orthonormal_basis, top_eigenvalues
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
+from spcakit.plugin_api import (
+    CovarianceOperator,
+    Metric,
+    MetricContext,
+    Problem,
+    format_general,
+    format_number,
+    orthonormal_basis,
+    top_eigenvalues,
+)
 
 #: The names of the three encoder criteria in ``Result.metrics``.
 ENCODER_METRICS = ("loss", "normalized_loss", "symmetric_explained_variance")
 #: Loss and optimum below this fraction of ||X||_F^2 are rounding (they are differences of sums of squares): 0.
 _NEGLIGIBLE_LOSS = 1e-10
-#: Key of the three criteria in a run's :class:`~spcakit.metrics.MetricContext` (computed once for the three).
+#: Key of the three criteria in a run's :class:`~spcakit.analysis.metrics.MetricContext` (computed once for the three).
 SHARED_KEY = "encoders.criteria"
 
 
@@ -75,7 +82,7 @@ def top_squared_singular_values(k: int, covariance: CovarianceOperator, data: np
     r"""The ``k`` largest :math:`\sigma_i^2(X)`: of ``data`` (whose Gram matrix :math:`X^\top X` is
     proportional to :math:`C`), or of :math:`X = C^{1/2}` (the eigenvalues of :math:`C`).
 
-    The eigenvalues of :math:`C` (:func:`spcakit.metrics.top_eigenvalues`)
+    The eigenvalues of :math:`C` (:func:`spcakit.analysis.metrics.top_eigenvalues`)
     scaled by :math:`\|X\|_F^2/\operatorname{tr}C`; never a :math:`p\times p`
     matrix for :math:`n < p`.
     """
@@ -170,7 +177,7 @@ def data_divisor(problem: Problem) -> float:
     From the input record when the problem was built from data (:math:`s = n - 1` centred, :math:`n`
     uncentred, as :mod:`spcakit.inputs` divides), so that the data are never read; for a problem built by
     hand with a data array, :math:`\|X\|_F^2/\operatorname{tr}C` (the array is read where it is: no copy),
-    or :math:`n - 1` when its data would be made on first use (as :attr:`~spcakit.problem.Problem.max_rank`
+    or :math:`n - 1` when its data would be made on first use (as :attr:`~spcakit.inputs.problem.Problem.max_rank`
     assumes).
     """
     record = problem.input

@@ -36,10 +36,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import rank_one_downdate
-from spcakit.problem import Problem
-from spcakit.protocols import Deflator, part
-from spcakit.state import Carry
+from spcakit.plugin_api import Carry, Deflator, Problem, part, rank_one_downdate
 from spcakit_encoders.carry import FEATURES_FOUND, FeaturesFound
 from spcakit_encoders.encoder import PAPER
 from spcakit_encoders.linalg import data_matrix

@@ -1,13 +1,13 @@
 r"""The exact solver as parts: the ``branch-and-bound`` solver and the ``certified`` stopper that reports it.
 
-``branch-and-bound`` (an :class:`~spcakit.protocols.Updater` used as a one-shot solver) solves
+``branch-and-bound`` (an :class:`~spcakit.core.protocols.Updater` used as a one-shot solver) solves
 :math:`\max x^\top Ax` s.t. :math:`\|x\|_0 \le k`, :math:`x^\top Bx = 1` on the covariance the driver hands
-it (deflated by any deflator; :math:`B` from the generalized deflation's carry, :data:`spcakit.state.CONSTRAINT`),
+it (deflated by any deflator; :math:`B` from the generalized deflation's carry, :data:`spcakit.core.records.CONSTRAINT`),
 by :func:`spcakit_exact.search.branch_and_bound`. Its state is the :class:`~spcakit_exact.search.Search`
 record, which the ``certified`` stopper turns into the component's stopping reason: ``optimal`` with the
 certified gap, or what stopped the search with its bound and gap (a
-:class:`~spcakit.state.CapReached`, so the result warns that the loading is not proven optimal). The reason
-carries the search's bound (:func:`~spcakit.state.with_proved_bound`): the result's ``bound`` and ``gap`` metrics
+:class:`~spcakit.core.records.CapReached`, so the result warns that the loading is not proven optimal). The reason
+carries the search's bound (:func:`~spcakit.core.records.with_proved_bound`): the result's ``bound`` and ``gap`` metrics
 take it where it is tighter than their own, for the first loading and, under the generalized deflation, for
 every loading.
 """
@@ -17,11 +17,24 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Stopper, Updater, part
-from spcakit.state import CONSTRAINT, CapReached, Carry, IterState, constraint_matmat, with_proved_bound
-from spcakit.validators import check_cardinality, optional, positive, to_float, to_int
+from spcakit.plugin_api import (
+    CONSTRAINT,
+    CapReached,
+    Carry,
+    InvalidParameterError,
+    IterState,
+    Problem,
+    Stopper,
+    Updater,
+    check_cardinality,
+    constraint_matmat,
+    optional,
+    part,
+    positive,
+    to_float,
+    to_int,
+    with_proved_bound,
+)
 from spcakit_exact.search import Search, branch_and_bound
 
 PAPER = "Berk & Bertsimas - Certifiably optimal sparse principal component analysis (Math. Prog. Comp. 2019)"

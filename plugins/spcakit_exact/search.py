@@ -41,7 +41,7 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
   x^\top M_\rho x + \rho (k - 1)`, and :math:`x^\top M_\rho x` is bounded by the spectral knapsack of
   :math:`(M_\rho)_{UU}`. :math:`M_\rho` falls apart into the connected components of the entries above
   :math:`\rho`, each decomposed on its own (a large one in part, its leading eigenpairs and one knapsack item for
-  the rest, completed when the knapsack reaches that item: :func:`spcakit.thresholding.threshold_knapsack`, the
+  the rest, completed when the knapsack reaches that item: :func:`spcakit.numerics.thresholding.threshold_knapsack`, the
   same value); :math:`\rho` is chosen on a grid at the root; a child that excludes a variable (a new
   allowed set) takes the least of its parent's :math:`\rho` and one a factor :data:`RHO_STEP` up or down,
   and a child that fixes a variable in takes its parent's :math:`\rho` alone (the decompositions of recent
@@ -84,7 +84,7 @@ k = 10), while they took a quarter of the colon search's time. A node whose boun
 incumbent by more than :data:`PRUNE_RTOL` (relative) is dropped: the reported optimum is then
 exact to that tolerance.
 
-While it runs, the search reports its progress through :func:`spcakit.progress.report` once before the warm
+While it runs, the search reports its progress through :func:`spcakit.output.progress.report` once before the warm
 start, after every node and once at the end (task ``"branch and bound"``: the nodes explored, the best
 value found and the bound, so the gap), which
 does nothing unless a front end listens (the command line's progress line on a terminal): the search
@@ -105,17 +105,18 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import progress, ties
-from spcakit.bounds import raised_for_rounding
-from spcakit.errors import InvalidParameterError
-from spcakit.linalg import generalized_top
-from spcakit.thresholding import (
+from spcakit.plugin_api import (
     RHO_GRID,
+    InvalidParameterError,
+    generalized_top,
+    progress,
+    raised_for_rounding,
     spectral_knapsack,
     support_capacities,
     threshold_knapsack,
     thresholded_blocks,
     thresholded_spectrum,
+    ties,
 )
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
@@ -134,7 +135,7 @@ EIGEN_NODE_LIMIT = 400
 #: With a constraint :math:`Q`, the largest entry of :math:`|AQ|` may be at most this times the largest of
 #: :math:`|A|` (rounding of the deflation); a larger one is refused.
 ANNIHILATION_RTOL = 1e-8
-#: What the search calls itself in its progress reports (:func:`spcakit.progress.report`).
+#: What the search calls itself in its progress reports (:func:`spcakit.output.progress.report`).
 TASK = "branch and bound"
 #: Each node tries its parent's :math:`\rho` and that multiplied (odd depths) or divided (even depths) by this.
 RHO_STEP = 1.25
@@ -611,7 +612,7 @@ def _two_by_two(corner: np.ndarray, other: np.ndarray, coupling2: np.ndarray) ->
 
 def _truncated_power(problem: _Problem, start: np.ndarray) -> np.ndarray:
     r"""The support a truncated power run from ``start`` ends on (``B = I``): :math:`x \leftarrow T_k(Ax)` (the ``k``
-    entries of largest magnitude, :func:`spcakit.ties.top_k`), normalised, until the support repeats; then the
+    entries of largest magnitude, :func:`spcakit.numerics.ties.top_k`), normalised, until the support repeats; then the
     leading eigenvector of :math:`A_{SS}` continues it, until that repeats the support too (a fixed point), or after
     :data:`POWER_STEPS` steps. The starts (the leading eigenvectors of :math:`A`) are properties of the matrix, so
     a permutation of the variables permutes the supports found."""
@@ -721,7 +722,7 @@ def branch_and_bound(
         Stop after this many seconds or nodes with the best support found and a bound (:attr:`Search.bound`).
     on_node
         Called as ``on_node(nodes, best_value, bound)`` every 256 nodes, with the same numbers as the
-        progress reports (:func:`spcakit.progress.report`, after every node and at the end, to whoever
+        progress reports (:func:`spcakit.output.progress.report`, after every node and at the end, to whoever
         listens): the node count and the best value never decrease, the bound never increases.
     """
     start = time.perf_counter()

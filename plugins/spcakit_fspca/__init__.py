@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from spcakit.hookspecs import hookimpl
-from spcakit.specs import specs_root
+from spcakit.plugin_api import hookimpl, specs_root
 from spcakit_fspca import algorithms, metrics, parts, pieces
 
 PAPER = algorithms.PAPER

@@ -50,10 +50,14 @@ import math
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.errors import InvalidParameterError
-from spcakit.linalg import leading_subset
-from spcakit.operators import CovarianceOperator, densify, top_eigenpairs
+from spcakit.plugin_api import (
+    CovarianceOperator,
+    InvalidParameterError,
+    densify,
+    leading_subset,
+    ties,
+    top_eigenpairs,
+)
 
 PAPER = "Tian, Wang, Nie, Li - Learning Feature Sparse Principal Subspace (NeurIPS 2020)"
 
@@ -98,7 +102,7 @@ def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
     """Indices of the ``k`` largest ``scores``, ascending; ties go to the smaller index.
 
     Algorithm 1, line 2: "prefer smaller indices if tied", by the tie rule of
-    :mod:`spcakit.ties`: scores within :data:`spcakit.ties.RTOL` of the
+    :mod:`spcakit.numerics.ties`: scores within :data:`spcakit.numerics.ties.RTOL` of the
     largest magnitude are tied, so values equal in exact arithmetic but
     different by rounding (``diag(A_m)`` of a matrix with equal variances)
     still go to the smaller index, whatever the scale of :math:`A`.
@@ -162,7 +166,7 @@ def leading_eigenvectors(matrix: np.ndarray, m: int) -> tuple[np.ndarray, np.nda
     """The ``m`` largest eigenvalues (descending) and eigenvectors of a small symmetric matrix.
 
     Signs are fixed (each vector's largest-magnitude entry positive; of
-    entries tied in magnitude by :mod:`spcakit.ties`, the first), so the
+    entries tied in magnitude by :mod:`spcakit.numerics.ties`, the first), so the
     same matrix always gives the same vectors - Algorithm 2 stops when
     :math:`W_t = W_{t-1}`.
     """
@@ -307,9 +311,9 @@ def exhaustive_search(op: CovarianceOperator, m: int, k: int) -> SubspaceEstimat
     The value is monotone in the support, so size exactly ``k`` suffices.
     Supports are enumerated in lexicographic order and scored in batches
     (``numpy.linalg.eigvalsh`` on stacks of ``k x k`` matrices); of values
-    tied with the best (:mod:`spcakit.ties`: within :data:`~spcakit.ties.RTOL`,
+    tied with the best (:mod:`spcakit.numerics.ties`: within :data:`~spcakit.numerics.ties.RTOL`,
     relative), the one with the largest sum of :math:`|u_1|` over its rows is kept
-    (:func:`spcakit.ties.leading_magnitudes`: the choice does not depend on the order of the
+    (:func:`spcakit.numerics.ties.leading_magnitudes`: the choice does not depend on the order of the
     variables), and, still tied, the first.
     Refuses more than :data:`EXHAUSTIVE_SUPPORT_LIMIT` supports or
     :math:`d >` :data:`EXHAUSTIVE_D_LIMIT`.

@@ -8,7 +8,7 @@ Every run reports two of them, registered by this plugin
 * **NEV**, the normalized explained variance
   :math:`\operatorname{tr}(W^\top C W)/\operatorname{tr}(C_r)`, with :math:`\operatorname{tr}(C_r)`
   the sum of the ``r`` leading eigenvalues of :math:`C`, taken from the run's shared
-  spectrum (:meth:`spcakit.metrics.MetricContext.top_eigenvalues`).
+  spectrum (:meth:`spcakit.analysis.metrics.MetricContext.top_eigenvalues`).
 
 The rest (IR, RE, HF of Table 2 and the terms of Thm. 5.1) are functions the
 experiments and tests call.
@@ -20,9 +20,16 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.metrics import Metric, MetricContext, explained_variance, format_general, format_number, top_eigenvalues
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
+from spcakit.plugin_api import (
+    CovarianceOperator,
+    Metric,
+    MetricContext,
+    Problem,
+    explained_variance,
+    format_general,
+    format_number,
+    top_eigenvalues,
+)
 
 
 def fspca_objective(x: np.ndarray, covariance: CovarianceOperator) -> float:
@@ -37,8 +44,8 @@ def fspca_objective(x: np.ndarray, covariance: CovarianceOperator) -> float:
 def low_rank_trace(covariance: CovarianceOperator, m: int) -> float:
     r""":math:`\operatorname{tr}(A_m)`, the sum of the ``m`` largest eigenvalues (the PCA optimum of (3.1) without sparsity).
 
-    Through :func:`spcakit.metrics.top_eigenvalues`: the operator's own solver (Lanczos for an
-    explicit covariance with more than :data:`spcakit.operators.LANCZOS_LIMIT` variables).
+    Through :func:`spcakit.analysis.metrics.top_eigenvalues`: the operator's own solver (Lanczos for an
+    explicit covariance with more than :data:`spcakit.numerics.operators.LANCZOS_LIMIT` variables).
     """
     return float(np.sum(top_eigenvalues(covariance, m)))
 

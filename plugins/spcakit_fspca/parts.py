@@ -1,5 +1,5 @@
 r"""Parts of Tian, Wang, Nie & Li, *Learning Feature Sparse Principal Subspace*
-(FSPCA, NeurIPS 2020), for the drivers of :mod:`spcakit.drivers`.
+(FSPCA, NeurIPS 2020), for the drivers of :mod:`spcakit.core.drivers`.
 
 * ``row-sparse`` (truncator, ``k``): the :math:`\ell_{2,0}` truncation - keep
   the ``k`` rows of :math:`Z` with the largest :math:`\ell_2` norms, so every
@@ -26,7 +26,7 @@ forms agree on a correlation matrix.
 * ``support-fixed-point`` (stopper, ``max_iter``): stop when
   :math:`W_t = W_{t-1}` (Algorithm 2, line 8) or after ``max_iter`` steps.
 * ``multistart`` (driver): the block driver once per start the initializer
-  asks for (its :meth:`~spcakit.protocols.Initializer.starts`), keeping the
+  asks for (its :meth:`~spcakit.core.protocols.Initializer.starts`), keeping the
   run with the largest final objective - "best of N random subspaces" of §6.1.
 
 The FSPCA updaters return a feasible :math:`W` (orthonormal, ``k`` nonzero
@@ -37,7 +37,7 @@ nothing, and ``--param k`` must name one part.
 Problem (3.1) needs :math:`m \le k \le d` (``m`` = ``r`` loadings sharing
 ``k`` of the ``d`` variables); the parts check ``k`` against ``d`` and
 ``m`` when they first see the problem, with
-:func:`spcakit.validators.check_cardinality`.
+:func:`spcakit.core.fields.check_cardinality`.
 """
 
 from __future__ import annotations
@@ -49,15 +49,34 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.operators import top_eigenpairs
-from spcakit.drivers import Parts, StepCallback, prepare, run_block
-from spcakit.errors import InvalidDataError, InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Driver, Initializer, Stopper, Truncator, Updater, part
-from spcakit.state import CapReached, Carry, IterState, Outcome
-from spcakit.validators import (
-    check_cardinality, number, one_of, optional, positive_int, refuse_zeroed_columns, to_float, to_int,
+from spcakit.plugin_api import (
+    CapReached,
+    Carry,
+    Driver,
+    Initializer,
+    InvalidDataError,
+    InvalidParameterError,
+    IterState,
+    Outcome,
+    Parts,
+    Problem,
+    StepCallback,
+    Stopper,
+    Truncator,
+    Updater,
+    check_cardinality,
+    number,
+    one_of,
+    optional,
+    part,
+    positive_int,
+    prepare,
+    refuse_zeroed_columns,
+    run_block,
+    ties,
+    to_float,
+    to_int,
+    top_eigenpairs,
 )
 from spcakit_fspca import algorithms as alg
 from spcakit_fspca.algorithms import PAPER
@@ -79,7 +98,7 @@ class RowSparseTruncation(Truncator):
 
     :math:`X = \arg\min_{\|X\|_{2,0} \le k}\|Z - X\|_F`: row :math:`i` is kept
     when :math:`\|z_i\|_2` is among the ``k`` largest (ties, by
-    :mod:`spcakit.ties`: the smaller index),
+    :mod:`spcakit.numerics.ties`: the smaller index),
     so all loadings share one support - feature selection (FSPCA, §3). The
     driver then normalises each column; the columns are unit but, unlike the
     FSPCA solvers' output, not orthogonal in general. ``k`` must be an
@@ -225,8 +244,7 @@ def read_start(w0: Any) -> np.ndarray:
 
     A vector is one column.
     """
-    from spcakit.inputs.datasets import load_source
-    from spcakit.inputs.checks import numeric_array
+    from spcakit.plugin_api import load_source, numeric_array
 
     try:
         source = load_source(str(w0)).matrix if isinstance(w0, (str, Path)) else w0
@@ -351,13 +369,13 @@ class SupportFixedPoint(Stopper):
 class MultistartDriver(Driver):
     r"""block driver from each of the initializer's `restarts` starts; keeps the largest final objective
 
-    The block driver (:func:`spcakit.drivers.run_block`) once per start, the
+    The block driver (:func:`spcakit.core.drivers.run_block`) once per start, the
     number of starts being the initializer's
-    :meth:`~spcakit.protocols.Initializer.starts`. The run's carry is
+    :meth:`~spcakit.core.protocols.Initializer.starts`. The run's carry is
     prepared once and every start receives it. Each run draws its start from
     the same generator, one after the other, so the result depends only on
     the seed. The kept run is the one whose updater objective after its last
-    step is largest (ties, within :data:`spcakit.ties.RTOL` relative, keep the
+    step is largest (ties, within :data:`spcakit.numerics.ties.RTOL` relative, keep the
     earlier run; a run without a finite objective counts as :math:`-\infty`).
     ``iterations`` counts the steps of all runs; the objective history is
     the kept run's. It never deflates.

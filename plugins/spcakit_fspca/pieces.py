@@ -1,6 +1,6 @@
 r"""The pieces of the paper's experiments that experiment specs name (``spcakit reproduce fspca-...``).
 
-Registered through :func:`~spcakit.hookspecs.spcakit_register_experiment_pieces`, so that the experiments
+Registered through :func:`~spcakit.core.hookspecs.spcakit_register_experiment_pieces`, so that the experiments
 themselves are data (``specs/experiments/fspca-*.toml``):
 
 * generator ``fspca-scheme``: the synthetic covariances of Table 1, schemes A-F (:func:`scheme_covariance`);
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.operators import DenseCovariance
+from spcakit.plugin_api import DenseCovariance
 from spcakit_fspca import algorithms as alg
 from spcakit_fspca import metrics
 

@@ -16,14 +16,14 @@ the variance :math:`\hat x_t` adds to the loadings before it (Mackey's additiona
 sum over :math:`t` is CPEV times :math:`\operatorname{tr} C`). For :math:`t = 1` this is the
 leading eigenvector of :math:`C_{S_1S_1}`, exactly GPower's pattern filling; later loadings differ
 from re-fitting each on a deflated covariance only by how the earlier ones are removed. Each step
-is the top eigenpair of a :math:`|S_t|\times|S_t|` pencil (:func:`spcakit.linalg.generalized_top`)
+is the top eigenpair of a :math:`|S_t|\times|S_t|` pencil (:func:`spcakit.numerics.linalg.generalized_top`)
 built from :math:`C_{:,S_t}` and :math:`CQ_t`: :math:`O(p\,|S_t|)` products with the covariance,
 nothing :math:`p\times p`.
 
 A loading keeps its support (its entries on :math:`S_t` may change, its zeros stay zero). If the
 re-fitted loadings explain less variance than the input (possible in principle, since each step is
 greedy), the input is returned unchanged, so CPEV never decreases. "Less" is decided by the tie rule
-of :mod:`spcakit.ties` at the tolerance :data:`KEEP_RTOL`: when the input is already the re-fit (a
+of :mod:`spcakit.numerics.ties` at the tolerance :data:`KEEP_RTOL`: when the input is already the re-fit (a
 converged loading on a full support), the two CPEVs differ only by rounding, and the re-fit is kept
 whatever that rounding is, so the choice does not depend on the order or the scale of the variables.
 """
@@ -32,11 +32,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from spcakit import ties
-from spcakit.linalg import added_variance_problem, generalized_top
-from spcakit.metrics import cpev
-from spcakit.problem import Problem
-from spcakit.protocols import Refiner, part
+from spcakit.plugin_api import (
+    Problem,
+    Refiner,
+    added_variance_problem,
+    cpev,
+    generalized_top,
+    part,
+    ties,
+)
 
 PAPER = "Journee, Nesterov, Richtarik, Sepulchre - Generalized Power Method for Sparse Principal Component Analysis (JMLR 2010)"
 #: A direction whose part outside the earlier loadings' span is below this (relative) adds nothing.

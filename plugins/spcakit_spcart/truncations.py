@@ -11,10 +11,17 @@ import math
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
-from spcakit.parts.truncators import PAPER, hard_threshold
-from spcakit.protocols import Truncator, part
-from spcakit.validators import number, optional, refuse_zeroed_columns, to_float
+from spcakit.plugin_api import (
+    InvalidParameterError,
+    Truncator,
+    hard_threshold,
+    number,
+    optional,
+    part,
+    refuse_zeroed_columns,
+    to_float,
+)
+from spcakit_spcart.updaters import PAPER
 
 
 @part("l0-penalty", paper=PAPER, lam="penalty")

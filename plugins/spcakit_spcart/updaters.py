@@ -20,10 +20,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.problem import Problem
-from spcakit.protocols import Updater, part
-from spcakit.state import Carry
-from spcakit.validators import boolean
+from spcakit.plugin_api import Carry, Problem, Updater, boolean, part
 from spcakit_spcart.linalg import inverse_sqrt_psd, polar
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"

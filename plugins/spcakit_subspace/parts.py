@@ -28,7 +28,7 @@ then :math:`P_t = [q_{t+1}, \dots, q_{t+m}]` from the Householder QR
 
 The search subspace :math:`P` is the run's state: a
 :class:`~spcakit_subspace.subspace.SearchSubspace` in the run's
-:class:`~spcakit.state.Carry` under :data:`~spcakit_subspace.subspace.SUBSPACE`,
+:class:`~spcakit.core.records.Carry` under :data:`~spcakit_subspace.subspace.SUBSPACE`,
 put there by the initializer's ``prepare``, read by the updater's ``init``
 and replaced by the deflator.
 """
@@ -40,13 +40,24 @@ import math
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.operators import top_eigenpairs
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Deflator, Initializer, Updater, part
-from spcakit.state import Carry
-from spcakit.validators import boolean, number, one_of, optional, positive_int, to_float, to_int
+from spcakit.plugin_api import (
+    Carry,
+    Deflator,
+    Initializer,
+    InvalidParameterError,
+    Problem,
+    Updater,
+    boolean,
+    number,
+    one_of,
+    optional,
+    part,
+    positive_int,
+    ties,
+    to_float,
+    to_int,
+    top_eigenpairs,
+)
 from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
 PAPER = "Xu, Yang, Zhang - Fast Deflation Sparse Principal Component Analysis via Subspace Projections"
@@ -192,7 +203,7 @@ class SubspacePowerUpdater(Updater):
             return vectors[:, -1]
         alpha = np.ones(size) / np.sqrt(size)
         # start on the largest diagonal entry's axis plus a little of every axis: never orthogonal to the top eigenvector
-        alpha = alpha + np.eye(size)[ties.argmax(np.diag(small))]  # ties: the first axis (spcakit.ties)
+        alpha = alpha + np.eye(size)[ties.argmax(np.diag(small))]  # ties: the first axis (spcakit.numerics.ties)
         alpha /= np.linalg.norm(alpha)
         for _ in range(self.max_iter):
             nxt = small @ alpha

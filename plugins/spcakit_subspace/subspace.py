@@ -3,7 +3,7 @@ r"""SPCA-SP's search subspace: what the method carries from one round to the nex
 Round :math:`t` of SPCA-SP (Xu, Yang & Zhang, *Fast Deflation Sparse
 Principal Component Analysis via Subspace Projections*, Alg. 1) seeks its
 loading inside the span of an orthonormal :math:`P_{t-1}`. The run's
-:class:`~spcakit.state.Carry` holds it under the key :data:`SUBSPACE`:
+:class:`~spcakit.core.records.Carry` holds it under the key :data:`SUBSPACE`:
 
 * the ``linear-time-svd`` initializer's ``prepare`` puts :math:`P_0` there;
 * the ``subspace-power`` updater's ``init`` reads :math:`P_{t-1}` from it;
@@ -15,7 +15,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import CovarianceOperator
+from spcakit.plugin_api import CovarianceOperator
 
 #: Carry key of SPCA-SP's :class:`SearchSubspace` (the subspace the next loading is sought in).
 SUBSPACE = "subspace"

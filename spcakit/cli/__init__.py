@@ -25,19 +25,19 @@ from spcakit.cli import boundary, fitting, levels, listing  # noqa: F401 - impor
 from spcakit.cli.boundary import EXIT_INTERNAL, EXIT_INTERRUPTED
 from spcakit.cli.common import EXIT_BAD_INPUT, app, render_text
 from spcakit.cli.options import NOT_PART_PARAMETERS, BadInput, parse_k, parse_lam, parse_params, parse_value
-from spcakit.metrics import MetricWarning
-from spcakit.output import GuardedStdout, stdout_failure
+from spcakit.core.protocols import MetricWarning
+from spcakit.output.files import GuardedStdout, stdout_failure
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: the error boundary (:func:`spcakit.cli.boundary.main`) behind a guarded standard output.
 
-    Everything printed goes through a :class:`~spcakit.output.GuardedStdout`: characters the output's encoding
+    Everything printed goes through a :class:`~spcakit.output.files.GuardedStdout`: characters the output's encoding
     cannot hold are written as ``\\uXXXX`` escapes with one warning, and a standard output that cannot be
     written (a full device, a closed descriptor) ends the command with a message on stderr and exit 2, saying
     whether the result is in ``--out``; a pipe whose reader stopped reading (``| head``) ends the output quietly,
     as the reader asked. A plugin metric's warning
-    (:class:`~spcakit.metrics.MetricWarning`) is one ``warning: ...`` line on stderr.
+    (:class:`~spcakit.core.protocols.MetricWarning`) is one ``warning: ...`` line on stderr.
     """
     args = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
     guard = GuardedStdout(sys.stdout, on_escape=_escaping)
@@ -67,7 +67,7 @@ def _escaping(character: str, encoding: str) -> None:
 
 @contextlib.contextmanager
 def _metric_warnings() -> Iterator[None]:
-    """Within it, a :class:`~spcakit.metrics.MetricWarning` is one ``warning: ...`` line on stderr."""
+    """Within it, a :class:`~spcakit.core.protocols.MetricWarning` is one ``warning: ...`` line on stderr."""
     with warnings.catch_warnings():
         show = warnings.showwarning
 

@@ -8,7 +8,7 @@ import sys
 import typer
 
 from spcakit.cli.common import EXIT_BAD_INPUT, app
-from spcakit.errors import PartFailure, SpcakitError
+from spcakit.core.errors import PartFailure, SpcakitError
 
 EXIT_INTERNAL = 1
 

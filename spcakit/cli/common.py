@@ -15,24 +15,24 @@ from typing import Annotated, Any
 
 import typer
 
-from spcakit.api import fit
-from spcakit.bounds import check_relaxation
+from spcakit.workflows.fit import fit
+from spcakit.analysis.bounds import check_relaxation
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
-from spcakit.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
-from spcakit.imputation import MISSING_MODES
+from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
+from spcakit.workflows.imputation import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.files import check_outside_inputs
 from spcakit.inputs.dense import Covariance
-from spcakit.model import Model, check_model_path
-from spcakit.output import check_output, write_output
-from spcakit.paths import Target, target_k
-from spcakit.plugins import get_registry, get_session
-from spcakit.problem import default_feature_names
-from spcakit.progress import Report, listen
-from spcakit.state import Result
-from spcakit.version import __version__
+from spcakit.workflows.model import Model, check_model_path
+from spcakit.output.files import check_output, write_output
+from spcakit.workflows.paths import Target, target_k
+from spcakit.core.plugins import get_registry, get_session
+from spcakit.inputs.problem import default_feature_names
+from spcakit.output.progress import Report, listen
+from spcakit.workflows.results import Result
+from spcakit.core.version import __version__
 
 app = typer.Typer(
     name="spcakit",
@@ -160,7 +160,7 @@ class Progress:
 
     Called as the fit's step callback (component, iteration); :meth:`show` sets any other text (the
     levels of a path or a cross-validation). Within :meth:`listening`, the reports of long-running parts
-    (:mod:`spcakit.progress`: the ``exact`` method's nodes, best value, bound and gap) are drawn too, at
+    (:mod:`spcakit.output.progress`: the ``exact`` method's nodes, best value, bound and gap) are drawn too, at
     most every :attr:`REPORT_INTERVAL` seconds, after the last level done when there is one.
     ``console`` is where it draws (stderr by default).
     """
@@ -201,7 +201,7 @@ class Progress:
         self.show(self._level)
 
     def report(self, report: Report) -> None:
-        """A long-running part's progress (:func:`spcakit.progress.report`), drawn unless the last one was drawn
+        """A long-running part's progress (:func:`spcakit.output.progress.report`), drawn unless the last one was drawn
         less than :attr:`REPORT_INTERVAL` seconds ago."""
         if not self.enabled:
             return
@@ -213,7 +213,7 @@ class Progress:
         self.show(f"{self._level}; {text}" if self._level else text)
 
     def listening(self) -> contextlib.AbstractContextManager[None]:
-        """The block within which the parts' reports reach this line (:func:`spcakit.progress.listen`); when
+        """The block within which the parts' reports reach this line (:func:`spcakit.output.progress.listen`); when
         the line is off (stderr is no terminal, or ``--json``), nothing is installed and reports cost nothing."""
         return listen(self.report) if self.enabled else contextlib.nullcontext()
 
@@ -236,7 +236,7 @@ def check_targets(target_sparsity: float | None, target_cpev: float | None, spar
 def fit_or_target(
     data: Any, method: Any, target_sparsity: float | None, target_cpev: float | None, **kwargs: Any
 ) -> tuple[Result, Target | None]:
-    """``spcakit.fit``, or with a target, :func:`spcakit.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
+    """``spcakit.fit``, or with a target, :func:`spcakit.workflows.paths.target_k` (``(result, None)`` / ``(result, target)``)."""
     if target_sparsity is None and target_cpev is None:
         return fit(data, method, **kwargs), None
     # target_k weights the rows (--weights) and imputes missing values as --missing says (each level by EM)
@@ -246,8 +246,8 @@ def fit_or_target(
 
 @contextlib.contextmanager
 def warnings_on_stderr() -> Iterator[None]:
-    """Within it, each distinct :class:`~spcakit.errors.ConstantColumnWarning` or
-    :class:`~spcakit.errors.MissingValueWarning` is one ``warning: ...`` line on stderr, as it is issued (columns
+    """Within it, each distinct :class:`~spcakit.core.errors.ConstantColumnWarning` or
+    :class:`~spcakit.core.errors.MissingValueWarning` is one ``warning: ...`` line on stderr, as it is issued (columns
     with zero variance, a lowered ``k``, missing values imputed); other Python warnings show as usual."""
     shown: set[str] = set()
     with warnings.catch_warnings():
@@ -292,7 +292,7 @@ def read_input(
     first, before the data are read. ``--weights`` is refused unless the command takes it (``weights``:
     ``run``, ``compose`` and ``path``, which read the file with :func:`~spcakit.cli.options.load_weights`). ``missing``
     reads a CSV's empty and ``NA`` cells as NaN (``run`` and ``compose`` with ``--missing auto`` or ``em``), for
-    :mod:`spcakit.imputation`.
+    :mod:`spcakit.workflows.imputation`.
     """
     if options.weights is not None and not weights:
         raise BadInput("--weights is taken by run, compose and path only, not by this command")

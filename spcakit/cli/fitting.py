@@ -32,14 +32,14 @@ from spcakit.cli.options import (
     index_column,
     parse_names,
 )
-from spcakit.composition import compose as compose_spec
-from spcakit.errors import SpcakitError
+from spcakit.workflows.configure import compose as compose_spec
+from spcakit.core.errors import SpcakitError
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
-from spcakit.model import Model
-from spcakit.output import check_output, write_output
-from spcakit.plugins import get_registry
-from spcakit.problem import default_feature_names
+from spcakit.workflows.model import Model
+from spcakit.output.files import check_output, write_output
+from spcakit.core.plugins import get_registry
+from spcakit.inputs.problem import default_feature_names
 
 
 @app.command()
@@ -113,7 +113,7 @@ def _new_data(model: Model, data: str, index_col: str | None, dropped: list[str]
 
     A CSV's columns that are dropped, set aside by ``--index-col``, not kept by ``--columns``, or unknown to the
     model are never read as numbers (they may hold text); the unknown ones are then refused by name unless
-    dropped (:meth:`spcakit.model.Model.columns_of`).
+    dropped (:meth:`spcakit.workflows.model.Model.columns_of`).
     """
     layout = csv_header(data)
     label = None

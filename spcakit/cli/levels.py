@@ -27,11 +27,11 @@ from spcakit.cli.common import (
     write_out,
 )
 from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, load_weights, parse_params
-from spcakit.cv import RULES, CrossValidation, cross_validate, refuse_covariance
-from spcakit.errors import SpcakitError, install_hint
-from spcakit.output import check_outside_inputs
-from spcakit.paths import PathLevel, SparsityPath
-from spcakit.paths import path as fit_path
+from spcakit.workflows.cv import RULES, CrossValidation, cross_validate, refuse_covariance
+from spcakit.core.errors import SpcakitError, install_hint
+from spcakit.output.files import check_outside_inputs
+from spcakit.workflows.paths import PathLevel, SparsityPath
+from spcakit.workflows.paths import path as fit_path
 
 
 def render_path(found: SparsityPath, source: str, chosen: PathLevel | None = None, target_line: str = "") -> str:

@@ -10,10 +10,10 @@ import typer
 
 from spcakit.cli.common import app, fail, warn_plugin_failures
 from spcakit.cli.options import JsonOpt
-from spcakit.errors import SpcakitError
-from spcakit.output import NotJsonError, check_outside_inputs, json_value
-from spcakit.plugins import get_registry, get_session
-from spcakit.protocols import ROLES
+from spcakit.core.errors import SpcakitError
+from spcakit.output.files import NotJsonError, check_outside_inputs, json_value
+from spcakit.core.plugins import get_registry, get_session
+from spcakit.core.protocols import ROLES
 
 
 @app.command()
@@ -46,7 +46,7 @@ def _shown(value: Any) -> str:
 
 def _json_default(value: Any) -> Any:
     """A parameter default for ``parts --json``: JSON values as a result records them
-    (:func:`spcakit.output.json_value`: a set as a sorted list, NaN as null), anything else as its repr."""
+    (:func:`spcakit.output.files.json_value`: a set as a sorted list, NaN as null), anything else as its repr."""
     try:
         return json_value(value)
     except (NotJsonError, RecursionError):
@@ -117,8 +117,8 @@ def reproduce(
     paper's values), a sweep (a figure of metrics against a sparsity: --out, --replot, --tune), realizations,
     a curve or traces (the other figures' data).
     """
-    from spcakit import reproduce as rp
-    from spcakit.reproduce.common import data_source
+    from spcakit.workflows import reproduce as rp
+    from spcakit.workflows.reproduce.common import data_source
 
     get_registry()
     warn_plugin_failures()
@@ -133,7 +133,7 @@ def reproduce(
             fail("--replot needs --out (the folder holding NAME.json)")
             return
         if replot:
-            from spcakit.reproduce import sweeps
+            from spcakit.workflows.reproduce import sweeps
 
             typer.echo(f"wrote {sweeps.replot(spec, out)}", err=True)  # type: ignore[arg-type]
             return
@@ -158,7 +158,7 @@ def reproduce(
 
 def _write_outcome(outcome: Any, folder: Path) -> list[Path]:
     """``--out``: a sweep's CSV, JSON, SVG and Markdown, or any other outcome's ``NAME.json``."""
-    from spcakit.reproduce import SweepOutcome, sweeps
+    from spcakit.workflows.reproduce import SweepOutcome, sweeps
 
     if isinstance(outcome, SweepOutcome):
         return sweeps.write_outputs(outcome, folder)
@@ -170,7 +170,7 @@ def _write_outcome(outcome: Any, folder: Path) -> list[Path]:
 
 def _tune(name: str, spec: Any, root: Path | None) -> None:
     """``--tune``: the tuned penalties, printed as they are found, then written into the spec file."""
-    from spcakit.reproduce import experiment_path, tuning
+    from spcakit.workflows.reproduce import experiment_path, tuning
 
     values = tuning.tune_sweep(spec, root, on_value=lambda label, value: typer.echo(f"{label}: {value}"))
     left = tuning.rewrite_spec(experiment_path(name), spec, values)

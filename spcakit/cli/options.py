@@ -13,10 +13,10 @@ from typing import Annotated, Any
 import attrs
 import typer
 
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 from spcakit.inputs.columns import unknown_column_message
 from spcakit.inputs.csv_files import CsvLayout, csv_layout
-from spcakit.inputs.documents import load_json
+from spcakit.core.documents import load_json
 
 
 class BadInput(Exception):
@@ -25,7 +25,7 @@ class BadInput(Exception):
 
 def parse_value(text: str, what: str = "a value") -> Any:
     """A command-line value: JSON (numbers, booleans, lists) or else a string; nested or long beyond the limits
-    of :mod:`spcakit.inputs.documents`, it is refused (:class:`BadInput`), ``what`` naming it."""
+    of :mod:`spcakit.core.documents`, it is refused (:class:`BadInput`), ``what`` naming it."""
     try:
         return load_json(text, what)
     except InvalidDataError as exc:

@@ -1,4 +1,8 @@
-r"""Inputs: what users pass, checked and turned into a :class:`~spcakit.problem.Problem` - one package.
+r"""Inputs: what users pass, checked and turned into a :class:`~spcakit.inputs.problem.Problem` - one package.
+
+What may be imported here: :mod:`spcakit.core`, :mod:`spcakit.numerics` and :mod:`spcakit.output`; the
+problem record (:mod:`~spcakit.inputs.problem`) and the input record of a result
+(:mod:`~spcakit.inputs.records`) live here.
 
 :func:`as_problem` is the one place that dispatches on the kind of input: a problem or operator as it is,
 a source string or path (:mod:`~spcakit.inputs.datasets`: built-in data sets, ``.npy``/``.npz``
@@ -9,8 +13,8 @@ choice of columns :mod:`~spcakit.inputs.columns`.
 
 :func:`as_problem` checks what users pass and says precisely what is wrong:
 NaN or infinite entries (naming the column; NaN alone raise
-:class:`~spcakit.errors.MissingValuesError`, which :func:`spcakit.fit` catches to impute them:
-:mod:`spcakit.imputation`, with :func:`read_missing` and :func:`loaded_source` reading such data), an empty matrix, data whose
+:class:`~spcakit.core.errors.MissingValuesError`, which :func:`spcakit.fit` catches to impute them:
+:mod:`spcakit.workflows.imputation`, with :func:`read_missing` and :func:`loaded_source` reading such data), an empty matrix, data whose
 columns are all constant, a covariance that is not square, not symmetric, or
 not positive semi-definite, values outside what double precision can square.
 
@@ -58,7 +62,7 @@ any scale, :math:`10^{-13}` or :math:`10^{150}`, are not called constant), an
 all-zero column of ``scipy.sparse`` data, a zero diagonal entry of a
 covariance - is welcome, as in scikit-learn: it gets a zero loading in every
 component, and :func:`spcakit.fit` names it in a
-:class:`~spcakit.errors.ConstantColumnWarning` (and in ``Result.warnings``).
+:class:`~spcakit.core.errors.ConstantColumnWarning` (and in ``Result.warnings``).
 The method runs on the columns that vary alone (:attr:`Problem.varying`,
 :func:`with_constant_columns`), exactly as if they had been the data, and the
 loadings are re-embedded into all ``p`` rows; so every parameter that depends
@@ -81,7 +85,7 @@ What a file declares is checked before it is believed (:mod:`~spcakit.inputs.lim
 :data:`~spcakit.inputs.limits.MAX_VARIABLES` variables, and an estimate of the memory needed against
 what is available); only regular files and named pipes are read, and nothing is written inside an input
 (:mod:`~spcakit.inputs.files`); JSON and TOML a user feeds are parsed within limits on nesting and number
-length (:mod:`~spcakit.inputs.documents`).
+length (:mod:`~spcakit.core.documents`).
 
 One pass of checks
 ------------------
@@ -97,7 +101,7 @@ means; on 50 000 x 500 data the first pass takes 0.03 s without the hash and
 
 The record
 ----------
-Every problem built here carries an :class:`~spcakit.state.InputRecord`
+Every problem built here carries an :class:`~spcakit.inputs.records.InputRecord`
 (``problem.input``): the kind and shape of the matrix, its content hash
 (:func:`content_sha256`), the centring and standardisation applied, the
 column means and scales. :func:`spcakit.fit` puts it in the result.
@@ -119,15 +123,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from spcakit.errors import InvalidParameterError
+from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse, pandas_class
 from spcakit.inputs.columns import name_list, selected_columns, unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.dense import Covariance, covariance_problem, data_problem
 from spcakit.inputs.missing import MissingData, dense_missing
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
-from spcakit.state import InputRecord
+from spcakit.numerics.operators import CovarianceOperator
+from spcakit.inputs.problem import Problem
+from spcakit.inputs.records import InputRecord
 
 __all__ = ["Covariance", "as_problem", "covariance_problem", "data_problem", "loaded_source", "read_missing"]
 
@@ -136,7 +140,7 @@ def loaded_source(
     data: str | os.PathLike[str], columns: Sequence[str] | None, drop: Sequence[str] | None, *, missing: bool = False
 ) -> tuple[object, tuple[str, ...] | None, bool, str]:
     """A source (a path or ``builtin:``) read as :func:`as_problem` reads it: ``(matrix, names, is_covariance,
-    source)``; with ``missing``, a CSV's empty and ``NA`` cells come back as NaN (for :mod:`spcakit.imputation`).
+    source)``; with ``missing``, a CSV's empty and ``NA`` cells come back as NaN (for :mod:`spcakit.workflows.imputation`).
     :func:`as_problem` given the matrix, names and source then builds exactly the problem it builds from the path.
     A ``.npy`` file is mapped read-only (see :func:`~spcakit.inputs.datasets.load_source`), as :func:`as_problem` maps it."""
     dataset = load_source(data, unread_columns(data, columns, drop), missing=missing, mapped=True)
@@ -147,7 +151,7 @@ def read_missing(
     matrix: object, names: Sequence[str] | None, columns: Sequence[str] | None = None, drop: Sequence[str] | None = None
 ) -> MissingData:
     """A data matrix with missing values (NaN; stored NaN of ``scipy.sparse`` data) as
-    :class:`~spcakit.inputs.missing.MissingData` for :mod:`spcakit.imputation`: a float64 copy (dense, or CSR
+    :class:`~spcakit.inputs.missing.MissingData` for :mod:`spcakit.workflows.imputation`: a float64 copy (dense, or CSR
     never densified), its columns chosen by ``columns``/``drop`` as :func:`as_problem` chooses them."""
     if is_scipy_sparse(matrix):
         from spcakit.inputs.sparse import sparse_missing  # noqa: PLC0415 - scipy.sparse only for sparse input
@@ -162,7 +166,7 @@ def refuse_anndata(data: object, what: str) -> None:
     10-24 s on a few thousand cells, then failed)."""
     if type(data).__module__.split(".")[0] != "anndata":
         return
-    from spcakit.errors import InvalidDataError  # noqa: PLC0415 - only for this refusal
+    from spcakit.core.errors import InvalidDataError  # noqa: PLC0415 - only for this refusal
 
     raise InvalidDataError(
         f"{what} takes a matrix, not an AnnData: use spcakit.anndata.sparse_pca(adata, n_components=..., k=...), "
@@ -186,14 +190,14 @@ def as_problem(
     """Turn what a user passed into a :class:`Problem`.
 
     ``data`` may be a :class:`Problem`, a :class:`Covariance`, a
-    :class:`~spcakit.operators.CovarianceOperator`, a source as the CLI's
+    :class:`~spcakit.numerics.operators.CovarianceOperator`, a source as the CLI's
     ``--data`` takes (``"builtin:pitprops"``, a ``.npy``/``.npz``/``.csv``/
     ``.tsv`` path, as a string or a :class:`pathlib.Path`), or a table: a
     NumPy array, nested lists or a pandas DataFrame (whose column names become
     the variables' names) - a data matrix by default, a covariance matrix when
     ``covariance=True``. Booleans count as 0 and 1; text, dates, Python objects,
     a pandas Series and ``scipy.sparse`` covariance matrices are refused with
-    :class:`~spcakit.errors.InvalidDataError` (see the module's description);
+    :class:`~spcakit.core.errors.InvalidDataError` (see the module's description);
     a ``scipy.sparse`` data matrix (or a sparse ``.npz``/``.mtx`` file) is
     taken as it is, never densified (:func:`spcakit.inputs.sparse.sparse_problem`),
     and a ``dask.array.Array`` data matrix (or a ``.zarr`` store) is read in

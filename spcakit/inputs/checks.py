@@ -19,10 +19,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from spcakit import index_sets
-from spcakit.errors import ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size, listed
+from spcakit.numerics import index_sets
+from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size, listed
 from spcakit.inputs.limits import MAX_VARIABLES
-from spcakit.problem import default_feature_names, zero_variance_text
+from spcakit.inputs.problem import default_feature_names, zero_variance_text
 
 #: Largest sum of squares of the centred data (and p times the largest entry of a covariance): the
 #: largest double with 16 bits of headroom for the sums the parts form.
@@ -94,7 +94,7 @@ def numeric_array(data: object, what: str) -> tuple[np.ndarray, tuple[str, ...] 
     """``data`` as a float array, and its column names when it is a DataFrame.
 
     Accepts what the module's description lists; refuses the rest with an
-    :class:`~spcakit.errors.InvalidDataError` that says what to do.
+    :class:`~spcakit.core.errors.InvalidDataError` that says what to do.
     """
     kind = pandas_class(data)
     if kind == "Series":
@@ -528,9 +528,9 @@ def refuse_zero_variance(
     Fewer are welcome: :func:`with_constant_columns` leaves them out of the fit. With the columns' extremes
     (``high``, ``low``), the columns among ``indices`` whose values differ - by less than double precision
     resolves once they are centred, a large offset - are told apart from constant ones: the refusal says so,
-    and when other columns vary a :class:`~spcakit.errors.ConstantColumnWarning` names them. Returns those
+    and when other columns vary a :class:`~spcakit.core.errors.ConstantColumnWarning` names them. Returns those
     columns (a large offset; empty without the extremes), which
-    :func:`~spcakit.problem.with_constant_columns` records so that no message calls them constant.
+    :func:`~spcakit.inputs.problem.with_constant_columns` records so that no message calls them constant.
     """
     offset = np.empty(0, dtype=int)
     if high is not None and low is not None and indices.size:

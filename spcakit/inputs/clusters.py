@@ -34,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from spcakit.errors import InvalidParameterError, SpcakitError, install_hint
+from spcakit.core.errors import InvalidParameterError, SpcakitError, install_hint
 
 #: Seconds :func:`connected` waits for a scheduler to answer, and the longest a computation on the cluster waits
 #: while the scheduler has no worker or does not answer (a lost worker, a lost scheduler); the environment
@@ -75,7 +75,7 @@ def _timeout(name: str, value: float | None, default: float) -> float:
 
 def scheduler_address(address: Any) -> tuple[str, int]:
     """The host and port of a scheduler's address (``tcp://HOST:PORT`` or ``HOST:PORT``), or an
-    :class:`~spcakit.errors.InvalidParameterError` saying what an address looks like.
+    :class:`~spcakit.core.errors.InvalidParameterError` saying what an address looks like.
 
     Nothing is connected to: an address without a port, of another protocol (``http://``, a dashboard's) or
     with a port outside 1-65535 is refused here, before any client is made.
@@ -261,7 +261,7 @@ def connected(
     its problems.
 
     Every wait is bounded. An address that is not ``tcp://HOST:PORT`` is refused
-    (:class:`~spcakit.errors.InvalidParameterError`) before anything connects; one where no scheduler
+    (:class:`~spcakit.core.errors.InvalidParameterError`) before anything connects; one where no scheduler
     answers (nothing listens, a silent port, an HTTP server) is refused within ``timeout`` seconds
     (:data:`SCHEDULER_TIMEOUT`, or ``SPCAKIT_SCHEDULER_TIMEOUT``) with a :class:`ClusterError`. In the block,
     each computation ends with a :class:`ClusterError` naming the address when the scheduler has had no worker

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from spcakit.errors import InvalidParameterError, listed
+from spcakit.core.errors import InvalidParameterError, listed
 from spcakit.inputs.checks import check_frame_order, check_names, label_text, numeric_array, pandas_class
 from spcakit.inputs.csv_files import csv_layout
 
@@ -54,7 +54,7 @@ def column_positions(
 
     Every name must be a column's (a misspelt one is refused with the closest
     names); a name given twice in ``columns``, and a selection that leaves no
-    column, are refused too (:class:`~spcakit.errors.InvalidParameterError`).
+    column, are refused too (:class:`~spcakit.core.errors.InvalidParameterError`).
     """
     position = {name: j for j, name in enumerate(names)}
     for option, given in (("columns", columns), ("drop", drop)):

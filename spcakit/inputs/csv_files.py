@@ -14,7 +14,7 @@ NumPy's ``loadtxt`` reads the numbers (each the double nearest its
 digits); when it finds anything amiss, Python's ``csv`` module reads the
 file again cell by cell to say where. pandas is never imported here.
 
-Every failure is an :class:`~spcakit.errors.InvalidDataError` naming the file.
+Every failure is an :class:`~spcakit.core.errors.InvalidDataError` naming the file.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import SHOWN, InvalidDataError, MissingValuesError
+from spcakit.core.errors import SHOWN, InvalidDataError, MissingValuesError
 from spcakit.inputs.limits import check_declared_size
 
 # -- CSV: the layout, read from the first lines ---------------------------------------------------------
@@ -358,7 +358,7 @@ def _read_checked(
 
     Returns the matrix and its columns' names; the columns named in ``unread`` are NaN, never parsed.
     With ``missing``, empty cells and missing-value markers are read as NaN; without, they are refused
-    (a :class:`~spcakit.errors.MissingValuesError` when they are all that is wrong).
+    (a :class:`~spcakit.core.errors.MissingValuesError` when they are all that is wrong).
     """
     skip = 1 if layout.has_labels else 0
     skipped = frozenset(_unread_positions(layout, unread))
@@ -441,8 +441,8 @@ def load_csv(path: Path, unread: Collection[str] = (), missing: bool = False) ->
     text: labels, IDs): those columns come back as NaN, under their names, for
     the caller to drop. Names that are not in the header are ignored here.
     With ``missing``, empty cells and missing-value markers (``NA``, ``NaN``,
-    ``null``, ``?``, ...) come back as NaN, for :mod:`spcakit.imputation`;
-    without, they are refused, with a :class:`~spcakit.errors.MissingValuesError`
+    ``null``, ``?``, ...) come back as NaN, for :mod:`spcakit.workflows.imputation`;
+    without, they are refused, with a :class:`~spcakit.core.errors.MissingValuesError`
     when nothing else is wrong.
     """
     layout = csv_layout(path)

@@ -2,7 +2,7 @@ r"""Dask arrays and Zarr stores: data larger than one machine's memory.
 
 A ``dask.array.Array`` :math:`X` (``n x p``) given to :func:`spcakit.fit`
 (or a Zarr store given to the CLI's ``--data store.zarr``, opened with
-:func:`open_zarr`) becomes a :class:`~spcakit.problem.Problem` by
+:func:`open_zarr`) becomes a :class:`~spcakit.inputs.problem.Problem` by
 :func:`dask_problem`. Every product with the data is a dask computation: on
 the local threaded scheduler by default, on a ``dask.distributed`` cluster
 when a ``distributed.Client`` is active (:func:`connected`, the CLI's
@@ -31,11 +31,11 @@ two sets merge exactly (Chan, Golub and LeVeque's pairwise update) as
 in a tree of merges, so that no difference of large sums is ever taken (the
 rounding error is that of centring with the exact mean, not
 :math:`\epsilon\,\|X^\top X\|`). The covariance :math:`M/(n-1)` (``p x p``)
-is then an in-memory :class:`~spcakit.operators.DenseCovariance`: the method
+is then an in-memory :class:`~spcakit.numerics.operators.DenseCovariance`: the method
 runs in memory, the data are read exactly once. Values so large or so small
 that their squares leave double precision (beyond :math:`10^{\pm 100}`)
 take a second pass with each column divided by its largest magnitude, as
-NumPy data are (see :mod:`spcakit.problem`).
+NumPy data are (see :mod:`spcakit.inputs.problem`).
 
 Wide data: a distributed operator
 ---------------------------------
@@ -56,12 +56,12 @@ Constant columns among others are welcome, as for NumPy data: they get zero
 loadings, the method runs on the other columns (the Gram matrix's rows and
 columns of those, or the wide operator's columns of the persisted array,
 lazily: nothing is read again; see
-:func:`spcakit.problem.with_constant_columns`). As for
+:func:`spcakit.inputs.problem.with_constant_columns`). As for
 ``scipy.sparse`` input, the problem holds no data matrix
 (``problem.data`` is ``None``): the parts that would read the data use the
 covariance instead (the encoders its square root, SPCA-SP's start its
 leading eigenvectors, GPower's start its diagonal); cross-validation takes
-rows of the dask array itself (:mod:`spcakit.cv.held_out`). The content hash
+rows of the dask array itself (:mod:`spcakit.workflows.cv.held_out`). The content hash
 (:func:`spcakit.inputs.checks.content_sha256`) is *not* computed for dask input
 (``input.sha256`` is ``None``): it is a sequential pass over all the data
 in row order, which would cost about as much as the fit.
@@ -78,8 +78,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidDataError, InvalidParameterError, install_hint, listed
-from spcakit.operators import (
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, install_hint, listed
+from spcakit.numerics.operators import (
     DENSE_EIGEN_LIMIT,
     DENSE_GRAM_LIMIT,
     DenseCovariance,
@@ -92,12 +92,12 @@ from spcakit.operators import (
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.inputs.weights import check_weights, weighted_dask_rows, weights_summary
 from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
-from spcakit.problem import Problem, with_constant_columns
+from spcakit.inputs.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
 from spcakit.inputs.clusters import (  # noqa: F401 - re-exported: connected is used from here
     COMPUTE_TIMEOUT, SCHEDULER_TIMEOUT, BoundedScheduler, ClusterError, connected, probe_scheduler, scheduler_address,
 )  # fmt: skip
-from spcakit.state import InputRecord
+from spcakit.inputs.records import InputRecord
 
 #: The optional extra that installs dask, distributed and zarr.
 DASK_EXTRA = "dask"
@@ -116,7 +116,7 @@ def _missing_extra(what: str, exc: ImportError) -> InvalidParameterError:
 
 
 def import_dask_array(what: str) -> Any:
-    """``dask.array``, or an :class:`~spcakit.errors.InvalidParameterError` naming the extra to install."""
+    """``dask.array``, or an :class:`~spcakit.core.errors.InvalidParameterError` naming the extra to install."""
     try:
         import dask.array  # noqa: PLC0415 - the optional extra, imported only for dask input
     except ImportError as exc:
@@ -158,12 +158,12 @@ def open_zarr(path: str | Path, *, allow_missing_chunks: bool = False) -> Any:
 
     A missing path, a store that is a group, not an array, and an array that
     is not a 2-D array of numbers are refused with an
-    :class:`~spcakit.errors.InvalidDataError` naming the store. So is a store
+    :class:`~spcakit.core.errors.InvalidDataError` naming the store. So is a store
     that lacks chunk files (:func:`~spcakit.inputs.zarr_stores.check_chunks`), unless
     ``allow_missing_chunks``: then they read as the array's fill value, as
     Zarr itself reads them (a store written with ``write_empty_chunks=False``
     leaves out the chunks that equal it). A chunk that cannot be read or
-    decoded (a damaged file) is an :class:`~spcakit.errors.InvalidDataError`
+    decoded (a damaged file) is an :class:`~spcakit.core.errors.InvalidDataError`
     naming the store and the chunk, raised by the computation that reads it
     (:class:`~spcakit.inputs.zarr_stores.ZarrChunks`).
     """
@@ -344,13 +344,13 @@ def dask_problem(
     drop: Sequence[str] | None = None,
     weights: object = None,
 ) -> Problem:
-    r"""Check a dask data matrix (``n`` samples x ``p`` variables) and wrap it as a :class:`~spcakit.problem.Problem`.
+    r"""Check a dask data matrix (``n`` samples x ``p`` variables) and wrap it as a :class:`~spcakit.inputs.problem.Problem`.
 
     The covariance is that of NumPy data (:func:`spcakit.inputs.dense.data_problem`):
     :math:`A^\top A/(n-1)` for the centred data :math:`A = X - \mathbf 1\mu^\top`
     (:math:`X^\top X/n` with ``center=False``), the correlation matrix with
     ``standardize=True``. Tall data (:func:`is_tall`) are read once and give
-    an in-memory :class:`~spcakit.operators.DenseCovariance`; wide data are
+    an in-memory :class:`~spcakit.numerics.operators.DenseCovariance`; wide data are
     persisted on the workers and give a :class:`DaskCovariance` (see the
     module's description). ``columns``/``drop`` choose columns by name (the
     default names ``x1``, ``x2``, ... unless ``feature_names`` are given) before
@@ -460,7 +460,7 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
 
         C = D^{-1}\,\frac{(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)}{s}\,D^{-1},
 
-    applied as in :class:`~spcakit.operators.CenteredSparseGram`: for a block
+    applied as in :class:`~spcakit.numerics.operators.CenteredSparseGram`: for a block
     ``V`` (``p x k``), :math:`W = D^{-1}V`,
 
     .. math::
@@ -476,8 +476,8 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
     the diagonal of :math:`C`, known from the moments.
 
     The leading eigenpairs come from the ``n x n`` Gram matrix of the centred
-    scaled data when :math:`n \le` :data:`~spcakit.operators.DENSE_GRAM_LIMIT`
-    (as :class:`~spcakit.operators.GramCovariance` does for NumPy data), else
+    scaled data when :math:`n \le` :data:`~spcakit.numerics.operators.DENSE_GRAM_LIMIT`
+    (as :class:`~spcakit.numerics.operators.GramCovariance` does for NumPy data), else
     from ARPACK's Lanczos on the products, from a fixed start vector.
     """
 
@@ -566,7 +566,7 @@ class DaskCovariance(ImplicitCentring, OperatorAccess):
 
     def direct_spectrum(self, r: int) -> bool:
         """The ``n x n`` Gram matrix by LAPACK for few wide rows, the densified covariance up to
-        :data:`~spcakit.operators.DENSE_EIGEN_LIMIT` variables; Lanczos otherwise."""
+        :data:`~spcakit.numerics.operators.DENSE_EIGEN_LIMIT` variables; Lanczos otherwise."""
         return (self.n <= DENSE_GRAM_LIMIT and self.n < self.p) or self.p <= DENSE_EIGEN_LIMIT or r >= self.p - 1
 
     def top_eigenpairs(self, r: int) -> tuple[np.ndarray, np.ndarray]:

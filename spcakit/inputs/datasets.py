@@ -21,7 +21,7 @@ name ends in ``.zarr`` (a dask array read in chunks, never whole: see
 :mod:`spcakit.inputs.dask_arrays`; needs the ``spcakit[dask]`` extra). Sparse files hold no column names:
 the variables are called ``x1``, ``x2``, ... Every failure - a damaged or truncated file, text
 that is not UTF-8, a folder, missing permissions - is an
-:class:`~spcakit.errors.InvalidDataError` that names the file and says what
+:class:`~spcakit.core.errors.InvalidDataError` that names the file and says what
 would be valid. Only a regular file or a named pipe (read to its end) is read
 (:mod:`spcakit.inputs.files`), and the shape a file declares is checked
 before anything of that size is made (:mod:`spcakit.inputs.limits`).
@@ -41,7 +41,7 @@ import numpy as np
 from spcakit.inputs import csv_files, numpy_files
 from spcakit.inputs.files import data_file_kind, readable_copy
 from spcakit.inputs.limits import check_declared_size, memory_limit
-from spcakit.errors import InvalidDataError, format_size
+from spcakit.core.errors import InvalidDataError, format_size
 
 PITPROPS_NAMES = (
     "topdiam", "length", "moist", "testsg", "ovensg", "ringtop", "ringbut",
@@ -284,7 +284,7 @@ def load_source(
     drops): they come back as NaN (see :func:`spcakit.inputs.csv_files.load_csv`); other sources ignore it.
     ``allow_missing_chunks`` reads the chunks a Zarr store lacks as its fill value instead of refusing it
     (:func:`spcakit.inputs.dask_arrays.open_zarr`). ``missing`` reads a CSV/TSV file's empty and ``NA`` cells
-    as NaN, for :mod:`spcakit.imputation` (without it they are refused). ``mapped`` maps a ``.npy`` file into
+    as NaN, for :mod:`spcakit.workflows.imputation` (without it they are refused). ``mapped`` maps a ``.npy`` file into
     memory read-only instead of reading it (:func:`spcakit.inputs.numpy_files.load_npy`): the array is then
     read-only, and read from the file as it is used; a fit from a path and ``spcakit run`` use it.
     """

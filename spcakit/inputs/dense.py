@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 from spcakit.inputs.checks import (
     GRAM_LIMIT,
     SQUARES_SAFE,
@@ -33,15 +33,15 @@ from spcakit.inputs.checks import (
     row_blocks,
 )
 from spcakit.inputs.weights import check_weights, weights_summary
-from spcakit.operators import (
+from spcakit.numerics.operators import (
     DENSE_COVARIANCE_LIMIT,
     CovarianceOperator,
     DenseCovariance,
     GramCovariance,
     centred_column_blocks,
 )
-from spcakit.problem import CONSTANT_WORDS, ZERO_VARIANCE_WORDS, DeferredData, Problem, with_constant_columns
-from spcakit.state import InputRecord
+from spcakit.inputs.problem import CONSTANT_WORDS, ZERO_VARIANCE_WORDS, DeferredData, Problem, with_constant_columns
+from spcakit.inputs.records import InputRecord
 
 #: Largest dimension for which a covariance is checked for PSD by eigenvalues.
 PSD_CHECK_LIMIT = 3000
@@ -56,7 +56,7 @@ class Covariance:
     ``spcakit.fit(spcakit.Covariance(C, feature_names=names), ...)``. ``C``
     is any numeric 2-D array, or a DataFrame whose column names become the
     variables' names (its index, when it lists them too, in the same order).
-    Anything else is refused here, with :class:`~spcakit.errors.InvalidDataError`.
+    Anything else is refused here, with :class:`~spcakit.core.errors.InvalidDataError`.
     """
 
     matrix: np.ndarray
@@ -135,7 +135,7 @@ def covariance_problem(
 
 def _centred_sum_of_squares(a: np.ndarray, mean: np.ndarray | None, divisors: np.ndarray | None) -> np.ndarray:
     r""":math:`\sum_i ((a_{ij} - \mu_j)/d_j)^2` for each column, a block of columns at a time
-    (:func:`~spcakit.operators.centred_column_blocks`: no copy of the data; ``None`` for no mean, no divisors)."""
+    (:func:`~spcakit.numerics.operators.centred_column_blocks`: no copy of the data; ``None`` for no mean, no divisors)."""
     total = np.empty(a.shape[1])
     for cols, block in centred_column_blocks(a, mean, divisors):
         total[cols] = np.einsum("ij,ij->j", block, block)
@@ -259,7 +259,7 @@ def data_problem(
     problem keeps a reference to the caller's array until then: do not change
     the array while the problem is in use. Otherwise (wide data, or more than
     :data:`DENSE_COVARIANCE_LIMIT` variables) the operator is a
-    :class:`~spcakit.operators.GramCovariance` of the caller's array itself,
+    :class:`~spcakit.numerics.operators.GramCovariance` of the caller's array itself,
     centred (and standardised) implicitly in its products, and the checks
     run a block of columns at a time: the data are held once, and the
     centred copy is again made only if a part reads ``problem.data``.
@@ -282,7 +282,7 @@ def data_problem(
     Constant columns (see the module's description) are left out of the fit
     (:func:`with_constant_columns`): with ``standardize=True`` they are
     divided by 1 (their recorded :math:`s_j`) and stay at zero; for wide data
-    (the :class:`~spcakit.operators.GramCovariance` of the caller's array) the
+    (the :class:`~spcakit.numerics.operators.GramCovariance` of the caller's array) the
     columns that vary are then copied. Data whose columns are all constant are
     refused.
 
@@ -301,7 +301,7 @@ def data_problem(
     over :math:`W - 1`, formed a block of rows at a time (the checks' pass does
     not form it: a second pass does, once the weighted mean is known); the
     matrix-free path keeps :math:`B` (one copy of the data) in a
-    :class:`~spcakit.operators.GramCovariance`, and ``problem.data`` is
+    :class:`~spcakit.numerics.operators.GramCovariance`, and ``problem.data`` is
     :math:`B` (scaled when standardising). The record's ``mean`` and ``scale``
     are the weighted ones and ``weights`` summarises the weights.
     """

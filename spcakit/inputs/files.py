@@ -5,8 +5,8 @@
   once, before a byte is read. A named pipe is read until its writer closes it, into a temporary file of
   at most :func:`spcakit.inputs.limits.memory_limit` bytes (:func:`readable_copy`), so that the readers,
   which read a file more than once, see all of it.
-* A result is never written inside an input (:func:`spcakit.output.check_outside_inputs`, which every
-  writer's :func:`spcakit.output.check_output` applies): an ``--out`` or ``--save-model`` path that is
+* A result is never written inside an input (:func:`spcakit.output.files.check_outside_inputs`, which every
+  writer's :func:`spcakit.output.files.check_output` applies): an ``--out`` or ``--save-model`` path that is
   an input, or lies inside an input folder or any Zarr store - its metadata or one of its chunks, also
   through a symbolic link - is refused before any work. So is a path under an existing file
   (``a.csv/x.json``), which says that ``a.csv`` is a file, not a folder.
@@ -21,8 +21,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from spcakit.errors import InvalidDataError, format_size
-from spcakit.output import check_outside_inputs  # noqa: F401 - imported from here since issue 29's first round
+from spcakit.core.errors import InvalidDataError, format_size
+from spcakit.output.files import check_outside_inputs  # noqa: F401 - imported from here since issue 29's first round
 
 #: Bytes read from a named pipe at a time.
 PIPE_BLOCK = 1 << 20
@@ -43,7 +43,7 @@ def _kind_words(mode: int) -> str:
 def data_file_kind(path: Path, what: str = "data source") -> str:
     """``"file"`` for a regular file, ``"pipe"`` for a named pipe (both after following symbolic links).
 
-    Anything else is refused with :class:`~spcakit.errors.InvalidDataError`, before it is opened: a device
+    Anything else is refused with :class:`~spcakit.core.errors.InvalidDataError`, before it is opened: a device
     such as ``/dev/zero`` would be read forever. A missing path raises :class:`FileNotFoundError`. ``what``
     names the path in the message.
     """

@@ -14,7 +14,7 @@ checked by :func:`check_declared_size` before anything of that size is made:
   :data:`PER_ROW_BYTES` per row) at most :func:`memory_limit`: the machine's physical memory, or less
   when the process runs under a memory limit (``ulimit -v``, ``RLIMIT_AS``/``RLIMIT_DATA``).
 
-The refusal is an :class:`~spcakit.errors.InvalidDataError` (exit 2 from the command line) that gives
+The refusal is an :class:`~spcakit.core.errors.InvalidDataError` (exit 2 from the command line) that gives
 the declared shape and the estimate.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from spcakit.errors import InvalidDataError, format_size
+from spcakit.core.errors import InvalidDataError, format_size
 
 #: Most variables (columns) an input may have.
 MAX_VARIABLES = 10_000_000

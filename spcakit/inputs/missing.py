@@ -1,4 +1,4 @@
-r"""Data with missing values, read for imputation (:mod:`spcakit.imputation`): where the gaps are, what was seen.
+r"""Data with missing values, read for imputation (:mod:`spcakit.workflows.imputation`): where the gaps are, what was seen.
 
 A missing value is a NaN entry of a dense matrix or DataFrame, a *stored* NaN entry of a ``scipy.sparse``
 matrix (its implicit zeros are observed zeros), or an empty or ``NA`` cell of a CSV file (read as NaN:
@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 from spcakit.inputs.checks import HASH_LIMIT, check_names, content_sha256, numeric_array
 from spcakit.inputs.columns import selected_columns
 
@@ -123,7 +123,7 @@ def observed_means(data: MissingData, weights: np.ndarray | None = None) -> tupl
 
 def observed_deviations(data: MissingData) -> np.ndarray:
     """Each column's standard deviation over its observed entries (unweighted; 1 where it is 0 or undefined):
-    the scale in which :mod:`spcakit.imputation` measures the change of the imputed values."""
+    the scale in which :mod:`spcakit.workflows.imputation` measures the change of the imputed values."""
     n, p = data.matrix.shape
     if data.positions is not None:
         x = data.matrix

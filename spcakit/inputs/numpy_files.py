@@ -12,7 +12,7 @@
   full (:func:`spcakit.inputs.sparse.sparse_from_npz`); it has no names.
 
 Pickled objects are never loaded; every failure is an
-:class:`~spcakit.errors.InvalidDataError` naming the file.
+:class:`~spcakit.core.errors.InvalidDataError` naming the file.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from spcakit.errors import InvalidDataError, format_size
+from spcakit.core.errors import InvalidDataError, format_size
 from spcakit.inputs.limits import check_declared_size
 
 # -- NumPy files ----------------------------------------------------------------------------------------

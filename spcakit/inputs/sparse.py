@@ -4,14 +4,14 @@ A sparse data matrix :math:`X` (``n x p``: CSR, CSC, COO or any other
 ``scipy.sparse`` format, as a ``*_matrix`` or a ``*_array``) given to
 :func:`spcakit.fit`, :class:`spcakit.SparsePCA` or the CLI (a ``.npz`` file
 written by :func:`scipy.sparse.save_npz`, a Matrix Market ``.mtx`` file)
-becomes a :class:`~spcakit.problem.Problem` whose covariance is the
-:class:`~spcakit.operators.CenteredSparseGram` of :math:`X`: the centring
+becomes a :class:`~spcakit.inputs.problem.Problem` whose covariance is the
+:class:`~spcakit.numerics.operators.CenteredSparseGram` of :math:`X`: the centring
 (:math:`\mu`, the column means) and the standardisation (:math:`D`, the
 column standard deviations) are applied inside its products, so :math:`X`
 stays sparse and nothing ``n x p`` is ever allocated. When :math:`p^2` is at
 most the stored entries (many rows, a few thousand columns or fewer:
 single-cell matrices), the ``p x p`` covariance is formed instead, a block of
-rows at a time (:func:`~spcakit.operators.explicit_covariance`, :func:`~spcakit.operators.sparse_gram`),
+rows at a time (:func:`~spcakit.numerics.operators.explicit_covariance`, :func:`~spcakit.numerics.operators.sparse_gram`),
 as for dense data with :math:`n \ge p`: it takes no more memory than the data,
 and every later product costs :math:`p^2` instead of the stored entries.
 
@@ -23,19 +23,19 @@ zeros dropped). A float64 CSR array already in that form is used as it is
 (no copy); anything else - CSC, COO, integers, ``float32``, unsorted
 indices - is converted once, a copy of the stored entries only
 (``12 nnz + 4 n`` bytes with 32-bit indices). The checks below walk the
-stored entries in blocks of :data:`~spcakit.operators.SPARSE_BLOCK_ENTRIES`,
+stored entries in blocks of :data:`~spcakit.numerics.operators.SPARSE_BLOCK_ENTRIES`,
 so their temporaries are a few MiB plus a few vectors of length ``p``.
 
 Checks
 ------
-As for dense data (see :mod:`spcakit.problem`): every stored value must be
+As for dense data (see :mod:`spcakit.inputs.problem`): every stored value must be
 finite (NaN and infinities are refused, naming their columns), centring needs
 at least 2 rows, and data whose covariance would over- or underflow double
 precision are refused. Constant columns (zero variance - among them the
 columns with no stored entry, such as genes never counted) are welcome: they
 get zero loadings and are named in a warning, the method runs on the other
 columns (a copy of their stored entries;
-:func:`spcakit.problem.with_constant_columns`), and with ``standardize=True``
+:func:`spcakit.inputs.problem.with_constant_columns`), and with ``standardize=True``
 they are divided by 1; data whose columns are all constant are refused.
 Unlike dense data, whose columns ``standardize=True`` rescales before
 anything is squared, sparse data are never rescaled, so these range checks
@@ -66,8 +66,8 @@ import attrs
 import numpy as np
 import scipy.sparse as sp
 
-from spcakit.errors import InvalidDataError, MissingValuesError, format_size, listed
-from spcakit.operators import (
+from spcakit.core.errors import InvalidDataError, MissingValuesError, format_size, listed
+from spcakit.numerics.operators import (
     SPARSE_BLOCK_ENTRIES,
     CenteredSparseGram,
     CovarianceOperator,
@@ -80,12 +80,12 @@ from spcakit.operators import (
 )
 from spcakit.inputs.checks import SQUARES_SAFE, check_double_range, check_names, refuse_zero_variance, centred_extremes
 from spcakit.inputs.weights import check_weights, weights_summary
-from spcakit.operators.base import optional_array_eq
-from spcakit.problem import Problem, with_constant_columns
+from spcakit.numerics.operators.base import optional_array_eq
+from spcakit.inputs.problem import Problem, with_constant_columns
 from spcakit.inputs.columns import column_positions
 from spcakit.inputs.missing import MissingData, refuse_infinite
 from spcakit.inputs.limits import check_declared_size
-from spcakit.state import InputRecord
+from spcakit.inputs.records import InputRecord
 
 #: The scipy.sparse formats a ``.npz`` archive may hold (those :func:`scipy.sparse.save_npz` writes).
 NPZ_FORMATS = ("csr", "csc", "coo", "bsr", "dia")
@@ -224,7 +224,7 @@ class WeightedSparseGram(CenteredSparseGram):
 
     with the observation weights ``row_weights`` :math:`w`, the weighted means :math:`\mu` and
     :math:`s = \sum_i w_i - 1` (:func:`sparse_problem` with ``weights``). Products are those of
-    :class:`~spcakit.operators.CenteredSparseGram` with the centred products :math:`z` multiplied by
+    :class:`~spcakit.numerics.operators.CenteredSparseGram` with the centred products :math:`z` multiplied by
     :math:`w` before :math:`X^\top z`; :math:`X` stays sparse.
     """
 
@@ -329,8 +329,8 @@ def sparse_problem(
 
     The covariance is :math:`(X - \mathbf 1\mu^\top)^\top (X - \mathbf 1\mu^\top)/(n-1)`
     (:math:`X^\top X/n` with ``center=False``) applied matrix-free by
-    :class:`~spcakit.operators.CenteredSparseGram`, or formed when
-    :func:`~spcakit.operators.explicit_covariance` says so; with ``standardize=True``
+    :class:`~spcakit.numerics.operators.CenteredSparseGram`, or formed when
+    :func:`~spcakit.numerics.operators.explicit_covariance` says so; with ``standardize=True``
     it is divided on both sides by the columns' standard deviations
     :math:`s_j` (the correlation matrix), as for dense data
     (:func:`spcakit.inputs.dense.data_problem`). ``columns``/``drop`` choose columns
@@ -418,7 +418,7 @@ def sparse_missing(
 ) -> MissingData:
     """A ``scipy.sparse`` data matrix whose *stored* NaN are missing values (its implicit zeros are observed) as
     :class:`~spcakit.inputs.missing.MissingData`: a canonical float64 CSR copy, never densified, whose missing
-    entries stay stored entries for :mod:`spcakit.imputation` to overwrite; columns chosen as
+    entries stay stored entries for :mod:`spcakit.workflows.imputation` to overwrite; columns chosen as
     :func:`sparse_problem` chooses them. Infinite entries are refused."""
     x = canonical_csr(matrix, "the data matrix")
     chosen_names = check_names(names, x.shape[1])
@@ -442,7 +442,7 @@ def sparse_from_npz(read: Callable[[str], np.ndarray], keys: Collection[str], pa
     unpickled: :mod:`spcakit.inputs.numpy_files`), ``keys`` are the members. The
     index arrays are checked in full (bounds, order) before the matrix is
     used, so a damaged file is refused with
-    :class:`~spcakit.errors.InvalidDataError` rather than read out of bounds.
+    :class:`~spcakit.core.errors.InvalidDataError` rather than read out of bounds.
     """
     label = read("format")
     if label.ndim != 0 or label.dtype.kind not in "SU":

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 from spcakit.inputs.checks import is_scipy_sparse, pandas_class
 
 __all__ = ["check_weights", "weighted_dask_rows", "weights_summary"]
@@ -26,7 +26,7 @@ def check_weights(weights: object, n: int, *, center: bool) -> np.ndarray:
     r"""Observation (row) weights ``weights`` checked against ``n`` rows: a 1-D float array of ``n`` finite,
     non-negative numbers, not all zero, with at least 2 positive ones when centring and a total above 1
     (the covariance divides by :math:`\sum_i w_i - 1`, as by :math:`n - 1` without weights); else
-    :class:`~spcakit.errors.InvalidDataError` saying what is wrong. A column vector (``n x 1``) is taken."""
+    :class:`~spcakit.core.errors.InvalidDataError` saying what is wrong. A column vector (``n x 1``) is taken."""
     if is_scipy_sparse(weights) or pandas_class(weights) == "DataFrame":
         weights = np.asarray(weights.toarray() if is_scipy_sparse(weights) else weights.to_numpy())  # type: ignore[attr-defined]
     try:

@@ -4,7 +4,7 @@ Zarr reads a chunk whose file is missing as the array's fill value, silently: a 
 would give zeros for its rows. :func:`check_chunks` refuses such a store before anything is read (unless
 the caller allows fill values: :func:`spcakit.inputs.dask_arrays.open_zarr`), naming the first missing
 chunks; :class:`ZarrChunks` is what dask reads the store through, so that a chunk that cannot be decoded
-is an :class:`~spcakit.errors.InvalidDataError` naming the store and the chunk. Imported only for Zarr
+is an :class:`~spcakit.core.errors.InvalidDataError` naming the store and the chunk. Imported only for Zarr
 stores (see :mod:`spcakit.inputs.dask_arrays`).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from spcakit.errors import SHOWN, InvalidDataError
+from spcakit.core.errors import SHOWN, InvalidDataError
 
 
 def _chunk_files(node: Any) -> list[tuple[tuple[int, ...], str]] | None:
@@ -64,7 +64,7 @@ def check_chunks(node: Any, path: Path) -> None:
 class ZarrChunks:
     """A Zarr array as dask reads it (``shape``, ``dtype``, slicing), whose read failures name the store and the
     chunk: a damaged chunk file (a failed decompression, a short file) is an
-    :class:`~spcakit.errors.InvalidDataError`, not the codec's own error."""
+    :class:`~spcakit.core.errors.InvalidDataError`, not the codec's own error."""
 
     array: Any
     store: str

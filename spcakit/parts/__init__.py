@@ -1,4 +1,4 @@
-"""The generic parts: the ones every method may name, registered by the core itself.
+"""The generic parts: the ones every method may name, registered as a plugin like every other.
 
 Each paper's plugin adds only what its paper adds; the parts many methods share live here, so a
 method of one plugin never depends on another plugin being installed or enabled.
@@ -10,7 +10,11 @@ method of one plugin never depends on another plugin being installed or enabled.
 * :mod:`~spcakit.parts.deflators`: ``hotelling``, ``projection``;
 * :mod:`~spcakit.parts.stoppers`: ``max-iterations``, ``relative-change``, ``objective-change``, ``any-of``.
 
-The drivers (``block``, ``deflation``) are :mod:`spcakit.drivers`.
+The drivers (``block``, ``deflation``) are :mod:`spcakit.core.drivers`. :mod:`~spcakit.parts.plugin` registers
+them, these parts and the generic metrics; every plugin session loads it first.
+
+What may be imported here: :mod:`spcakit.core`, :mod:`spcakit.numerics`, :mod:`spcakit.inputs` (the problem) and
+:mod:`spcakit.analysis` (the metrics the built-in plugin registers).
 """
 
 from __future__ import annotations

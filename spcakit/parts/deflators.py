@@ -14,10 +14,10 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit.operators import project_out, rank_one_downdate
-from spcakit.problem import Problem
-from spcakit.protocols import Deflator, part
-from spcakit.state import Carry, known_product
+from spcakit.numerics.operators import project_out, rank_one_downdate
+from spcakit.inputs.problem import Problem
+from spcakit.core.protocols import Deflator, part
+from spcakit.core.records import Carry, known_product
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 

@@ -8,13 +8,13 @@ r"""Initializers: the starting loadings :math:`X_0` (``p x r``).
   :math:`\arg\max_k \|A_k\|_2` (GPower's published start, Journée et al.). For
   centred data :math:`\|A_k\|^2 = (n-1) C_{kk}`, so it selects the same
   variables as ``max-diagonal``; it reads the data when the problem holds them
-  (:attr:`~spcakit.problem.Problem.data_in_memory`), the diagonal otherwise
+  (:attr:`~spcakit.inputs.problem.Problem.data_in_memory`), the diagonal otherwise
   (data held once by the operator are never copied for it);
 * ``random`` - an orthonormalised standard Gaussian ``p x r`` matrix drawn
   from the explicit generator.
 
 ``max-diagonal`` and ``max-norm-column`` rank the variables by the tie rule of
-:mod:`spcakit.ties`: scores within :math:`10^{-10}` of the largest are tied
+:mod:`spcakit.numerics.ties`: scores within :math:`10^{-10}` of the largest are tied
 (the variances of a correlation matrix, all 1 up to rounding, are one tie),
 and ties go to the earlier variable in ``tie_order`` when one is given, else
 to the smaller index. So standardised data start at variable 1 however the
@@ -26,13 +26,13 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.operators import top_eigenpairs
-from spcakit.errors import InvalidParameterError
-from spcakit.problem import Problem
-from spcakit.protocols import Initializer, part
-from spcakit.state import Carry
-from spcakit.validators import index_list, optional, to_tuple
+from spcakit.numerics import ties
+from spcakit.numerics.operators import top_eigenpairs
+from spcakit.core.errors import InvalidParameterError
+from spcakit.inputs.problem import Problem
+from spcakit.core.protocols import Initializer, part
+from spcakit.core.records import Carry
+from spcakit.core.fields import index_list, optional, to_tuple
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
@@ -46,9 +46,9 @@ def _unit_vectors(p: int, indices: np.ndarray) -> np.ndarray:
 def _top_indices(
     problem: Problem, scores: np.ndarray, r: int, tie_order: tuple[int, ...] | None = None
 ) -> np.ndarray:
-    r"""Indices of the ``r`` largest scores, best first, by :mod:`spcakit.ties`, whatever the order of the variables.
+    r"""Indices of the ``r`` largest scores, best first, by :mod:`spcakit.numerics.ties`, whatever the order of the variables.
 
-    Tied scores (see :mod:`spcakit.ties`) are ranked by the next criterion, the magnitude of the
+    Tied scores (see :mod:`spcakit.numerics.ties`) are ranked by the next criterion, the magnitude of the
     variable's entry in the leading eigenvector :math:`|u_1|` of the problem's (in a deflation round,
     the deflated) covariance, computed only when the top ``r + 1`` scores hold a tie: of the variables
     of equal variance, the one that weighs most in the next principal component starts. This is a
@@ -95,8 +95,8 @@ class PCAInitializer(Initializer):
 class MaxDiagonalInitializer(Initializer):
     """unit vectors on the largest variances argmax C_kk (Alg. 2)
 
-    Variances equal within :data:`spcakit.ties.RTOL` of the largest are tied
-    (:mod:`spcakit.ties`) and go to the smaller index, or to the earlier
+    Variances equal within :data:`spcakit.numerics.ties.RTOL` of the largest are tied
+    (:mod:`spcakit.numerics.ties`) and go to the smaller index, or to the earlier
     variable in ``tie_order`` (0-based variable indices, highest priority
     first) - as in a correlation matrix, where every variance is 1 up to
     rounding and the start is decided by tie-breaking alone.

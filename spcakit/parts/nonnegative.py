@@ -26,7 +26,7 @@ the sign :math:`s \in \{+1, -1\}` whose kept part aligns better with :math:`z`,
     \qquad x = s^\star\, T((s^\star z)_+),
 
 for the wrapped truncation :math:`T` (by sparsity: the sign whose ``k`` largest positive entries
-have the larger norm; ties, within :data:`spcakit.ties.RTOL`, keep :math:`s = +1`). Each column of
+have the larger norm; ties, within :data:`spcakit.numerics.ties.RTOL`, keep :math:`s = +1`). Each column of
 :math:`x` is then of one sign, with the signs of :math:`z` on its nonzeros and magnitudes at most
 :math:`|z|`, as every truncation's (the contract of :func:`spcakit.testing.contracts.check_truncator_contract`);
 :func:`spcakit.fit` turns each finished loading so that its largest entry is positive, so the loadings it
@@ -38,7 +38,7 @@ nsprcomp clips :math:`z` to :math:`z_+` without choosing a sign, so a column wit
 (every :math:`z_i \le 0`) empties its loading there. Here it is flipped instead; only a zero
 column has no positive entry on either side, and the drivers refuse a zero update first. A wrapped
 truncation that keeps no entry of either side (a threshold above every positive entry) raises
-:class:`~spcakit.errors.ZeroLoadingError` naming the loading.
+:class:`~spcakit.core.errors.ZeroLoadingError` naming the loading.
 
 The wrapped truncation acts on :math:`(s z)_+` as on any vector: a relative threshold
 (``hard``/``soft``, the relative form) is relative to :math:`\|(s z)_+\|_2`, an energy fraction is a
@@ -53,11 +53,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit import ties
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.numerics import ties
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.parts.truncators import NoTruncation
-from spcakit.protocols import Truncator, part
-from spcakit.specs import PartRef
+from spcakit.core.protocols import Truncator, part
+from spcakit.core.specs import PartRef
 
 PAPER = "Sigg & Buhmann - Expectation-Maximization for Sparse and Non-Negative PCA (ICML 2008); nsprcomp's nneg"
 
@@ -147,7 +147,7 @@ class NonNegative(Truncator):
 
     ``truncator`` is the inner truncation (a part table: ``{name = "sparsity", k = 5}``; default
     ``None``: none, every positive entry kept). ``spcakit.fit(..., nonnegative=True)`` and ``--nonnegative`` wrap
-    a method's own truncation in this part (:func:`spcakit.composition.with_nonnegative`). See
+    a method's own truncation in this part (:func:`spcakit.workflows.configure.with_nonnegative`). See
     :mod:`spcakit.parts.nonnegative` for the step and the choice of the side.
     """
 

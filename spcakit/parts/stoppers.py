@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from spcakit.errors import InvalidParameterError
-from spcakit.protocols import Stopper, part
-from spcakit.state import CapReached, IterState
-from spcakit.validators import integer, positive, to_float, to_int
+from spcakit.core.errors import InvalidParameterError
+from spcakit.core.protocols import Stopper, part
+from spcakit.core.records import CapReached, IterState
+from spcakit.core.fields import integer, positive, to_float, to_int
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
@@ -78,7 +78,7 @@ class AnyOf(Stopper):
     """stop when any listed stopper does; its reason is reported
 
     When ``max-iterations`` stops the run while the list also holds a
-    convergence test, the reason is a :class:`~spcakit.state.CapReached`:
+    convergence test, the reason is a :class:`~spcakit.core.records.CapReached`:
     the result is not converged, and :func:`spcakit.fit` warns about it.
     """
 

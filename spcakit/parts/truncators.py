@@ -24,7 +24,7 @@ scale-invariant, so both forms agree for them. The drivers normalise each
 truncated column to unit length (Algorithm 1, line 7).
 
 Sparsity and energy truncations rank the entries of a column by magnitude
-with the tie rule of :mod:`spcakit.ties`: magnitudes equal within
+with the tie rule of :mod:`spcakit.numerics.ties`: magnitudes equal within
 :math:`10^{-10}` of the column's largest are tied, and the smaller indices are
 kept. Thresholds (hard, soft, and GPower's ℓ0 penalty) compare each entry with λ alone and
 rank nothing; a magnitude within :math:`10^{-10}` (relative) of λ counts as equal to it, so both zero it
@@ -40,10 +40,10 @@ from typing import ClassVar
 import attrs
 import numpy as np
 
-from spcakit import index_sets, ties
-from spcakit.errors import InvalidParameterError
-from spcakit.protocols import Truncator, part
-from spcakit.validators import (
+from spcakit.numerics import index_sets, ties
+from spcakit.core.errors import InvalidParameterError
+from spcakit.core.protocols import Truncator, part
+from spcakit.core.fields import (
     check_cardinality, integer, number, one_of, optional, refuse_zeroed_columns, to_float, to_int,
 )
 
@@ -53,8 +53,8 @@ PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation an
 
 # -- pure vector/column operators ------------------------------------------------
 def above_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
-    """Where :math:`|z_i| > \\lambda (1 + \\mathrm{rtol})`, ``rtol`` the tie tolerance of :mod:`spcakit.ties`
-    (:data:`~spcakit.ties.RTOL`): a magnitude within it of λ counts as equal to λ, so not above it (as in exact
+    """Where :math:`|z_i| > \\lambda (1 + \\mathrm{rtol})`, ``rtol`` the tie tolerance of :mod:`spcakit.numerics.ties`
+    (:data:`~spcakit.numerics.ties.RTOL`): a magnitude within it of λ counts as equal to λ, so not above it (as in exact
     arithmetic, where an entry equal to λ is zeroed by both thresholdings).
 
     Entries equal in exact arithmetic and at the threshold (a duplicated variable's two copies) then get the same
@@ -65,13 +65,13 @@ def above_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
 
 def hard_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
     """:math:`H_\\lambda`: keep entries with :math:`|z_i| > \\lambda` (column-wise λ may be an array; a
-    magnitude within :data:`~spcakit.ties.RTOL` of λ counts as λ: :func:`above_threshold`)."""
+    magnitude within :data:`~spcakit.numerics.ties.RTOL` of λ counts as λ: :func:`above_threshold`)."""
     return np.where(above_threshold(z, threshold), z, 0.0)
 
 
 def soft_threshold(z: np.ndarray, threshold: float | np.ndarray) -> np.ndarray:
     """:math:`S_\\lambda`: shrink magnitudes by λ, zeroing those at most λ (a magnitude within
-    :data:`~spcakit.ties.RTOL` of λ counts as λ, :func:`above_threshold`, where a plain subtraction left a nonzero of
+    :data:`~spcakit.numerics.ties.RTOL` of λ counts as λ, :func:`above_threshold`, where a plain subtraction left a nonzero of
     rounding's size, about :math:`10^{-16}\\lambda`)."""
     return np.where(above_threshold(z, threshold), np.sign(z) * (np.abs(z) - threshold), 0.0)
 
@@ -96,10 +96,10 @@ def truncate_by_sparsity(z: np.ndarray, n_zeros: int) -> np.ndarray:
     """:math:`P_\\lambda`: zero the ``n_zeros`` smallest-magnitude entries of each column.
 
     Each column keeps its ``p - n_zeros`` entries of largest magnitude by the
-    tie rule of :mod:`spcakit.ties`: magnitudes within :data:`~spcakit.ties.RTOL`
+    tie rule of :mod:`spcakit.numerics.ties`: magnitudes within :data:`~spcakit.numerics.ties.RTOL`
     of the column's largest are tied, and of tied entries at the boundary the
     smaller indices are kept. :math:`O(p)` per column
-    (:func:`spcakit.ties.top_k_mask_of_rows`), on the magnitudes laid out one
+    (:func:`spcakit.numerics.ties.top_k_mask_of_rows`), on the magnitudes laid out one
     column a row, :data:`RANK_BLOCK_BYTES` of them at a time; only a column
     with a tie at the boundary is sorted. Besides the result, it allocates a
     boolean mask and one block of magnitudes.
@@ -113,11 +113,11 @@ def sparsity_mask(z: np.ndarray, n_zeros: int) -> np.ndarray:
     r"""The entries :func:`truncate_by_sparsity` keeps: a boolean array of ``z``'s shape and layout.
 
     Each column's ``k``-th largest magnitude (``k = p - n_zeros``) comes from its magnitudes laid out as a row
-    (:func:`spcakit.ties.top_k_boundaries_of_rows`). For ``z`` in Fortran order (each column contiguous) the mask is
+    (:func:`spcakit.numerics.ties.top_k_boundaries_of_rows`). For ``z`` in Fortran order (each column contiguous) the mask is
     made on those rows and handed back transposed, in ``z``'s layout; otherwise it is :math:`|z_{ij}| \ge t_j`
     compared in C order a block of rows at a time (where the transpose of a mask of rows would leave the driver's
-    :func:`~spcakit.drivers.keep_only` reading it strided), and a column tied at its boundary is ranked whole
-    (:func:`spcakit.ties.order`)."""
+    :func:`~spcakit.core.drivers.keep_only` reading it strided), and a column tied at its boundary is ranked whole
+    (:func:`spcakit.numerics.ties.order`)."""
     matrix = z.reshape(z.shape[0], -1)
     p, r = matrix.shape
     if n_zeros <= 0:
@@ -150,11 +150,11 @@ def truncate_by_energy(z: np.ndarray, energy: float) -> np.ndarray:
     """:math:`E_\\lambda`: zero the smallest entries whose energy share is at most ``energy``.
 
     Entries are removed from the smallest magnitude up, in the reverse of the
-    order of :mod:`spcakit.ties` (tied magnitudes: the larger index goes
+    order of :mod:`spcakit.numerics.ties` (tied magnitudes: the larger index goes
     first), so the kept entries are always the largest ones, ties going to the
     smaller indices as for :func:`truncate_by_sparsity`. How many a column
     removes comes from its squares sorted in ascending order (the cumulative
-    share is a prefix sum); which ones, from :func:`spcakit.ties.top_k_mask_of_rows`
+    share is a prefix sum); which ones, from :func:`spcakit.numerics.ties.top_k_mask_of_rows`
     with the number kept. Both work on the column laid out as a contiguous row,
     :data:`RANK_BLOCK_BYTES` of magnitudes at a time.
     """

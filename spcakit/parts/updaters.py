@@ -13,12 +13,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.operators.base import sparse_product
-from spcakit.operators.screen import screened_product
-from spcakit.problem import Problem
-from spcakit.protocols import Updater, part
-from spcakit.state import CONSTRAINT, TRUNCATION_KEEPS, Carry, constraint_matmat
-from spcakit.validators import integer, to_int
+from spcakit.numerics.operators.base import sparse_product
+from spcakit.numerics.operators.screen import screened_product
+from spcakit.inputs.problem import Problem
+from spcakit.core.protocols import Updater, part
+from spcakit.core.records import CONSTRAINT, TRUNCATION_KEEPS, Carry, constraint_matmat
+from spcakit.core.fields import integer, to_int
 
 PAPER = "Hu, Pan, Wang, Wu - Sparse Principal Component Analysis via Rotation and Truncation"
 
@@ -36,7 +36,7 @@ SUPPORT_KEY = "power.support"
 #: ... and for its last finish the eigenvectors and their product with C: finishing again on the same fixed point
 #: (the step that confirms it) reuses the product instead of another pass over the data.
 FINISH_KEY = "power.finish"
-#: ... and for the full products a screened step bounds the next ones by (:class:`spcakit.operators.screen.Screen`).
+#: ... and for the full products a screened step bounds the next ones by (:class:`spcakit.numerics.operators.screen.Screen`).
 SCREEN_KEY = "power.screen"
 #: The power updater finishes on supports of at most this many variables each (an eigenproblem of that size).
 FINISH_LIMIT = 1000
@@ -57,7 +57,7 @@ class PowerUpdater(Updater):
 
     **Sparse iterates** (issue 27): when the columns' nonzero rows :math:`S` are at most half of the variables
     (after a truncation to ``k`` nonzeros, ``k`` of them), the step is
-    :math:`C_{:,S}\hat X_S` (:meth:`~spcakit.operators.CovarianceOperator.matmat_rows`): for data
+    :math:`C_{:,S}\hat X_S` (:meth:`~spcakit.numerics.operators.CovarianceOperator.matmat_rows`): for data
     :math:`B^\top(B_{:,S}\hat X_S)/s`, one pass over the data where a dense product makes two; the same
     numbers, to rounding.
 
@@ -76,8 +76,8 @@ class PowerUpdater(Updater):
     :data:`FINISH_KEY`.
 
     **Screened steps** (issue 27). When the run's truncation keeps the ``k`` largest entries of a single column
-    (the driver hands ``k`` in the carry, :data:`spcakit.state.TRUNCATION_KEEPS`) the step is
-    :func:`~spcakit.operators.screen.screened_product`: on data, exact on the entries that truncation can keep
+    (the driver hands ``k`` in the carry, :data:`spcakit.core.records.TRUNCATION_KEEPS`) the step is
+    :func:`~spcakit.numerics.operators.screen.screened_product`: on data, exact on the entries that truncation can keep
     and on the iterate's rows, bounded elsewhere by the last full products (kept under :data:`SCREEN_KEY`); the
     truncation keeps the same entries with the same values, to rounding.
 
@@ -124,7 +124,7 @@ class PowerUpdater(Updater):
                     state = state.set(FINISH_KEY, (w, z))
                 return z, objective, state
         keeps = state.get(TRUNCATION_KEEPS) if isinstance(state, Carry) else None
-        if keeps is not None and unit.shape[1] == 1:  # exact where the truncation looks (spcakit.operators.screen)
+        if keeps is not None and unit.shape[1] == 1:  # exact where the truncation looks (spcakit.numerics.operators.screen)
             z, screen, _ = screened_product(problem.covariance, unit, keeps, state.get(SCREEN_KEY))
             state = state.set(SCREEN_KEY, screen)
         else:

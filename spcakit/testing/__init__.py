@@ -4,7 +4,7 @@
   ``check_updater_contract``, ``check_truncator_contract``,
   ``check_stopper_contract``, ``check_deflator_contract`` and
   ``check_operator_contract``: call a part as the drivers do (the run's
-  :class:`~spcakit.state.Carry` included) and raise
+  :class:`~spcakit.core.records.Carry` included) and raise
   :class:`~spcakit.testing.contracts.ContractViolation` when it breaks a rule
   they rely on. Needs only NumPy.
 * :mod:`spcakit.testing.brute_force` - ``brute_force_optimum``, ``support_values``, ``reference_rounding`` and ``left_by``: the sparse

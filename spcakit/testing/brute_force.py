@@ -11,7 +11,7 @@ which with :math:`B = I` is :math:`\max_{\|x\|_2 = 1,\ \|x\|_0 \le k} x^\top A x
 fewer than ``k`` nonzeros lies on some support of exactly ``k`` variables, so supports of size ``k``
 cover those of size at most ``k`` (equivalently, by Cauchy interlacing :math:`\lambda_{\max}(A_{TT}) \le
 \lambda_{\max}(A_{SS})` for :math:`T \subseteq S`, for any symmetric :math:`A`). The pencil's value is
-:func:`spcakit.linalg.generalized_top`'s: the top of :math:`W^\top A_{SS} W` for the whitening :math:`W` of
+:func:`spcakit.numerics.linalg.generalized_top`'s: the top of :math:`W^\top A_{SS} W` for the whitening :math:`W` of
 :math:`B_{SS}` on its range, as the exact search defines it.
 
 Every support is evaluated: ``C(p, k)`` principal submatrices, stacked and handed to one batched
@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from spcakit.linalg import RANGE_TOL, generalized_top
+from spcakit.numerics.linalg import RANGE_TOL, generalized_top
 
 __all__ = ["MAX_SUPPORTS", "brute_force_optimum", "left_by", "reference_rounding", "support_values"]
 
@@ -51,8 +51,8 @@ def support_values(a: np.ndarray, supports: np.ndarray, constraint: np.ndarray |
     -------
     numpy.ndarray
         ``m`` values, in one batch; where :math:`B_{SS}` is singular (an eigenvalue at most
-        :data:`spcakit.linalg.RANGE_TOL`) and the value is not positive, one at a time by
-        :func:`~spcakit.linalg.generalized_top`.
+        :data:`spcakit.numerics.linalg.RANGE_TOL`) and the value is not positive, one at a time by
+        :func:`~spcakit.numerics.linalg.generalized_top`.
     """
     a = np.asarray(a, dtype=float)
     a = (a + a.T) / 2
@@ -127,13 +127,13 @@ def reference_rounding(c: np.ndarray) -> float:
     stable, so the computed top eigenvalue of a ``k x k`` submatrix is within a small multiple of
     :math:`k\,\epsilon\,\|C_{SS}\|` of the true one; :math:`p\,\epsilon\,\lambda_{\max}(C)` covers every
     :math:`k \le p` (and every :math:`C_t` below, whose :math:`\lambda_{\max}` is at most :math:`C`'s). Far tighter
-    than a real error, and below what :func:`spcakit.bounds.raised_for_rounding` adds to every bound."""
+    than a real error, and below what :func:`spcakit.analysis.bounds.raised_for_rounding` adds to every bound."""
     return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
 
 
 def left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:
     r""":math:`C_t = (I - P)C(I - P)`, :math:`P` the projection onto the span of ``previous`` (``p x (t-1)``): the
-    covariance the previous loadings leave, which :func:`spcakit.bounds.component_bounds` bounds."""
+    covariance the previous loadings leave, which :func:`spcakit.analysis.bounds.component_bounds` bounds."""
     if previous.shape[1] == 0:
         return c
     u, sing, _ = np.linalg.svd(previous, full_matrices=False)

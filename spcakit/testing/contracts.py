@@ -1,8 +1,8 @@
 r"""Contract checks for parts written outside spcakit.
 
 Each ``check_*`` function calls a part the way the drivers do (with the
-signatures of :mod:`spcakit.protocols`, the run's
-:class:`~spcakit.state.Carry` included) and raises
+signatures of :mod:`spcakit.core.protocols`, the run's
+:class:`~spcakit.core.records.Carry` included) and raises
 :class:`ContractViolation` (an :class:`AssertionError`, so test runners
 report it as a failure) with a precise message when the part breaks a rule
 the drivers rely on. They need only NumPy, so they can be called from any
@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
-from spcakit.operators import CovarianceOperator
-from spcakit.problem import Problem
-from spcakit.state import Carry, IterState
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.numerics.operators import CovarianceOperator
+from spcakit.inputs.problem import Problem
+from spcakit.core.records import Carry, IterState
 
 __all__ = [
     "ContractViolation",
@@ -103,7 +103,7 @@ def check_truncator_contract(
       0, or has the sign of the input entry and a magnitude at most the
       input's (``rtol`` allows for rounding);
     * never zero a nonzero column entirely, unless it raises
-      :class:`~spcakit.errors.ZeroLoadingError` instead (a column that is
+      :class:`~spcakit.core.errors.ZeroLoadingError` instead (a column that is
       zero on input must be zero on output);
     * be pure: leave ``z`` unmodified, and return the same result when
       called again on the same input.
@@ -112,12 +112,12 @@ def check_truncator_contract(
     ----------
     truncator
         The part: ``truncator(z) -> x`` with ``check(p)`` (a
-        :class:`~spcakit.protocols.Truncator`).
+        :class:`~spcakit.core.protocols.Truncator`).
     z
         Finite input, shape ``(p,)`` or ``(p, r)``.
     check_parameters
         Call ``check(p)`` first, as the drivers do; it must
-        return ``None`` or raise :class:`~spcakit.errors.InvalidParameterError`
+        return ``None`` or raise :class:`~spcakit.core.errors.InvalidParameterError`
         (which propagates: the parameters are invalid for this ``p``).
     rtol
         Relative tolerance of the magnitude comparison.
@@ -126,7 +126,7 @@ def check_truncator_contract(
     -------
     numpy.ndarray or None
         The truncated array, or ``None`` when the truncator raised
-        :class:`~spcakit.errors.ZeroLoadingError`.
+        :class:`~spcakit.core.errors.ZeroLoadingError`.
 
     Raises
     ------
@@ -197,7 +197,7 @@ def check_operator_contract(op: CovarianceOperator, *, r: int = 1, rtol: float =
     Parameters
     ----------
     op
-        Any :class:`~spcakit.operators.CovarianceOperator`.
+        Any :class:`~spcakit.numerics.operators.CovarianceOperator`.
     r
         Number of eigenpairs to check.
     rtol
@@ -264,12 +264,12 @@ def check_deflator_contract(
 
     The deflation driver calls ``deflator(problem, x, previous, carry)`` with
     the unit loading ``x`` just found, the loadings found so far
-    (``previous``, ``x`` last) and the run's :class:`~spcakit.state.Carry`,
+    (``previous``, ``x`` last) and the run's :class:`~spcakit.core.records.Carry`,
     and goes on with the ``(problem, carry)`` it returns. A deflator must
-    return a :class:`~spcakit.problem.Problem` with the same ``p`` and
+    return a :class:`~spcakit.inputs.problem.Problem` with the same ``p`` and
     feature names whose covariance is a consistent symmetric operator (see
     :func:`check_operator_contract`) and whose data, if any, matches it, and
-    a :class:`~spcakit.state.Carry`; and must not modify ``problem``, ``x``,
+    a :class:`~spcakit.core.records.Carry`; and must not modify ``problem``, ``x``,
     ``previous`` or the arrays held by ``carry``.
 
     Parameters
@@ -321,9 +321,9 @@ def check_deflator_contract(
         _fail(what, f"returned {type(returned).__name__}; it must return a (problem, carry) pair")
     out, out_carry = returned
     if not isinstance(out, Problem):
-        _fail(what, f"returned {type(out).__name__} as the problem; it must be a spcakit.problem.Problem")
+        _fail(what, f"returned {type(out).__name__} as the problem; it must be a spcakit.inputs.problem.Problem")
     if not isinstance(out_carry, Carry):
-        _fail(what, f"returned {type(out_carry).__name__} as the carry; it must be a spcakit.state.Carry")
+        _fail(what, f"returned {type(out_carry).__name__} as the carry; it must be a spcakit.core.records.Carry")
     if out.p != problem.p:
         _fail(what, f"returned a problem with p={out.p}; expected p={problem.p}")
     if out.feature_names != names:
@@ -358,14 +358,14 @@ def check_initializer_contract(
     once per run and then ``initializer(problem, r, rng, carry)`` in every
     round, with the same generator. The initializer must return a finite
     ``p x r`` array with no zero column; ``prepare`` must return a
-    :class:`~spcakit.state.Carry`; ``starts()`` a positive integer; both
+    :class:`~spcakit.core.records.Carry`; ``starts()`` a positive integer; both
     calls must be reproducible (the same seed gives the same start) and leave
     the problem and the carry they are given unmodified.
 
     Parameters
     ----------
     initializer
-        The part (a :class:`~spcakit.protocols.Initializer`).
+        The part (a :class:`~spcakit.core.protocols.Initializer`).
     problem
         The problem (small ``p``).
     r
@@ -397,7 +397,7 @@ def check_initializer_contract(
         if given is None:
             given = initializer.prepare(problem, r, rng, Carry())
             if not isinstance(given, Carry):
-                _fail(what, f"prepare() returned {type(given).__name__}; it must return a spcakit.state.Carry")
+                _fail(what, f"prepare() returned {type(given).__name__}; it must return a spcakit.core.records.Carry")
         snapshot = _snapshot(given)
         x0 = np.asarray(initializer(problem, r, rng, given))
         _check_carry_untouched(what, given, snapshot)
@@ -433,7 +433,7 @@ def check_updater_contract(
     Parameters
     ----------
     updater
-        The part (a :class:`~spcakit.protocols.Updater`).
+        The part (a :class:`~spcakit.core.protocols.Updater`).
     problem
         The problem (small ``p``).
     x
@@ -496,14 +496,14 @@ def check_stopper_contract(stopper: Any, state: IterState) -> str | None:
     r"""Check that a stopper answers with a reason or ``None`` and is pure.
 
     A driver calls ``stopper(state)`` after every step with the
-    :class:`~spcakit.state.IterState`; the stopper returns a short, non-empty
+    :class:`~spcakit.core.records.IterState`; the stopper returns a short, non-empty
     sentence saying why to stop, or ``None`` to go on, must give the same
     answer for the same state, and must not modify the state's arrays.
 
     Parameters
     ----------
     stopper
-        The part (a :class:`~spcakit.protocols.Stopper`).
+        The part (a :class:`~spcakit.core.protocols.Stopper`).
     state
         An iteration state, e.g.
         ``IterState(iteration=3, x=x, loadings=x, relative_change=0.5, objective_history=(1.0, 1.2, 1.25))``.

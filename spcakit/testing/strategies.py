@@ -3,7 +3,7 @@ r"""Hypothesis strategies for sparse PCA inputs.
 The strategies draw the objects every part of spcakit works on: loading
 vectors (with the ties, exact zeros and dominant entries that truncations
 must handle), orthonormal bases, covariance matrices, data matrices and
-:class:`~spcakit.problem.Problem` instances. Third-party part authors can
+:class:`~spcakit.inputs.problem.Problem` instances. Third-party part authors can
 use them with the checks of :mod:`spcakit.testing.contracts`::
 
     from hypothesis import given
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.errors import install_hint
+from spcakit.core.errors import install_hint
 
 try:
     from hypothesis import strategies as st
@@ -40,7 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without hypothes
         f"install it with: {install_hint('hypothesis', 'test')}"
     ) from exc
 
-from spcakit.problem import Problem
+from spcakit.inputs.problem import Problem
 from spcakit.inputs.dense import covariance_problem, data_problem
 
 __all__ = [
@@ -569,7 +569,7 @@ def covariance_families(p: int | Sequence[int] = (2, 16)) -> dict[str, st.Search
 
 
 def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None = None) -> st.SearchStrategy[Problem]:
-    """:class:`~spcakit.problem.Problem` instances on an explicit covariance.
+    """:class:`~spcakit.inputs.problem.Problem` instances on an explicit covariance.
 
     Parameters
     ----------
@@ -581,7 +581,7 @@ def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None 
     Returns
     -------
     SearchStrategy[Problem]
-        Problems whose covariance is a :class:`~spcakit.operators.DenseCovariance`.
+        Problems whose covariance is a :class:`~spcakit.numerics.operators.DenseCovariance`.
     """
     return psd_matrices(p, ridge=ridge).map(covariance_problem)
 
@@ -589,7 +589,7 @@ def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None 
 def data_problems(
     n_range: int | Sequence[int] = (3, 40), p_range: int | Sequence[int] = (2, 30)
 ) -> st.SearchStrategy[Problem]:
-    """:class:`~spcakit.problem.Problem` instances on centred data (matrix-free covariance).
+    """:class:`~spcakit.inputs.problem.Problem` instances on centred data (matrix-free covariance).
 
     Parameters
     ----------
@@ -599,7 +599,7 @@ def data_problems(
     Returns
     -------
     SearchStrategy[Problem]
-        Problems whose covariance is a :class:`~spcakit.operators.GramCovariance`.
+        Problems whose covariance is a :class:`~spcakit.numerics.operators.GramCovariance`.
     """
     return data_matrices(n_range, p_range).map(data_problem)
 

@@ -42,7 +42,7 @@ def test_quick_nonnegative_panel_on_wine(quality, tmp_path):
     members = [rows[label]["cpev"] for label in quality.NONNEGATIVE_METHODS[1:]]
     assert rows[quality.NONNEGATIVE_METHODS[0]]["cpev"] >= max(members) - 1e-12
     text = md.read_text()
-    assert text.startswith("## Non-negative loadings against nsprcomp (issue 28)")
+    assert text.startswith("## Non-negative loadings against nsprcomp")
     assert "| wine (178×13, 3, 4) |" in text
     # rendering the saved report gives the same section
     assert quality.main(["--render", str(out), "--markdown", str(tmp_path / "again.md")]) == 0

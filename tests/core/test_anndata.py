@@ -22,8 +22,8 @@ anndata = pytest.importorskip("anndata")
 
 import spcakit  # noqa: E402
 import spcakit.anndata as sa  # noqa: E402
-from spcakit.errors import InvalidDataError, InvalidParameterError  # noqa: E402
-from spcakit.operators import sparse as sparse_operators  # noqa: E402
+from spcakit.core.errors import InvalidDataError, InvalidParameterError  # noqa: E402
+from spcakit.numerics.operators import sparse as sparse_operators  # noqa: E402
 
 
 def normalised(adata, dtype=np.float32):

@@ -7,7 +7,7 @@ import pytest
 
 import spcakit
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 
 
 def test_fit_accepts_a_source_string_like_the_cli():

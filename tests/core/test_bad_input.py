@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import (
+from spcakit.core.errors import (
     InvalidDataError,
     InvalidParameterError,
     SpcakitError,
@@ -432,7 +432,7 @@ def test_api_accepts_what_the_cli_accepts() -> None:
 def test_messages_name_a_few_of_many_the_same_way():
     """One rule for every message that names some of many items: the first SHOWN (or the limit given), then how
     many more."""
-    from spcakit.errors import SHOWN, listed
+    from spcakit.core.errors import SHOWN, listed
 
     assert listed(["a", "b", "c"], limit=2) == "a, b and 1 more"
     assert listed(["a", "b"], limit=2) == "a, b"

@@ -172,7 +172,7 @@ def test_a_stopper_returning_42_is_refused():
         def spcakit_register_parts(self, register):
             register(Answer)
 
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(Plugin(), "example-42")
     try:
         code, text = invoke("compose", "-r", "1", "--stopper", "example-answer-stopper")

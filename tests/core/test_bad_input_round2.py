@@ -21,8 +21,9 @@ import pytest
 
 import spcakit
 from spcakit import cli
-from spcakit.errors import ConstantColumnWarning, InvalidDataError
-from spcakit.inputs import documents, limits
+from spcakit.core.errors import ConstantColumnWarning, InvalidDataError
+from spcakit.core import documents
+from spcakit.inputs import limits
 from spcakit.inputs.checks import check_frame_columns
 
 
@@ -447,7 +448,7 @@ def test_a_refused_r_does_not_call_an_offset_column_constant():
     data = np.column_stack([rng.standard_normal((30, 2)), 2.0**48 + rng.integers(0, 10, size=30)])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConstantColumnWarning)
-        with pytest.raises(spcakit.errors.InvalidParameterError) as info:
+        with pytest.raises(spcakit.core.errors.InvalidParameterError) as info:
             spcakit.fit(data, "spcart", r=3)
     assert "a large offset" in str(info.value) and "constant" not in str(info.value)
 

@@ -1,4 +1,4 @@
-"""Upper bounds on the sparse eigenvalue (spcakit.bounds): never below the optimum, checked against brute force.
+"""Upper bounds on the sparse eigenvalue (spcakit.analysis.bounds): never below the optimum, checked against brute force.
 
 A bound below an achievable value would be a silent wrong answer, so every test here compares with the
 optimum itself: the largest eigenvalue of every k x k principal submatrix (p up to 16, every k, on random,
@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.bounds import BOUNDS, component_bounds, relative_gap, sparse_variance_bound
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.analysis.bounds import BOUNDS, component_bounds, relative_gap, sparse_variance_bound
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.testing import EXAMPLE_LAMBDAS, brute_force_optimum, left_by, reference_rounding
 from spcakit.testing import strategies as sps
 
@@ -193,7 +193,7 @@ def test_the_top_eigenvalue_asked_for_only_when_it_can_be_the_least_gives_the_sa
     """A function for lambda_max(C) is called only when some loading's other bounds are not below a lower bound on
     it, and the bounds, gaps and names are exactly those of the value given outright; each lower bound is below
     lambda_max (a Rayleigh quotient), and the function is not called when the least other bound is below one."""
-    from spcakit.bounds import _spectrum_lower_bounds  # the private rule the docstring describes
+    from spcakit.analysis.bounds import _spectrum_lower_bounds  # the private rule the docstring describes
 
     _, c = data.draw(FAMILIES[family], label="(kind, C)")
     x = _sparse_loadings(data, c.shape[0])
@@ -202,11 +202,11 @@ def test_the_top_eigenvalue_asked_for_only_when_it_can_be_the_least_gives_the_sa
     given_outright = component_bounds(c, x, top_eigenvalue=top)
     lazy = component_bounds(c, x, top_eigenvalue=lambda: calls.append(1) or top)
     assert lazy == given_outright
-    span = spcakit.metrics.loading_span(x, spcakit.operators.DenseCovariance(c))
+    span = spcakit.analysis.metrics.loading_span(x, spcakit.numerics.operators.DenseCovariance(c))
     if span.independent:
         q, cq = span.full_q(), span.cq
         m = q.T @ cq
-        lower = list(_spectrum_lower_bounds(spcakit.operators.DenseCovariance(c), np.diag(c).copy(), cq, (m + m.T) / 2))
+        lower = list(_spectrum_lower_bounds(spcakit.numerics.operators.DenseCovariance(c), np.diag(c).copy(), cq, (m + m.T) / 2))
         assert all(value <= top * (1 + 1e-12) + reference_rounding(c) for value in lower), (lower, top)
         others = component_bounds(c, x, top_eigenvalue=None)
         least = max((b for b, w in zip(others.bound, others.which) if w != "zero"), default=None)
@@ -219,7 +219,7 @@ def test_the_top_eigenvalue_asked_for_only_when_it_can_be_the_least_gives_the_sa
 def test_wide_data_asks_no_spectrum_when_a_power_step_settles_it():
     """Data of many more variables than samples: the sum of the k largest variances is below a power step's Rayleigh
     quotient, so the run's bound metrics take no Gram matrix of the rows (the spectrum), with the same bounds."""
-    from spcakit.operators import GramCovariance
+    from spcakit.numerics.operators import GramCovariance
 
     rng = np.random.default_rng(5)
     x = rng.standard_normal((40, 4000))
@@ -256,7 +256,7 @@ def test_the_lower_bounds_take_one_vector_product_with_every_kind_of_operator(ki
     op = spcakit.as_problem(data).covariance
     loadings = np.zeros((300, 2))
     loadings[:5, 0], loadings[5:9, 1] = 1.0, 1.0
-    top = float(np.linalg.eigvalsh(spcakit.operators.densify(op))[-1])
+    top = float(np.linalg.eigvalsh(spcakit.numerics.operators.densify(op))[-1])
     assert component_bounds(op, loadings, top_eigenvalue=lambda: top) == component_bounds(op, loadings, top_eigenvalue=top)
 
 
@@ -264,7 +264,7 @@ def test_operators_keep_the_top_eigenvalue_a_direct_solver_found():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((30, 12))
     c = np.cov(x, rowvar=False)
-    dense = spcakit.operators.DenseCovariance(c)
+    dense = spcakit.numerics.operators.DenseCovariance(c)
     assert dense.kept_top_eigenvalue() is None
     dense.top_eigenpairs(2)
     assert dense.kept_top_eigenvalue() == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-12)
@@ -314,8 +314,8 @@ def test_a_zero_loading_gets_a_zero_bound_and_gap():
 
 def test_the_eigenvalue_bound_is_taken_only_from_a_direct_solver():
     from spcakit.inputs import as_problem
-    from spcakit.metrics import MetricContext
-    from spcakit.operators import DenseCovariance, GramCovariance, RankOneCorrected
+    from spcakit.analysis.metrics import MetricContext
+    from spcakit.numerics.operators import DenseCovariance, GramCovariance, RankOneCorrected
 
     rng = np.random.default_rng(5)
     a = rng.standard_normal((40, 12))
@@ -374,8 +374,8 @@ def test_bounds_of_sparse_loadings_on_many_variables_read_the_diagonal_where_its
     same bounds as from every row's projected diagonal. The case is the tight one: four loadings on the same three
     variables, the ones of largest variance, so that what the first three leave for the fourth lies wholly off them,
     on the variables of variance ranks 4 to 6."""
-    from spcakit import bounds
-    from spcakit.operators import GramCovariance
+    from spcakit.analysis import bounds
+    from spcakit.numerics.operators import GramCovariance
 
     rng = np.random.default_rng(5)
     a = rng.standard_normal((60, 400)) * rng.uniform(0.5, 2.0, 400) + (1.5 if centred else 0.0)
@@ -401,7 +401,7 @@ def test_bounds_of_sparse_loadings_on_many_variables_read_the_diagonal_where_its
 def test_the_diagonal_sums_are_those_of_the_projected_covariances(p, b, seed, data):
     # _diagonal_sums adds the projections up a basis column at a time; each loading's sum must be that of the k
     # largest entries (negative ones as 0) of diag((I - Q_j Q_j^T) C (I - Q_j Q_j^T)), formed explicitly
-    from spcakit import bounds
+    from spcakit.analysis import bounds
 
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((p + 3, p))

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from spcakit.cli import app
 from spcakit.inputs.datasets import PITPROPS_NAMES, pitprops
-from spcakit.protocols import ROLES
+from spcakit.core.protocols import ROLES
 
 REPO = Path(__file__).resolve().parents[2]
 METHOD_NAMES = sorted(tomllib.loads(p.read_text())["name"] for p in (REPO / "specs" / "methods").glob("*.toml"))
@@ -667,7 +667,7 @@ def test_reproduce_unknown_experiment() -> None:
 # -- what a reader sees is the same on every machine --------------------------------------------------
 def test_text_output_orders_printed_ties_by_variable_and_never_prints_negative_zero():
     from spcakit.cli import render_text
-    from spcakit.state import Result
+    from spcakit.workflows.results import Result
 
     third = 1 / np.sqrt(3)
     # equal weights that differ in the last bits (as another BLAS computes them), in reverse variable order
@@ -713,7 +713,7 @@ def test_the_shared_options_reach_the_fit():
 def test_run_makes_its_json_document_only_when_it_writes_it(count_calls, tmp_path):
     """Text output needs no JSON document (on 100 000 variables, 25 MB of text): ``to_dict`` is not called; with
     ``--json`` or ``--out`` it is, and the file holds it."""
-    from spcakit.state import Result
+    from spcakit.workflows.results import Result
 
     calls = count_calls(Result, "to_dict")
     text = ok("run", "spcart", "-r", "2", "-d", "builtin:pitprops").stdout

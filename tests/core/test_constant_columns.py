@@ -20,15 +20,15 @@ import pytest
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit.composition import takes_k
+from spcakit.workflows.configure import takes_k
 from spcakit.cli import app
-from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
-from spcakit.metrics import compute_metrics
-from spcakit.model import Model
-from spcakit.operators import DenseCovariance, PaddedCovariance, densify
-from spcakit.plugins import get_registry
+from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
+from spcakit.analysis.metrics import compute_metrics
+from spcakit.workflows.model import Model
+from spcakit.numerics.operators import DenseCovariance, PaddedCovariance, densify
+from spcakit.core.plugins import get_registry
 from spcakit.inputs import as_problem
-from spcakit.state import IssuedWarning
+from spcakit.core.records import IssuedWarning
 from spcakit.testing import EXAMPLE_LAMBDAS
 
 runner = CliRunner()

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from spcakit.plugins import get_registry
-from spcakit.problem import Problem
+from spcakit.core.plugins import get_registry
+from spcakit.inputs.problem import Problem
 from spcakit.inputs.dense import covariance_problem
-from spcakit.protocols import Deflator, Initializer, Stopper, Updater
-from spcakit.state import CONSTRAINT, Carry, IterState
+from spcakit.core.protocols import Deflator, Initializer, Stopper, Updater
+from spcakit.core.records import CONSTRAINT, Carry, IterState
 from spcakit.testing import (
     ContractViolation,
     check_deflator_contract,
@@ -130,7 +130,7 @@ def test_initializer_contract_checks_prepare_and_starts():
         def starts(self):
             return 0
 
-    with pytest.raises(ContractViolation, match="prepare.*must return a spcakit.state.Carry"):
+    with pytest.raises(ContractViolation, match="prepare.*must return a spcakit.core.records.Carry"):
         check_initializer_contract(BadPrepare(), problem3(), 2)
     with pytest.raises(ContractViolation, match="starts.*positive integer"):
         check_initializer_contract(NoStarts(), problem3(), 2)
@@ -294,8 +294,8 @@ def _clears_q_in_place(problem, x, previous, carry):
     ("fn", "message"),
     [
         (lambda problem, x, previous, carry: problem, r"must return a \(problem, carry\) pair"),
-        (lambda problem, x, previous, carry: (problem, {"q": x}), "must be a spcakit.state.Carry"),
-        (lambda problem, x, previous, carry: (problem.covariance, carry), "must be a spcakit.problem.Problem"),
+        (lambda problem, x, previous, carry: (problem, {"q": x}), "must be a spcakit.core.records.Carry"),
+        (lambda problem, x, previous, carry: (problem.covariance, carry), "must be a spcakit.inputs.problem.Problem"),
         (_clears_q_in_place, "modified the carry's 'constraint' entry in place"),
     ],
 )

@@ -1,4 +1,4 @@
-"""spcakit.cv: choosing the sparsity by K-fold cross-validation over rows, and ``spcakit cv``.
+"""spcakit.workflows.cv: choosing the sparsity by K-fold cross-validation over rows, and ``spcakit cv``.
 
 The held-out residuals are checked against a brute-force loop that solves each leave-one-variable-out least
 squares problem with NumPy, a fold's error against a hand computation from a plain ``spcakit.fit`` on the
@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.cv import (
+from spcakit.workflows.cv import (
     RULES, UNPREDICTABLE, CrossValidation, choose_level, cross_validate, fold_indices, leave_one_variable_out_residuals,
 )  # fmt: skip
 from spcakit.inputs.datasets import pitprops, planted_support
-from spcakit.errors import InvalidParameterError
+from spcakit.core.errors import InvalidParameterError
 
 runner = CliRunner()
 
@@ -190,7 +190,7 @@ def test_planted_support_is_found_within_one() -> None:
     """The acceptance test: the one-standard-error rule chooses k within one of the planted support's size.
 
     Offline, over 20 data sets per setting (n of 200, 300, 400; one planted support of 6 or 10 variables with
-    r = 1, or two of 6 with r = 2), it did so in 479 of 480 runs; the least mean error in 426 (see spcakit.cv):
+    r = 1, or two of 6 with r = 2), it did so in 479 of 480 runs; the least mean error in 426 (see spcakit.workflows.cv):
     so the rule tested is 1se. These seeds are the first of those data sets, not chosen.
     """
     cases = [

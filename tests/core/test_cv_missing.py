@@ -1,9 +1,9 @@
 """Cross-validation of data with missing values (issue 28, item 1): ``cross_validate(..., missing=)`` and
 ``spcakit cv --missing``.
 
-Each fold's training rows are imputed by EM (:mod:`spcakit.imputation`) at every level, warm started from the
+Each fold's training rows are imputed by EM (:mod:`spcakit.workflows.imputation`) at every level, warm started from the
 previous level's; the held-out rows are scored on their observed entries, each predicted from the row's other
-observed entries (:func:`spcakit.cv.criterion.observed_residuals`).
+observed entries (:func:`spcakit.workflows.cv.criterion.observed_residuals`).
 
 Tolerances: the criterion is checked against a brute-force least-squares computation (one ``lstsq`` per
 entry) to ``1e-10`` relative: both are exact formulas computed in float64 on well-conditioned loadings (the
@@ -25,15 +25,15 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.cv import UNPREDICTABLE, cross_validate, fold_indices
-from spcakit.cv.criterion import observed_residual_sums, observed_residuals
-from spcakit.errors import (
+from spcakit.workflows.cv import UNPREDICTABLE, cross_validate, fold_indices
+from spcakit.workflows.cv.criterion import observed_residual_sums, observed_residuals
+from spcakit.core.errors import (
     InvalidDataError,
     InvalidParameterError,
     MissingValuesError,
     MissingValueWarning,
 )
-from spcakit.imputation import impute_and_fit
+from spcakit.workflows.imputation import impute_and_fit
 from spcakit.inputs import read_missing
 from spcakit.inputs.datasets import planted_support
 from spcakit.inputs.missing import missing_values
@@ -85,7 +85,7 @@ def test_observed_criterion_equals_brute_force_least_squares() -> None:
     assert np.array_equal(np.isnan(residuals), np.isnan(rows))
     np.testing.assert_allclose(residuals[~np.isnan(rows)], expected[~np.isnan(rows)], rtol=1e-10, atol=1e-12)
     assert residuals[3, 4] == rows[3, 4] and residuals[3, 5] == rows[3, 5]  # the 1 - h <= UNPREDICTABLE rule
-    sums = observed_residual_sums(rows, v, spcakit.cv.criterion.loadings_span(v))
+    sums = observed_residual_sums(rows, v, spcakit.workflows.cv.criterion.loadings_span(v))
     np.testing.assert_allclose(sums, (residual, total), rtol=1e-10)
     assert UNPREDICTABLE < 0.05  # the divisions above are well away from the rule's threshold
 
@@ -93,9 +93,9 @@ def test_observed_criterion_equals_brute_force_least_squares() -> None:
 def test_complete_rows_give_the_complete_criterion() -> None:
     rng = np.random.default_rng(1)
     v, rows = rng.standard_normal((7, 2)), rng.standard_normal((20, 7))
-    span = spcakit.cv.criterion.loadings_span(v)
-    assert observed_residual_sums(rows, v, span) == spcakit.cv.criterion.residual_sums(rows, span)  # same path
-    np.testing.assert_array_equal(observed_residuals(rows, v), spcakit.cv.leave_one_variable_out_residuals(rows, v))
+    span = spcakit.workflows.cv.criterion.loadings_span(v)
+    assert observed_residual_sums(rows, v, span) == spcakit.workflows.cv.criterion.residual_sums(rows, span)  # same path
+    np.testing.assert_array_equal(observed_residuals(rows, v), spcakit.workflows.cv.leave_one_variable_out_residuals(rows, v))
 
 
 def test_a_fold_error_is_the_brute_force_error_of_the_em_fit_on_the_training_rows() -> None:
@@ -124,7 +124,7 @@ def test_without_nan_every_option_gives_the_same_errors() -> None:
     test = fold_indices(150, 4, 1)[2]
     train = np.setdiff1d(np.arange(150), test)
     fitted = spcakit.fit(x[train], "tpower", 1, k=5, seed=1, metrics=[])
-    expected = spcakit.cv.held_out_error(x[test] - fitted.input.mean, fitted.loadings)
+    expected = spcakit.workflows.cv.held_out_error(x[test] - fitted.input.mean, fitted.loadings)
     assert runs[0].fold_errors[4][2] == pytest.approx(expected, rel=1e-12)
 
 
@@ -208,7 +208,7 @@ def test_cv_command_on_a_csv_with_empty_cells(tmp_path: Any) -> None:
     assert refused.exit_code == 2 and "--missing auto or em" in refused.output
 
 
-# -- the warm start of spcakit.imputation -------------------------------------------------------------------
+# -- the warm start of spcakit.workflows.imputation -------------------------------------------------------------------
 def test_impute_and_fit_warm_start_and_reuse() -> None:
     """``start`` at the EM's own fixed point converges at once; a matrix completed by an earlier call gives, from
     the column means again, the same EM (its missing entries are made NaN first); a start of the wrong length

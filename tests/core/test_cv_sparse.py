@@ -29,8 +29,8 @@ import scipy.sparse as sp
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.cv import cross_validate, held_out
-from spcakit.errors import ConstantColumnWarning, InvalidParameterError
+from spcakit.workflows.cv import cross_validate, held_out
+from spcakit.core.errors import ConstantColumnWarning, InvalidParameterError
 from spcakit.inputs.datasets import planted_support
 
 runner = CliRunner()

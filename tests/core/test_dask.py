@@ -20,8 +20,8 @@ import spcakit  # noqa: E402
 from spcakit import cli  # noqa: E402
 from spcakit.inputs import dask_arrays  # noqa: E402
 from spcakit.inputs.dask_arrays import DaskCovariance, block_moments, merge_moments  # noqa: E402
-from spcakit.errors import InvalidDataError, InvalidParameterError  # noqa: E402
-from spcakit.operators import DenseCovariance, densify  # noqa: E402
+from spcakit.core.errors import InvalidDataError, InvalidParameterError  # noqa: E402
+from spcakit.numerics.operators import DenseCovariance, densify  # noqa: E402
 from spcakit.inputs import as_problem  # noqa: E402
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spcakit.inputs.datasets import planted_support
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 
 
 def test_planted_support_puts_each_factor_on_its_own_block():

@@ -10,9 +10,10 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidParameterError
-from spcakit.metrics import EVERY_METHOD, Metric, select_metrics
-from spcakit.plugins import get_registry
+from spcakit.core.errors import InvalidParameterError
+from spcakit.core.protocols import EVERY_METHOD, Metric
+from spcakit.analysis.metrics import select_metrics
+from spcakit.core.plugins import get_registry
 
 GENERIC = ["nz", "pattern", "cpev", "orthogonality", "additional_variance", "bound", "gap"]
 SPCART_PAPER = ["sp", "std", "worst_sp", "ev", "nor"]
@@ -84,7 +85,7 @@ def test_a_metric_without_default_for_is_in_every_default_set():
 def test_the_default_set_needs_no_spectrum_of_a_sparse_operator(monkeypatch):
     """The encoders' losses need the r leading eigenvalues of C (Lanczos on a sparse operator, the cost of
     many fits); a TPower fit's default set does not compute them."""
-    from spcakit.metrics import MetricContext
+    from spcakit.analysis.metrics import MetricContext
 
     def forbidden(self, k=None):
         raise AssertionError("a default metric asked for the leading eigenvalues")
@@ -123,7 +124,7 @@ def test_the_default_metrics_of_dense_loadings_on_wide_data_hold_under_three_p_b
     import tracemalloc
 
     from spcakit.inputs import as_problem
-    from spcakit.metrics import compute_metrics
+    from spcakit.analysis.metrics import compute_metrics
 
     rng = np.random.default_rng(0)
     n, p, r = 60, 20_000, 10

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import operators, ties
-from spcakit.operators import KRYLOV_BLOCK, GramCovariance, block_krylov_top, densify
+from spcakit.numerics import operators, ties
+from spcakit.numerics.operators import KRYLOV_BLOCK, GramCovariance, block_krylov_top, densify
 from spcakit.inputs import as_problem
 
 

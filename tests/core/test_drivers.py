@@ -16,18 +16,19 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.api import build_parts, fix_signs
-from spcakit.errors import ConstantColumnWarning
-from spcakit.drivers import BlockDriver, DeflationDriver, block_step, keep_only
-from spcakit.state import unit_columns as normalize_columns
-from spcakit.state import Carry
+from spcakit.core.run import build_parts
+from spcakit.workflows.fit import fix_signs
+from spcakit.core.errors import ConstantColumnWarning
+from spcakit.core.drivers import BlockDriver, DeflationDriver, block_step, keep_only
+from spcakit.core.records import unit_columns as normalize_columns
+from spcakit.core.records import Carry
 
 block, deflation = BlockDriver(), DeflationDriver()
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
-from spcakit.operators import densify
-from spcakit.plugins import get_registry
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.numerics.operators import densify
+from spcakit.core.plugins import get_registry
 from spcakit.inputs.dense import covariance_problem
-from spcakit.state import IterState
+from spcakit.core.records import IterState
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_initializer_contract
 from spcakit.parts.stoppers import AnyOf, MaxIterations, RelativeChange
@@ -544,7 +545,7 @@ def test_a_step_on_wide_data_makes_one_p_by_r_array():
 def test_a_step_checks_the_proposal_for_non_finite_entries_and_zero_columns_without_false_alarms():
     """The proposal's check reads the columns' sums of squares; overflowing (1e200) or underflowing (1e-200)
     squares of finite, nonzero entries are neither non-finite nor zero."""
-    from spcakit.drivers import _empty_columns
+    from spcakit.core.drivers import _empty_columns
 
     z = np.array([[1e200, 0.0, 1e-200, 1.0], [2.0, 0.0, 0.0, -1e200]])
     np.testing.assert_array_equal(_empty_columns(z), [1])
@@ -599,7 +600,7 @@ def test_default_spcart_at_large_k_on_standardised_data_with_constant_columns_fo
     """What users run through the band selection (p >= BAND_MIN_SCORES, k + 1 > BAND_MIN_RANK) and the truncation
     in place: the default fit, standardised data (every variable tied on variance), constant columns and the
     columns in another order: the supports move with the columns and the CPEV is the same."""
-    from spcakit import ties
+    from spcakit.numerics import ties
 
     rng = np.random.default_rng(13)
     n, p, k = 60, ties.BAND_MIN_SCORES + 600, 300
@@ -624,7 +625,7 @@ def test_default_spcart_at_large_k_on_standardised_data_with_constant_columns_fo
 @settings(max_examples=60, deadline=None)
 def test_unit_change_is_the_distance_of_the_unit_columns_on_both_sides_of_the_cosines_threshold(data):
     # above COSINE_CHANGE the change comes from the cosines (to 1e-9 relative here), below it is measured exactly
-    from spcakit.drivers import COSINE_CHANGE, frobenius_distance, unit_change
+    from spcakit.core.drivers import COSINE_CHANGE, frobenius_distance, unit_change
 
     p = data.draw(st.integers(2, 400), label="p")
     r = data.draw(st.integers(1, 5), label="r")

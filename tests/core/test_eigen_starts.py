@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spcakit.operators import DENSE_EIGEN_LIMIT, SOLVERS, densify, operator_top, top_eigenpairs
+from spcakit.numerics.operators import DENSE_EIGEN_LIMIT, SOLVERS, densify, operator_top, top_eigenpairs
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted([*ROOT.joinpath("spcakit").rglob("*.py"), *ROOT.joinpath("plugins").rglob("*.py")])
@@ -67,7 +67,7 @@ def _sources():
     import scipy.sparse
 
     from spcakit.inputs import as_problem
-    from spcakit.operators import RankOneCorrected
+    from spcakit.numerics.operators import RankOneCorrected
 
     rng = np.random.default_rng(11)
     x = rng.standard_normal((80, 30)) @ np.diag(np.linspace(3.0, 0.5, 30))
@@ -115,7 +115,7 @@ def test_operator_lanczos_stops_at_its_tolerance_with_eigenpairs_as_exact_as_it_
     # a covariance of noise-like data (leading eigenvalues 1e-3 apart, relatively), the case where ARPACK's default
     # iterates longest: each residual ||Cy - theta y|| within (a small factor of) LANCZOS_TOL * theta, each
     # eigenvalue within ||r||^2 / gap and each eigenvector within ||r|| / gap of LAPACK's
-    from spcakit.operators import eigen
+    from spcakit.numerics.operators import eigen
 
     monkeypatch.setattr(eigen, "LANCZOS_TOL", tol)
     rng = np.random.default_rng(4)

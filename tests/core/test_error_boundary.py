@@ -10,8 +10,8 @@ import pytest
 
 import spcakit
 from spcakit import cli
-from spcakit.errors import PartFailure
-from spcakit.plugins import PluginSession
+from spcakit.core.errors import PartFailure
+from spcakit.core.plugins import PluginSession
 
 
 def run_main(capsys, *args: str) -> tuple[int, str]:
@@ -65,7 +65,7 @@ class _BrokenPlugin:
 
 @pytest.fixture
 def broken_registry():
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(_BrokenPlugin(), "broken-test")
     try:
         yield session.registry
@@ -160,7 +160,7 @@ class _GarbagePlugin:
 
 @pytest.fixture
 def garbage():
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(_GarbagePlugin(), "garbage-test")
     try:
         yield
@@ -250,7 +250,7 @@ class _OddPlugin:
 
 
 def test_listing_parts_survives_defaults_that_fail_to_compute_or_print(capsys):
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(_OddPlugin(), "odd-test")
     try:
         for args in (("parts", "--role", "truncator"), ("parts", "--json")):

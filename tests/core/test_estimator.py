@@ -23,8 +23,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 import spcakit  # noqa: E402
 from spcakit import InvalidDataError, InvalidParameterError  # noqa: E402
 from spcakit.estimator import SparsePCA  # noqa: E402
-from spcakit.model import regression_map  # noqa: E402
-from spcakit.metrics import nonorthogonality  # noqa: E402
+from spcakit.workflows.model import regression_map  # noqa: E402
+from spcakit.analysis.metrics import nonorthogonality  # noqa: E402
 
 
 @pytest.fixture(scope="module")

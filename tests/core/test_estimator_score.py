@@ -1,7 +1,7 @@
 """``SparsePCA.score`` chooses ``k`` (issue 24, part 4): the negative held-out error of ``spcakit.cross_validate``.
 
 The reconstruction error always prefers denser loadings; the score is the element-wise ("ekf")
-leave-one-variable-out error of :mod:`spcakit.cv` instead, on the same scale as a fold's error there, so
+leave-one-variable-out error of :mod:`spcakit.workflows.cv` instead, on the same scale as a fold's error there, so
 that ``GridSearchCV(SparsePCA(), {"k": ...})`` chooses ``k`` as ``spcakit.cross_validate(rule="min")``
 does on the same folds. On planted supports (``p = 30``, ``n = 300``, spike standard deviation 3)
 the choice is within one of the support size; where the held-out curve is flat past the support
@@ -24,9 +24,9 @@ from sklearn.model_selection import GridSearchCV  # noqa: E402
 
 import spcakit  # noqa: E402
 from spcakit import SparsePCA  # noqa: E402
-from spcakit.cv import fold_indices, held_out_error, leave_one_variable_out_residuals  # noqa: E402
+from spcakit.workflows.cv import fold_indices, held_out_error, leave_one_variable_out_residuals  # noqa: E402
 from spcakit.inputs.datasets import planted_support  # noqa: E402
-from spcakit.errors import InvalidDataError  # noqa: E402
+from spcakit.core.errors import InvalidDataError  # noqa: E402
 
 P = 30
 

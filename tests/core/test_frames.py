@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidDataError, InvalidParameterError
+from spcakit.core.errors import InvalidDataError, InvalidParameterError
 from spcakit.inputs.dense import Covariance
 from spcakit.inputs import as_problem
 from spcakit.inputs.columns import column_positions

@@ -1,4 +1,4 @@
-"""spcakit.index_sets: NumPy's set functions' results, without importing numpy.ma on a fit's path."""
+"""spcakit.numerics.index_sets: NumPy's set functions' results, without importing numpy.ma on a fit's path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from spcakit import index_sets
+from spcakit.numerics import index_sets
 
 indices = arrays(np.int64, st.integers(0, 30), elements=st.integers(-5, 40))
 
@@ -26,7 +26,7 @@ def test_the_sets_are_numpys(a, b):
 
 def test_a_fit_with_a_constant_column_imports_no_numpy_ma():
     # NumPy's set functions import numpy.ma (36 ms of a first fit); the checks, the problem with its constant
-    # columns, the truncations and the bound's rows use spcakit.index_sets instead
+    # columns, the truncations and the bound's rows use spcakit.numerics.index_sets instead
     code = (
         "import sys, warnings, numpy as np, spcakit\n"
         "warnings.simplefilter('ignore')\n"

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit.errors import SHOWN, InvalidDataError
+from spcakit.core.errors import SHOWN, InvalidDataError
 from spcakit.inputs import as_problem, checks, data_problem
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -2,7 +2,7 @@
 
 A method whose paper sets a sparsity of its own keeps it (SPCArt, rSVD-GP(B), ST, SPCA-SP: hard
 thresholding at 1/sqrt(p)); every other method that takes ``k`` gets the one default cardinality,
-:func:`spcakit.composition.default_k` = ceil(sqrt(p)) raised to ``r`` when smaller, recorded in
+:func:`spcakit.workflows.configure.default_k` = ceil(sqrt(p)) raised to ``r`` when smaller, recorded in
 ``Result.spec["default_k"]``, as ``SparsePCA.k_`` and on the command line's text output. An explicit
 ``k`` (or ``lam``, or a part parameter that sets the sparsity) wins; the methods that take no ``k`` are
 unchanged.
@@ -19,13 +19,13 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit import InvalidParameterError
-from spcakit.composition import DEFAULT_K_RULE, default_k, methods_taking_k, needs_k
+from spcakit.workflows.configure import DEFAULT_K_RULE, default_k, methods_taking_k, needs_k
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import SpecError
-from spcakit.plugins import get_registry
-from spcakit.reproduce import check_experiment
-from spcakit.specs import load_experiment_spec
+from spcakit.core.errors import SpecError
+from spcakit.core.plugins import get_registry
+from spcakit.workflows.reproduce import check_experiment
+from spcakit.workflows.reproduce.experiment_specs import load_experiment_spec
 
 P = 13  # Pitprops
 DEFAULT = math.ceil(math.sqrt(P))  # 4

@@ -21,7 +21,7 @@ import spcakit
 from spcakit import cli
 from spcakit.inputs import csv_files, datasets
 from spcakit.inputs.datasets import load_source
-from spcakit.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError
 from spcakit.inputs.dense import DENSE_COVARIANCE_LIMIT
 from spcakit.inputs.checks import GRAM_LIMIT
 from spcakit.inputs import as_problem

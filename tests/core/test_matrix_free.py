@@ -39,7 +39,7 @@ def test_golub_leukemia_spcart_runs_matrix_free(load_shared):
 
 
 def test_tall_data_get_an_explicit_covariance_wide_data_do_not():
-    from spcakit.operators import DenseCovariance, GramCovariance
+    from spcakit.numerics.operators import DenseCovariance, GramCovariance
 
     rng = np.random.default_rng(2)
     tall = spcakit.as_problem(rng.standard_normal((50, 10)))
@@ -52,7 +52,7 @@ def test_tall_data_get_an_explicit_covariance_wide_data_do_not():
 def test_an_explicit_covariance_keeps_its_eigenpairs_per_r(monkeypatch):
     # cross-validation fits each fold's covariance at every level: the eigenpairs are computed once per r, and
     # what callers get are copies (changing them changes nothing kept)
-    from spcakit.operators import DenseCovariance, dense
+    from spcakit.numerics.operators import DenseCovariance, dense
 
     a = np.random.default_rng(2).standard_normal((30, 12))
     op = DenseCovariance(a.T @ a)

@@ -1,4 +1,4 @@
-"""Criteria and bounds of :mod:`spcakit.metrics` on hand-computed examples and random inputs.
+"""Criteria and bounds of :mod:`spcakit.analysis.metrics` on hand-computed examples and random inputs.
 
 Reference numbers come from the SPCArt paper (Hu, Pan, Wang & Wu), Table 4
 (Pitprops, p = 13): the loading patterns (nonzeros per loading) determine
@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import metrics
-from spcakit.operators import DenseCovariance, GramCovariance
-from spcakit.plugins import get_registry
+from spcakit.analysis import metrics
+from spcakit.numerics.operators import DenseCovariance, GramCovariance
+from spcakit.core.plugins import get_registry
 from spcakit_spcart import bounds as spcart_bounds
-from spcakit.problem import Problem, default_feature_names
+from spcakit.inputs.problem import Problem, default_feature_names
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -298,7 +298,7 @@ def test_metrics_are_registered_once_and_rendered_from_the_registry():
 def test_the_shared_spectrum_is_computed_once_per_run(monkeypatch):
     """PCA's start decomposes the covariance; the default metrics' bound takes the top eigenvalue it kept (no second
     decomposition), and with every metric NEV and the encoder criteria share one spectrum."""
-    import spcakit.operators.dense as dense_module
+    import spcakit.numerics.operators.dense as dense_module
 
     calls = []
     original = dense_module.leading_eigenpairs
@@ -414,7 +414,7 @@ def test_every_metric_is_computed_on_an_equicorrelated_covariance_above_the_nump
     """The eigenvalue-only metrics (the encoders' losses, FSPCA's normalised variance) take the r leading eigenvalues
     from LAPACK's subset driver above 500 variables, which raised ``LinAlgError: Internal Error`` when the top
     eigenvalue repeats (a 600-variable equicorrelated correlation matrix): four metrics were left out with a
-    MetricWarning. ``spcakit.linalg.leading_subset`` falls back to the full decomposition."""
+    MetricWarning. ``spcakit.numerics.linalg.leading_subset`` falls back to the full decomposition."""
     import warnings
 
     p = 600

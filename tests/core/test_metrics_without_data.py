@@ -1,6 +1,6 @@
 """No registered metric reads ``problem.data`` (issue 27): every one is computed from products with the
 covariance operator, so a fit to dense data never makes the centred ``n x p`` copy of the data
-(:class:`~spcakit.problem.DeferredData` makes it on first use of :attr:`~spcakit.problem.Problem.data`).
+(:class:`~spcakit.inputs.problem.DeferredData` makes it on first use of :attr:`~spcakit.inputs.problem.Problem.data`).
 
 Every registered metric is checked, the core's, the bounds' and the plugins', on each kind of dense
 input (an explicit covariance formed from tall data, the matrix-free operator of wide data, uncentred,
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import spcakit
-import spcakit.api
-from spcakit.metrics import compute_metrics
-from spcakit.operators import DenseCovariance, GramCovariance
-from spcakit.plugins import get_registry
-from spcakit.problem import Problem
+import spcakit.workflows.fit
+from spcakit.analysis.metrics import compute_metrics
+from spcakit.numerics.operators import DenseCovariance, GramCovariance
+from spcakit.core.plugins import get_registry
+from spcakit.inputs.problem import Problem
 from spcakit.testing import EXAMPLE_LAMBDAS
 
 
@@ -98,7 +98,7 @@ def test_the_metrics_of_a_method_that_reads_the_data_do_not(method, monkeypatch)
             patch.setattr(Problem, "data", property(_read))
             return compute_metrics(*args, **kwargs)
 
-    monkeypatch.setattr(spcakit.api, "compute_metrics", guarded)
+    monkeypatch.setattr(spcakit.workflows.fit, "compute_metrics", guarded)
     result = spcakit.fit(data(200, 15), method, r=3, sparsity=4)
     assert len(calls) == 1 and calls[0].data_in_memory  # the method made the copy, the metrics did not read it
     assert result.metrics["normalized_loss"] >= 1.0 - 1e-9

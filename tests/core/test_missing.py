@@ -1,4 +1,4 @@
-"""Missing values (issue 28, item 1): EM on the sparse low-rank model (spcakit.imputation), fit/SparsePCA/transform.
+"""Missing values (issue 28, item 1): EM on the sparse low-rank model (spcakit.workflows.imputation), fit/SparsePCA/transform.
 
 Measured when these tests were written (tpower, r = 2, k = 5 on planted_support(300, 40, [5, 5], [4, 3]), entries
 missing completely at random): the supports equal the complete data's at 5, 10, 20 and 30 % missing for each of
@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.errors import InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning
-from spcakit.imputation import impute_and_fit, observed_scores
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning
+from spcakit.workflows.imputation import impute_and_fit, observed_scores
 from spcakit.inputs import read_missing
 from spcakit.inputs.datasets import planted_support
-from spcakit.model import Model
+from spcakit.workflows.model import Model
 
 PLANTED = planted_support(300, 40, [5, 5], [4.0, 3.0], seed=1).matrix
 

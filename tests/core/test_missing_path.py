@@ -1,8 +1,8 @@
 """Paths and targets of data with missing values: ``spcakit.path(..., missing=)``, ``spcakit.target_k(...,
 missing=)`` and ``spcakit path --missing`` (issue 28's remainder).
 
-Each level is fitted by the EM of :mod:`spcakit.imputation`, warm started from the completed data the previous
-level's EM left (:class:`spcakit.paths.sweep.WarmEM`). The data: ``planted_support(300, 40, [5, 5], [4.0, 3.0])``
+Each level is fitted by the EM of :mod:`spcakit.workflows.imputation`, warm started from the completed data the previous
+level's EM left (:class:`spcakit.workflows.paths.sweep.WarmEM`). The data: ``planted_support(300, 40, [5, 5], [4.0, 3.0])``
 (two disjoint planted supports of 5 variables, variables 0-4 and 5-9) with 10 % of the entries missing completely
 at random. No tolerance is needed for the supports (sets of indices) nor for the complete data (bit for bit: the
 same code path as before the option, so equal arrays, not close ones); CPEV ratios are compared with fixed
@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidParameterError, MissingValuesError, MissingValueWarning
+from spcakit.core.errors import InvalidParameterError, MissingValuesError, MissingValueWarning
 from spcakit.inputs.datasets import planted_support
 
 runner = CliRunner()

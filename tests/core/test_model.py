@@ -1,4 +1,4 @@
-"""spcakit.model: the model file of ``spcakit run --save-model`` and ``spcakit transform``.
+"""spcakit.workflows.model: the model file of ``spcakit run --save-model`` and ``spcakit transform``.
 
 The scores of ``spcakit transform`` are compared with ``spcakit.SparsePCA.transform``
 on the breast-cancer data (569 x 30, scikit-learn's copy): train on the first 400 rows,
@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpecError
-from spcakit.model import FORMAT_VERSION, Model, regression_map
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpecError
+from spcakit.workflows.model import FORMAT_VERSION, Model, regression_map
 
 runner = CliRunner()
 TRAIN_ROWS = 400
@@ -286,7 +286,7 @@ def test_sparse_data_are_scored_without_densifying(files: dict[str, Path], table
 
 def test_missing_values_are_scored_from_the_observed_entries(files: dict[str, Path], table: np.ndarray) -> None:
     # (refused until missing values were supported, issue 28: a row with NaN is now scored from its observed
-    # entries by least squares, spcakit.imputation.observed_scores; infinite entries stay refused)
+    # entries by least squares, spcakit.workflows.imputation.observed_scores; infinite entries stay refused)
     rows = table[80:].copy()
     rows[4, 2] = np.nan
     model = Model.load(files["model"])

@@ -14,16 +14,11 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.composition import (
-    configure,
-    is_nonnegative,
-    methods_taking_nonnegative,
-    with_nonnegative,
-)
-from spcakit.errors import InvalidParameterError
-from spcakit.model import Model
-from spcakit.plugins import get_registry
-from spcakit.specs import MethodSpec
+from spcakit.workflows.configure import configure, is_nonnegative, methods_taking_nonnegative, with_nonnegative
+from spcakit.core.errors import InvalidParameterError
+from spcakit.workflows.model import Model
+from spcakit.core.plugins import get_registry
+from spcakit.core.specs import MethodSpec
 
 runner = CliRunner()
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.output import check_output, write_output
+from spcakit.output.files import check_output, write_output
 
 
 def invoke(*args: str):

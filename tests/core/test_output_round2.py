@@ -2,7 +2,7 @@
 
 The console script runs in a child process where the standard output itself is under test (an encoding
 that cannot hold the names, a full device, a closed descriptor); the pieces it is made of are tested here
-directly: :class:`~spcakit.output.GuardedStdout`, :func:`~spcakit.output.json_value` and the rule for
+directly: :class:`~spcakit.output.files.GuardedStdout`, :func:`~spcakit.output.files.json_value` and the rule for
 write-protected files.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spcakit.output import GuardedStdout, NotJsonError, OutputError, check_output, json_value, write_output
+from spcakit.output.files import GuardedStdout, NotJsonError, OutputError, check_output, json_value, write_output
 
 GREEK = ("α", "β", "γ", "δ")
 
@@ -209,7 +209,7 @@ def test_a_figure_of_too_many_pixels_is_refused_before_it_is_rendered(path_json,
 def test_the_pixel_rule_holds_in_the_api_too(tmp_path):
     pytest.importorskip("matplotlib")
     from spcakit import plotting
-    from spcakit.errors import InvalidParameterError
+    from spcakit.core.errors import InvalidParameterError
 
     figure = plotting.plot_tradeoff([1, 2, 3], [0.2, 0.3, 0.4], ceiling=0.5)
     with pytest.raises(InvalidParameterError, match=r"the figure would be [\d,]+ x [\d,]+ pixels"):

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidDataError, InvalidParameterError
+from spcakit.core.errors import InvalidDataError, InvalidParameterError
 from spcakit.inputs.datasets import pitprops
 from spcakit.inputs.dense import Covariance
 

@@ -1,4 +1,4 @@
-"""spcakit.paths: the trade-off path over sparsity levels, sparsity targets, ``spcakit path`` and
+"""spcakit.workflows.paths: the trade-off path over sparsity levels, sparsity targets, ``spcakit path`` and
 ``spcakit run --target-sparsity/--target-cpev``.
 
 The ceiling is checked against NumPy's eigenvalues, never against the code under test; the
@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops, planted_support, zou_covariance
-from spcakit.errors import InvalidParameterError
-from spcakit.paths import (
+from spcakit.core.errors import InvalidParameterError
+from spcakit.workflows.paths import (
     AUTO, CPEV_RTOL, MAX_AUTO_LEVELS, auto_levels, k_for_sparsity, parse_k_levels, parse_lam_levels, path,
     smallest_reaching, target_k,
 )  # fmt: skip

@@ -1,6 +1,6 @@
 """spcakit.plotting: the four plots as images (size, not blank, colours where the data say), byte-stable
 SVG/PDF, atomic and suffix-checked saving, no pyplot and no matplotlib at import, and the Fig. 1 plots of
-the ``sweep`` experiments (spcakit.reproduce.sweeps, ``spcakit reproduce encoders-fig1-NAME --out``) drawn by it."""
+the ``sweep`` experiments (spcakit.workflows.reproduce.sweeps, ``spcakit reproduce encoders-fig1-NAME --out``) drawn by it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.errors import InvalidDataError, InvalidParameterError, SpcakitError
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpcakitError
 
 mpl = pytest.importorskip("matplotlib")
 from matplotlib.image import imread  # noqa: E402
@@ -334,7 +334,7 @@ print("ok")
 
 # -- Fig. 1 of the encoders paper, drawn by this module ------------------------------------------------
 def test_figure1_outputs_regenerate_with_a_matplotlib_svg(tmp_path):
-    from spcakit.reproduce import load_experiment, sweeps
+    from spcakit.workflows.reproduce import load_experiment, sweeps
 
     spec = load_experiment("encoders-fig1-pitprops")
     outcome = sweeps.run_sweep(spec, sparsities=[2, 3], root=REPO)
@@ -367,7 +367,7 @@ def test_no_svg_in_the_docs_is_written_by_hand():
 @pytest.mark.parametrize("dataset", ["pitprops", "lymphoma", "colon"])
 def test_the_committed_figure1_plots_are_what_the_script_draws_from_the_committed_data(tmp_path, dataset):
     """Byte for byte, when this matplotlib is the one that drew them (other versions draw slightly differently)."""
-    from spcakit.reproduce import load_experiment, sweeps
+    from spcakit.workflows.reproduce import load_experiment, sweeps
 
     committed = REPO / "docs" / "figures" / f"encoders-fig1-{dataset}.svg"
     if f"<dc:title>Matplotlib v{mpl.__version__},".encode() not in committed.read_bytes():

@@ -4,7 +4,7 @@
 The rule for metrics: a metric that raises, or returns what JSON cannot hold, is left out of the result
 with a warning naming it and its plugin (the fit is never lost to a metric); a NaN or infinite value is
 recorded as ``null``, also with a warning; a set becomes a sorted list. A part's bug outside the drivers is a
-:class:`~spcakit.errors.PartFailure` naming the part and its plugin. A plugin whose hooks misuse ``register``
+:class:`~spcakit.core.errors.PartFailure` naming the part and its plugin. A plugin whose hooks misuse ``register``
 (or return what they should register) fails to load, named, and every other plugin keeps working.
 """
 
@@ -21,9 +21,9 @@ import pytest
 
 import spcakit
 from spcakit import cli
-from spcakit.errors import PartFailure
-from spcakit.metrics import Metric, MetricWarning
-from spcakit.plugins import PluginSession, get_session
+from spcakit.core.errors import PartFailure
+from spcakit.core.protocols import Metric, MetricWarning
+from spcakit.core.plugins import PluginSession, get_session
 
 X = np.random.default_rng(29).standard_normal((40, 6))
 
@@ -320,7 +320,7 @@ def test_specs_that_cannot_be_resolved_cost_their_methods_only(part_plugin):
      r"on_step must be a function, called as on_step\(component, n_components, iteration\), or None; got 5 \(int\)"),
     (lambda: spcakit.fit(X, "spcart", r="2"), r"r \(number of loadings\) must be a positive integer; got '2'"),
     (lambda: spcakit.fit(X, "spcart", center="no"), "center must be True or False; got 'no'"),
-    (lambda: spcakit.fit(X, "spcart", registry={}), "registry must be a spcakit.registry.Registry"),
+    (lambda: spcakit.fit(X, "spcart", registry={}), "registry must be a spcakit.core.registry.Registry"),
     (lambda: spcakit.path(X, "spcart", r=1, k="1:3", on_level=1), r"on_level must be a function, called as on_level"),
     (lambda: spcakit.path(X, "spcart", r=1, k="1:3", on_step="x"), "on_step must be a function"),
     (lambda: spcakit.cross_validate(X, "spcart", k="1:3", drop=3), r"drop takes column names: a name or a list of names"),
@@ -333,9 +333,9 @@ def test_api_arguments_are_checked_at_the_entry(call, message, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("the data were read before the arguments were checked")
 
-    import spcakit.imputation
+    import spcakit.workflows.imputation
 
-    for module in (spcakit.imputation, spcakit.paths.sweep, spcakit.cv.search):  # fit and path read by read_input
+    for module in (spcakit.workflows.imputation, spcakit.workflows.paths.sweep, spcakit.workflows.cv.search):  # fit and path read by read_input
         monkeypatch.setattr(module, "as_problem", no_work)
     with pytest.raises(spcakit.InvalidParameterError, match=message):
         call()
@@ -352,7 +352,7 @@ def test_valid_names_of_every_kind_are_still_taken():
 
 # -- round 2 leftovers -----------------------------------------------------------------------------------------
 def test_a_metric_left_out_is_recorded_in_the_result_warnings_too():
-    from spcakit.state import IssuedWarning
+    from spcakit.core.records import IssuedWarning
 
     with plugged(MetricPlugin(METRICS["raises"], METRICS["nan"]), "contain-metrics"), \
             warnings.catch_warnings(record=True) as caught:
@@ -367,8 +367,8 @@ def test_a_metric_left_out_is_recorded_in_the_result_warnings_too():
 
 
 def test_an_experiment_check_names_a_truncator_whose_check_fails(part_plugin, tmp_path):
-    from spcakit.reproduce.tables import check_experiment
-    from spcakit.specs import load_experiment_spec
+    from spcakit.workflows.reproduce.tables import check_experiment
+    from spcakit.workflows.reproduce.experiment_specs import load_experiment_spec
 
     path = tmp_path / "e.toml"
     path.write_text('name = "e"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\ncolumns = ["nz"]\n\n'

@@ -16,16 +16,16 @@ import textwrap
 import pytest
 
 import spcakit
-from spcakit.errors import UnknownNameError
-from spcakit.plugins import PluginSession, get_session
-from spcakit import core_plugin
+from spcakit.core.errors import UnknownNameError
+from spcakit.core.plugins import PluginSession, get_session
+from spcakit.parts import plugin as core_plugin
 
 BUILT_IN = ("spcart", "deflation", "subspace", "encoders", "fspca")
 
 #: Runs every registered method on Pitprops (r = 2) and prints what happened, as JSON.
 PROBE = textwrap.dedent("""
     import json, spcakit
-    from spcakit.plugins import get_registry, get_session
+    from spcakit.core.plugins import get_registry, get_session
     from spcakit.testing import EXAMPLE_LAMBDAS as lam
     registry = get_registry()
     out = {"refused": get_session().refused(), "runs": {}}

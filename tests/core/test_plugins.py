@@ -25,10 +25,11 @@ import pytest
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit import core_plugin, hookspecs
+from spcakit.parts import plugin as core_plugin
+from spcakit.core import hookspecs
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
+from spcakit.core.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_PLUGIN = "test-plugin"
@@ -56,7 +57,7 @@ class _TestPlugin:
 
 
 @contextlib.contextmanager
-def registered_test_plugin() -> Iterator[spcakit.plugins.PluginSession]:
+def registered_test_plugin() -> Iterator[spcakit.core.plugins.PluginSession]:
     """Add the test plugin to the global session; always remove it again."""
     session = get_session()
     try:
@@ -68,7 +69,7 @@ def registered_test_plugin() -> Iterator[spcakit.plugins.PluginSession]:
 
 
 @pytest.fixture
-def test_plugin() -> Iterator[spcakit.plugins.PluginSession]:
+def test_plugin() -> Iterator[spcakit.core.plugins.PluginSession]:
     with registered_test_plugin() as session:
         yield session
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.errors import InvalidParameterError
-from spcakit.operators import DenseCovariance, GramCovariance, ProjectionDeflated, RankOneCorrected
-from spcakit.operators.gram import GramFactor
+from spcakit.core.errors import InvalidParameterError
+from spcakit.numerics.operators import DenseCovariance, GramCovariance, ProjectionDeflated, RankOneCorrected
+from spcakit.numerics.operators.gram import GramFactor
 
 PITPROPS = spcakit.datasets.pitprops().matrix
 
@@ -86,7 +86,7 @@ def test_finish_after_must_be_a_non_negative_integer():
 def test_tpower_on_wide_data_reads_the_iterates_rows_alone_and_finds_what_dense_products_find(standardize, monkeypatch, count_calls):
     """A truncated iterate (k of p rows) is multiplied by C through the data's columns on its rows alone, through
     every deflation: the loadings of dense products, found in the same iterations."""
-    from spcakit.operators import OperatorAccess
+    from spcakit.numerics.operators import OperatorAccess
 
     rng = np.random.default_rng(8)
     x = rng.standard_normal((30, 4000)) + 2.0  # 18 rows at most: within ROWS_GATHER_SHARE of 4000, gathered
@@ -111,7 +111,7 @@ def test_the_step_that_confirms_a_finish_reuses_its_product(count_calls):
     x[:, 5:10] += 3.0 * rng.standard_normal((30, 1))
     calls = [count_calls(GramCovariance, "matmat_rows"), count_calls(GramFactor, "full"), count_calls(GramFactor, "outer")]
     result = spcakit.fit(x, "tpower", r=2, k=5, metrics=["pattern"])  # the metrics make a product of their own
-    # every step's product (full or screened, spcakit.operators.screen) but the two confirming steps' (the
+    # every step's product (full or screened, spcakit.numerics.operators.screen) but the two confirming steps' (the
     # deflation's C x is the first finish's product)
     assert sum(call["n"] for call in calls) == result.iterations - 2
     iterated = spcakit.fit(x, "tpower", r=2, k=5, finish_after=0, metrics=["pattern"])
@@ -146,9 +146,9 @@ def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_mad
     within rounding of a fresh product, one pass over the data fewer per deflation, and the loadings are those of a
     product taken again. A run that did not end on a finish (finish_after=0) hands none, and no round sees the
     product of an earlier one. Projection, Hotelling's and Schur's deflations all take it."""
-    from spcakit.state import LOADING_PRODUCT, known_product
+    from spcakit.core.records import LOADING_PRODUCT, known_product
 
-    part = type(spcakit.plugins.get_registry().build("deflator", deflator))
+    part = type(spcakit.core.plugins.get_registry().build("deflator", deflator))
     rng = np.random.default_rng(6)
     x = rng.standard_normal((40, 600))
     x[:, :5] += 4.0 * rng.standard_normal((40, 1))
@@ -182,7 +182,7 @@ def test_the_deflation_takes_the_finishs_product_only_for_the_loading_it_was_mad
 
 
 def test_a_carry_without_a_key_keeps_the_others_and_a_known_product_is_refused_for_an_explicit_covariance():
-    from spcakit.state import LOADING_PRODUCT, Carry, known_product
+    from spcakit.core.records import LOADING_PRODUCT, Carry, known_product
 
     x, product = np.array([1.0, 0.0]), np.array([2.0, 3.0])
     carry = Carry().set("a", 1).set(LOADING_PRODUCT, (x, product))
@@ -198,8 +198,8 @@ def test_the_projection_deflation_keeps_a_unit_loading_and_its_product_without_c
     level, 29 MB over TPower's twenty levels on 100 000 variables, the fit's peak. A loading of another length is
     divided, and either way the operator is the projection of C off the unit loading."""
     from spcakit.parts.deflators import ProjectionDeflation
-    from spcakit.problem import Problem
-    from spcakit.state import LOADING_PRODUCT, Carry
+    from spcakit.inputs.problem import Problem
+    from spcakit.core.records import LOADING_PRODUCT, Carry
 
     rng = np.random.default_rng(2)
     x = rng.standard_normal((30, 8))

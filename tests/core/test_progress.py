@@ -1,4 +1,4 @@
-"""spcakit.progress: reports reach the listener of the enclosing block only, and the command line's progress
+"""spcakit.output.progress: reports reach the listener of the enclosing block only, and the command line's progress
 line draws them on a terminal, a few times a second at most, and not at all otherwise."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import io
 import pytest
 from rich.console import Console
 
-from spcakit import progress
+from spcakit.output import progress
 from spcakit.cli.common import Progress
-from spcakit.progress import Report
+from spcakit.output.progress import Report
 
 
 def test_a_report_without_a_listener_does_nothing():

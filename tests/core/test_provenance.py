@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.operators import DenseCovariance
+from spcakit.numerics.operators import DenseCovariance
 from spcakit.inputs.dense import Covariance
 from spcakit.inputs import as_problem
 from spcakit.inputs.checks import content_sha256
@@ -228,7 +228,7 @@ def test_two_runs_of_the_same_command_give_the_same_json(tmp_path: Path):
 
 def test_a_model_keeps_the_note_of_a_skipped_hash(monkeypatch, tmp_path: Path):
     from spcakit.inputs import checks
-    from spcakit.model import Model
+    from spcakit.workflows.model import Model
 
     x = data()
     monkeypatch.setattr(checks, "HASH_LIMIT", x.nbytes - 1)

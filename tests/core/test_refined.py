@@ -1,4 +1,4 @@
-"""A refiner's report (``spcakit.protocols.Refined``): stored in the result's metrics as ``refiner_<name>``.
+"""A refiner's report (``spcakit.core.protocols.Refined``): stored in the result's metrics as ``refiner_<name>``.
 
 A test plugin registers a refiner that returns its input with a report chosen by its ``kind`` field, and a
 metric whose name a report entry could clash with. The report reaches the metrics, the JSON document, the
@@ -15,9 +15,9 @@ import pytest
 
 import spcakit
 from spcakit.cli import render_text
-from spcakit.errors import PartFailure
-from spcakit.metrics import Metric
-from spcakit.protocols import REPORT_PREFIX, Refined
+from spcakit.core.errors import PartFailure
+from spcakit.core.protocols import Metric
+from spcakit.core.protocols import REPORT_PREFIX, Refined
 
 PLUGIN = "refined-test"
 PART = "test-reporting-refiner"
@@ -55,7 +55,7 @@ class _Plugin:
 
 @pytest.fixture
 def plugin():
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(_Plugin(), PLUGIN)
     try:
         yield session

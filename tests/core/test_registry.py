@@ -8,12 +8,12 @@ from hypothesis import strategies as st
 
 import attrs
 
-from spcakit.errors import DuplicateNameError, InvalidParameterError, SpecError, UnknownNameError
-from spcakit.hookspecs import hookimpl
-from spcakit.plugins import PluginSession, get_registry, get_session
-from spcakit.protocols import BASES, ROLES, part
-from spcakit.registry import Registry
-from spcakit.specs import MethodSpec, PartRef
+from spcakit.core.errors import DuplicateNameError, InvalidParameterError, SpecError, UnknownNameError
+from spcakit.core.hookspecs import hookimpl
+from spcakit.core.plugins import PluginSession, get_registry, get_session
+from spcakit.core.protocols import BASES, ROLES, part
+from spcakit.core.registry import Registry
+from spcakit.core.specs import MethodSpec, PartRef
 from spcakit.parts.stoppers import AnyOf, MaxIterations, RelativeChange
 
 #: The SPCArt paper's methods, registered by the spcart plugin from specs/methods/spcart/.

@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from spcakit.cli import app
-from spcakit.errors import SpecError
-from spcakit.reproduce import list_experiments, load_experiment, run_experiment
+from spcakit.core.errors import SpecError
+from spcakit.workflows.reproduce import list_experiments, load_experiment, run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()

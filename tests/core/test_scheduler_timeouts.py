@@ -22,7 +22,7 @@ import pytest
 
 import spcakit
 from spcakit import cli
-from spcakit.errors import InvalidParameterError
+from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs import clusters
 from spcakit.inputs.dask_arrays import ClusterError, connected, scheduler_address  # re-exported from clusters
 

@@ -1,4 +1,4 @@
-"""Screened products (issue 27, :mod:`spcakit.operators.screen`): a power step followed by a truncation to ``k``
+"""Screened products (issue 27, :mod:`spcakit.numerics.operators.screen`): a power step followed by a truncation to ``k``
 computes :math:`Cw` exactly only where that truncation looks. It must keep exactly the entries the full product's
 truncation keeps, with their values, on every operator kind a power run meets (data, projections by sparse loadings,
 constant columns), and a default TPower fit must give the same loadings with or without it."""
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import ties
-from spcakit.operators import GramCovariance, PaddedCovariance, ProjectionDeflated, gram, screen, sparse_product
+from spcakit.numerics import ties
+from spcakit.numerics.operators import GramCovariance, PaddedCovariance, ProjectionDeflated, gram, screen, sparse_product
 from spcakit.parts.truncators import EnergyTruncation, SparsityTruncation
 
 

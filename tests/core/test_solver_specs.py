@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.errors import SpecError
-from spcakit.plugins import get_registry
-from spcakit.registry import Registry
-from spcakit.specs import MethodSpec, expand_solver
+from spcakit.core.errors import SpecError
+from spcakit.core.plugins import get_registry
+from spcakit.core.registry import Registry
+from spcakit.core.specs import MethodSpec, expand_solver
 
 SOLVER_TABLE = {"name": "g", "driver": "deflation", "initializer": "max-diagonal", "solver": {"name": "greedy"},
                 "deflator": "generalized"}  # fmt: skip

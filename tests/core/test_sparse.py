@@ -13,13 +13,13 @@ import pytest
 sp = pytest.importorskip("scipy.sparse")
 
 import spcakit  # noqa: E402
-from spcakit.errors import InvalidDataError  # noqa: E402
-from spcakit.operators import CenteredSparseGram, densify  # noqa: E402
+from spcakit.core.errors import InvalidDataError  # noqa: E402
+from spcakit.numerics.operators import CenteredSparseGram, densify  # noqa: E402
 from spcakit.inputs import as_problem
 from spcakit.inputs.checks import content_sha256  # noqa: E402
 from spcakit.inputs import sparse as sparse_inputs  # noqa: E402
 from spcakit.inputs.sparse import sparse_content_sha256  # noqa: E402
-from spcakit.operators import canonical_csr  # noqa: E402
+from spcakit.numerics.operators import canonical_csr  # noqa: E402
 
 
 def gaussian_sparse(n: int, p: int, density: float, seed: int = 0, fmt: str = "csr") -> object:
@@ -380,7 +380,7 @@ def test_the_estimator_fits_and_transforms_sparse_data_as_dense():
 @pytest.mark.parametrize("pair_cost", [1e-9, 1e9])  # every block by the sparse product, or densified (syrk)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_the_sparse_gram_matrix_by_either_product(pair_cost, weighted, monkeypatch):
-    from spcakit.operators import sparse as sparse_operators
+    from spcakit.numerics.operators import sparse as sparse_operators
 
     monkeypatch.setattr(sparse_operators, "SPARSE_PAIR_COST", pair_cost)
     monkeypatch.setattr(sparse_operators, "GRAM_DENSE_BLOCK_BYTES", 8 * 25 * 40)  # blocks of 40 rows

@@ -1,7 +1,7 @@
 """One sparsity knob for every method: ``k``, the number of nonzero variables per loading (issue 13, item 3).
 
 ``spcakit.fit(data, method, k=...)``, ``-k``/``--k``/``--param k=...`` and ``SparsePCA(k=...)`` set it;
-each method translates it to its own parameter (:func:`spcakit.composition.set_k`): the parts that hold a
+each method translates it to its own parameter (:func:`spcakit.workflows.configure.set_k`): the parts that hold a
 cardinality declare it (``@part(..., k="field")``), and a method whose own truncation has none may
 declare a ``cardinality`` form in its spec (SPCArt: ``{ truncator = "sparsity" }``, λ = p − k). Methods
 that cannot express a cardinality refuse ``k`` naming those that can.
@@ -18,13 +18,13 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit import InvalidParameterError
-from spcakit.composition import check_k, methods_taking_k, set_k, takes_k
+from spcakit.workflows.configure import check_k, methods_taking_k, set_k, takes_k
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import SpecError
-from spcakit.plugins import get_registry
-from spcakit.protocols import Truncator, part
-from spcakit.registry import Registry
+from spcakit.core.errors import SpecError
+from spcakit.core.plugins import get_registry
+from spcakit.core.protocols import Truncator, part
+from spcakit.core.registry import Registry
 
 P = 13  # Pitprops: 13 variables
 K = 4

@@ -12,12 +12,14 @@ import pytest
 
 import spcakit
 from spcakit import cli
-from spcakit.errors import SpecError
-from spcakit.plugins import PluginSession, get_registry
-from spcakit.registry import Registry
-from spcakit.reproduce import check_experiment, experiment_path, list_experiments, run_experiment
-from spcakit.schema import Int, Invalid, ListOf, OneOf, Str, Table, TableOf, Field, format_path, validate
-from spcakit.specs import MethodSpec, load_experiment_spec, load_method_spec, read_toml, specs_root
+from spcakit.core.errors import SpecError
+from spcakit.core.plugins import PluginSession, get_registry
+from spcakit.core.registry import Registry
+from spcakit.workflows.reproduce import check_experiment, experiment_path, list_experiments, run_experiment
+from spcakit.core.schema import Int, Invalid, ListOf, OneOf, Str, Table, TableOf, Field, format_path, validate
+from spcakit.core.specs import MethodSpec, load_method_spec, read_toml
+from spcakit.workflows.reproduce.experiment_specs import load_experiment_spec
+from spcakit.workflows.reproduce.common import specs_root
 
 # A valid experiment (pitprops, two rows); each case below changes one thing in it.
 EXPERIMENT = """\

@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidDataError, InvalidParameterError
-from spcakit.operators import DenseCovariance
+from spcakit.core.errors import InvalidDataError, InvalidParameterError
+from spcakit.numerics.operators import DenseCovariance
 from spcakit.inputs.dense import Covariance
-from spcakit.problem import Problem
+from spcakit.inputs.problem import Problem
 from spcakit.inputs import as_problem
 
 EPS = np.finfo(float).eps
@@ -149,7 +149,7 @@ def test_building_the_problem_copies_no_data_and_the_centred_copy_is_made_on_fir
     4 MiB buffer and a 10 x 10 Gram matrix); the centred (scaled) copy is made, once, when a part reads
     ``problem.data``, and equals what the covariance was formed from."""
     from spcakit.inputs.checks import BLOCK_BYTES
-    from spcakit.problem import DeferredData
+    from spcakit.inputs.problem import DeferredData
 
     x = np.random.default_rng(0).standard_normal((400_000, 10)) * np.arange(1, 11) + 5.0
     for center, standardize in ((True, True), (False, True), (True, False)):

@@ -1,4 +1,4 @@
-"""The threshold bound (spcakit.bounds.threshold_bound; spcakit.thresholding): never below the optimum.
+"""The threshold bound (spcakit.analysis.bounds.threshold_bound; spcakit.numerics.thresholding): never below the optimum.
 
 Any rho >= 0 gives a valid bound, so the tests draw rho freely as well as take the default grid, and compare
 with brute force (every support of the cardinality: spcakit.testing.brute_force_optimum, support_values) on
@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.bounds import (
+from spcakit.analysis.bounds import (
     RELAXATIONS,
     THRESHOLD_LIMIT,
     component_bounds,
@@ -32,9 +32,9 @@ from spcakit.bounds import (
     sparse_variance_bound,
     threshold_bound,
 )
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
-from spcakit import thresholding
-from spcakit.thresholding import (COMPONENT_SIZE, spectral_knapsack, threshold_knapsack, thresholded_blocks,
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.numerics import thresholding
+from spcakit.numerics.thresholding import (COMPONENT_SIZE, spectral_knapsack, threshold_knapsack, thresholded_blocks,
                                   thresholded_spectrum)
 from spcakit.testing import brute_force_optimum, left_by, reference_rounding, support_values
 from spcakit.testing import strategies as sps
@@ -118,10 +118,10 @@ def test_a_block_whose_top_eigenvalue_is_repeated_gets_all_its_leading_pairs(p):
 @pytest.mark.parametrize("p, count", [(15, 1), (150, 16), (300, 16)])
 @pytest.mark.parametrize("vectors", [True, False])
 def test_the_subset_eigensolver_gives_every_pair_asked_for(p, count, vectors):
-    """``spcakit.linalg.leading_subset``, the one subset solve behind the eigen policy, FSPCA and the thresholded
+    """``spcakit.numerics.linalg.leading_subset``, the one subset solve behind the eigen policy, FSPCA and the thresholded
     blocks: on an equicorrelated matrix whose top eigenvalue repeats p - 1 times, where LAPACK's subset driver
     returned fewer pairs (none for one pair of 15), all ``count`` come back, ascending, with valid vectors."""
-    from spcakit.linalg import leading_subset
+    from spcakit.numerics.linalg import leading_subset
 
     c = np.full((p, p), -1.0 / (p - 1))
     np.fill_diagonal(c, 1.0)

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidDataError, InvalidParameterError, MissingValueWarning
+from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValueWarning
 from spcakit.inputs.datasets import planted_support
 
 runner = CliRunner()

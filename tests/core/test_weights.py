@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
-from spcakit.model import Model
+from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
+from spcakit.workflows.model import Model
 
 TOL = 1e-10
 

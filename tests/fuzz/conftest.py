@@ -16,7 +16,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
-import spcakit.plugins
+import spcakit.core.plugins
 from spcakit import cli
 
 EXAMPLES = int(os.environ.get("SPCAKIT_FUZZ_EXAMPLES", "0"))
@@ -32,7 +32,7 @@ FUZZ = settings(
 @contextlib.contextmanager
 def installed(plugin: object, name: str) -> Iterator[None]:
     """``plugin`` loaded into the plugin session under ``name`` while the block runs, removed after it."""
-    session = spcakit.plugins.get_session()
+    session = spcakit.core.plugins.get_session()
     session.add(plugin, name)
     try:
         yield

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.errors import PartFailure, SpcakitError
+from spcakit.core.errors import PartFailure, SpcakitError
 
 from .conftest import FUZZ, assert_contract, installed, invoke
 

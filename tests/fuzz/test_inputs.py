@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import spcakit
-from spcakit.errors import SpcakitError
+from spcakit.core.errors import SpcakitError
 
 from .conftest import FUZZ, assert_contract, digest, invoke
 

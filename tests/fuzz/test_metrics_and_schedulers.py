@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.errors import InvalidParameterError
-from spcakit.metrics import Metric
+from spcakit.core.errors import InvalidParameterError
+from spcakit.core.protocols import Metric
 
 from .conftest import EXAMPLES, FUZZ, assert_contract, installed, invoke
 

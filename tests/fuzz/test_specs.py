@@ -12,9 +12,9 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spcakit.errors import SpcakitError
-from spcakit.registry import Registry
-from spcakit.specs import load_method_spec
+from spcakit.core.errors import SpcakitError
+from spcakit.core.registry import Registry
+from spcakit.core.specs import load_method_spec
 
 from .conftest import FUZZ, assert_contract, invoke
 

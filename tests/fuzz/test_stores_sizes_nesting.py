@@ -19,8 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spcakit.errors import InvalidDataError
-from spcakit.inputs import documents, limits
+from spcakit.core.errors import InvalidDataError
+from spcakit.core import documents
+from spcakit.inputs import limits
 
 from .conftest import EXAMPLES, FUZZ, assert_contract, invoke
 

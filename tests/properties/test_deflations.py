@@ -16,7 +16,7 @@ deflated in sequence exactly as the deflation driver does (``previous`` holds
 the loadings so far, ``x`` last; the run's carry goes from each round to the
 next). Every cross is shown failing on the paper's own examples. Tolerances
 are relative to the scale of :math:`A_0`. Generalized deflation keeps its
-:math:`Q` (:math:`B = I - QQ^\top`) in the carry, under :data:`spcakit.state.CONSTRAINT`.
+:math:`Q` (:math:`B = I - QQ^\top`) in the carry, under :data:`spcakit.core.records.CONSTRAINT`.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.operators import DenseCovariance, GramCovariance, densify
-from spcakit.problem import Problem
+from spcakit.numerics.operators import DenseCovariance, GramCovariance, densify
+from spcakit.inputs.problem import Problem
 from spcakit.inputs.dense import covariance_problem, data_problem
-from spcakit.protocols import Deflator
-from spcakit.state import CONSTRAINT, Carry, constraint_matmat, constraint_submatrix
+from spcakit.core.protocols import Deflator
+from spcakit.core.records import CONSTRAINT, Carry, constraint_matmat, constraint_submatrix
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_deflator_contract
 

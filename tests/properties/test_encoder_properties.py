@@ -31,10 +31,10 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.inputs.datasets import square_root
-from spcakit.metrics import compute_metrics
-from spcakit.operators import DenseCovariance, GramCovariance
-from spcakit.problem import Problem
-from spcakit.state import Carry
+from spcakit.analysis.metrics import compute_metrics
+from spcakit.numerics.operators import DenseCovariance, GramCovariance
+from spcakit.inputs.problem import Problem
+from spcakit.core.records import Carry
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_deflator_contract, check_initializer_contract
 from spcakit_encoders.carry import FEATURES_FOUND, features_found
@@ -98,7 +98,7 @@ def encoder_cases(draw, k_max: int = 3):
 
 def select(name: str, x: np.ndarray, k: int, r: int, seed: int = 0) -> list[int]:
     problem = spcakit.as_problem(x, center=False)
-    part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(name, {"sparsity": r}))
+    part = spcakit.get_registry().build("initializer", spcakit.core.specs.PartRef(name, {"sparsity": r}))
     carry = part.prepare(problem, k, np.random.default_rng(seed), Carry())
     x0 = part(problem, k, np.random.default_rng(seed), carry)
     return [int(j) for j in np.flatnonzero(np.any(x0 != 0, axis=1))]
@@ -140,7 +140,7 @@ def test_dual_set_selection_meets_theorem_6i(case):
 def test_selectors_keep_the_initializer_contract(case, selector):
     x, k, r = case
     problem = spcakit.as_problem(x, center=False)
-    part = spcakit.get_registry().build("initializer", spcakit.specs.PartRef(selector, {"sparsity": r}))
+    part = spcakit.get_registry().build("initializer", spcakit.core.specs.PartRef(selector, {"sparsity": r}))
     x0 = check_initializer_contract(part, problem, k)  # prepare, then the start, as the drivers call them
     assert np.count_nonzero(np.any(x0 != 0, axis=1)) == r
 

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.operators import DenseCovariance, GramCovariance
+from spcakit.numerics.operators import DenseCovariance, GramCovariance
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_truncator_contract
 from spcakit_fspca import algorithms as alg

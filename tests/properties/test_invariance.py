@@ -10,7 +10,7 @@
   std, with the sample std, by ``np.corrcoef``, and as its covariance rescaled
   to unit diagonal gives the same supports and CPEV (to 1e-9). The variances
   are then all equal up to rounding, so the decisions that rank variables are
-  made by the tie rule of :mod:`spcakit.ties`, not by rounding noise.
+  made by the tie rule of :mod:`spcakit.numerics.ties`, not by rounding noise.
 
 Every method of the registry is checked, with the parameters it needs
 (:data:`PARAMETERS`); a method added without an entry there fails
@@ -36,9 +36,9 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.inputs.datasets import pitprops, zou_covariance
-from spcakit.errors import SpcakitError
-from spcakit.plugins import get_registry
-from spcakit.specs import PartRef
+from spcakit.core.errors import SpcakitError
+from spcakit.core.plugins import get_registry
+from spcakit.core.specs import PartRef
 from spcakit.testing import strategies as sps
 
 EXAMPLES = 50
@@ -346,7 +346,7 @@ def test_four_standardisations_give_the_same_supports_and_cpev(name):
             assert result.metrics["cpev"] == pytest.approx(first.metrics["cpev"], rel=0, abs=1e-9), (name, label, way)
 
 
-# -- the tie rule itself (spcakit.ties) -------------------------------------------------------
+# -- the tie rule itself (spcakit.numerics.ties) -------------------------------------------------------
 def _scores(values: list[float], noise_seed: int) -> np.ndarray:
     """Scores with exact repeats, perturbed by rounding-level noise (ties that bit noise would break)."""
     s = np.asarray(values, dtype=float)
@@ -361,7 +361,7 @@ TIE_SCORES = st.lists(st.integers(-40, 40).map(lambda i: i / 8), min_size=1, max
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(values=TIE_SCORES, noise=st.integers(0, 2**16), scale=st.floats(-6, 6), data=st.data())
 def test_ties_rank_like_an_exact_sort_with_ties_to_the_smaller_index(values, noise, scale, data):
-    from spcakit import ties
+    from spcakit.numerics import ties
 
     exact = np.asarray(values, dtype=float)
     s = _scores(values, noise) * 10.0**scale
@@ -383,7 +383,7 @@ def test_ties_rank_like_an_exact_sort_with_ties_to_the_smaller_index(values, noi
 def test_kth_and_next_largest_equal_a_sort_whatever_the_branch(shape, k, repeats, seed):
     """The ``k``-th and ``(k+1)``-th largest score of each row, by whole partition (few scores in all), by slabs
     (more, short rows) or by a sampled band (long rows, large ``k``): the same numbers as a sort, ties included."""
-    from spcakit import ties
+    from spcakit.numerics import ties
 
     c, p = shape
     k = min(k, p - 1)

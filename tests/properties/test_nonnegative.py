@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.composition import methods_taking_nonnegative, takes_k
-from spcakit.errors import ZeroLoadingError
+from spcakit.workflows.configure import methods_taking_nonnegative, takes_k
+from spcakit.core.errors import ZeroLoadingError
 from spcakit.parts import truncators as tr
 from spcakit.parts.nonnegative import NonNegative, truncate_nonnegative
-from spcakit.plugins import get_registry
+from spcakit.core.plugins import get_registry
 from spcakit.testing import EXAMPLE_LAMBDAS
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import check_truncator_contract

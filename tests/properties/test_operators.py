@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from spcakit.state import Carry
-from spcakit.operators import (
+from spcakit.core.records import Carry
+from spcakit.numerics.operators import (
     DENSE_EIGEN_LIMIT,
     CovarianceOperator,
     DenseCovariance,
@@ -170,7 +170,7 @@ def sparse_unit_vector(p: int, seed: int, nonzeros: int) -> np.ndarray:
 @given(base_operators(), sps.seeds(), st.integers(0, 20), st.integers(0, 20))
 def test_projection_deflated_matches_its_formula(base, seed, first_nonzeros, second_nonzeros):
     """One and two projections, by dense or sparse unit vectors: a vector with at most half its entries nonzero
-    takes its base product from those rows alone (:func:`spcakit.operators.sparse_product`), the same numbers."""
+    takes its base product from those rows alone (:func:`spcakit.numerics.operators.sparse_product`), the same numbers."""
     op, c = base
     p = c.shape[0]
     x = unit_vector(p, seed) if first_nonzeros == 0 else sparse_unit_vector(p, seed, first_nonzeros)
@@ -420,7 +420,7 @@ def test_centring_and_scaling_gram_products_match_the_centred_copy(case, offset,
     few rows (the power methods' step on a truncated iterate: its columns gathered, or a whole product, as
     ROWS_GATHER_SHARE decides), columns, and the eigenpairs of the small Gram matrix when n < p (mapped back
     through B^T)."""
-    from spcakit.operators import gram
+    from spcakit.numerics.operators import gram
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gram, "ROWS_GATHER_SHARE", gather)

@@ -15,12 +15,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit.api import build_parts
-from spcakit.composition import configure
-from spcakit.drivers import DeflationDriver
-from spcakit.errors import InvalidParameterError
-from spcakit.plugins import get_registry
-from spcakit.state import Carry
+from spcakit.core.run import build_parts
+from spcakit.workflows.configure import configure
+from spcakit.core.drivers import DeflationDriver
+from spcakit.core.errors import InvalidParameterError
+from spcakit.core.plugins import get_registry
+from spcakit.core.records import Carry
 from spcakit.testing import strategies as sps
 from spcakit.parts import truncators as tr
 from spcakit_subspace import bounds

@@ -23,7 +23,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from spcakit.metrics import cpev
+from spcakit.analysis.metrics import cpev
 from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.testing import strategies as sps
 from spcakit_deflation.swap import KEEP_RTOL, SupportSwap

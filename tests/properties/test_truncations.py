@@ -4,7 +4,7 @@ Hu, Pan, Wang & Wu, *Sparse PCA via Rotation and Truncation*: hard (T-l0),
 soft (T-l1), sparsity (T-sp), energy (T-en) and GPower's l0-penalty
 truncations, in the relative and absolute forms, checked against their
 definitions, the optimisation problems they solve, and the bounds of
-Propositions 6-11 and Corollary 9 (through :mod:`spcakit.metrics`).
+Propositions 6-11 and Corollary 9 (through :mod:`spcakit.analysis.metrics`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from spcakit import metrics, ties
-from spcakit.state import unit_columns as normalize_columns
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
-from spcakit.plugins import get_registry
+from spcakit.analysis import metrics
+
+from spcakit.numerics import ties
+from spcakit.core.records import unit_columns as normalize_columns
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.core.plugins import get_registry
 from spcakit_spcart import bounds as spcart_bounds
 from spcakit.testing import strategies as sps
 from spcakit.testing.contracts import ContractViolation, check_truncator_contract
@@ -311,7 +313,7 @@ def test_energy_truncation_removes_a_maximal_set_within_the_budget(z, lam):
     removed = float(np.sum(z[zeroed] ** 2)) / total
     assert removed <= lam + 1e-9, "more than lambda of the energy was removed"
     assert kept.any()
-    # the removed entries are the smallest ones (magnitudes tied within spcakit.ties.RTOL go by the tie rule) ...
+    # the removed entries are the smallest ones (magnitudes tied within spcakit.numerics.ties.RTOL go by the tie rule) ...
     if zeroed.any():
         assert np.abs(z[zeroed]).max() <= np.abs(z[kept]).min() * (1 + ties.RTOL)
     # ... and the set is maximal: adding the next smallest entry would exceed lambda
@@ -717,7 +719,7 @@ def test_sparsity_mask_is_laid_out_as_z_and_keeps_the_same_entries_in_either_lay
 
 
 def test_sparsity_mask_through_the_band_is_the_same_in_either_layout():
-    # long columns and a large k go through the band selection (spcakit.ties); one column tied at its boundary
+    # long columns and a large k go through the band selection (spcakit.numerics.ties); one column tied at its boundary
     rng = np.random.default_rng(5)
     p, r, k = ties.BAND_MIN_SCORES + 100, 3, 2000
     z = rng.standard_normal((p, r))

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from spcakit.reproduce import load_experiment
-from spcakit.reproduce.sweeps import point, run_sweep
+from spcakit.workflows.reproduce import load_experiment
+from spcakit.workflows.reproduce.sweeps import point, run_sweep
 
 pytestmark = pytest.mark.reproduction
 

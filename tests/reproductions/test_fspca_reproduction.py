@@ -15,8 +15,8 @@ import os
 import numpy as np
 import pytest
 
-from spcakit.reproduce import load_experiment
-from spcakit.reproduce.studies import run_curve, run_realizations, run_traces
+from spcakit.workflows.reproduce import load_experiment
+from spcakit.workflows.reproduce.studies import run_curve, run_realizations, run_traces
 
 pytestmark = pytest.mark.reproduction
 FULL = os.environ.get("SPCAKIT_FULL") == "1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spcakit.reproduce import run_experiment
+from spcakit.workflows.reproduce import run_experiment
 
 pytestmark = pytest.mark.reproduction
 

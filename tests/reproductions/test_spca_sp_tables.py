@@ -9,9 +9,9 @@ import pytest
 
 import spcakit
 from spcakit.inputs.datasets import pitprops, square_root
-from spcakit.metrics import cpev
-from spcakit.operators import DenseCovariance
-from spcakit.reproduce import run_experiment
+from spcakit.analysis.metrics import cpev
+from spcakit.numerics.operators import DenseCovariance
+from spcakit.workflows.reproduce import run_experiment
 
 pytestmark = pytest.mark.reproduction
 SEEDS = 200 if os.environ.get("SPCAKIT_FULL") == "1" else 40

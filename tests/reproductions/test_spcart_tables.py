@@ -13,7 +13,7 @@ import pytest
 
 import spcakit
 from spcakit.inputs.datasets import pitprops, zou_covariance
-from spcakit.reproduce import run_experiment
+from spcakit.workflows.reproduce import run_experiment
 
 pytestmark = pytest.mark.reproduction
 

@@ -20,8 +20,15 @@ import math
 import attrs
 import numpy as np
 
-import spcakit
-from spcakit.validators import number, optional, refuse_zeroed_columns, to_float
+from spcakit.plugin_api import (
+    Truncator,
+    hookimpl,
+    number,
+    optional,
+    part,
+    refuse_zeroed_columns,
+    to_float,
+)
 
 PAPER = "Gao, Bruce - WaveShrink with firm shrinkage (Statistica Sinica 7, 1997)"
 
@@ -46,8 +53,8 @@ def relative_firm_threshold(z: np.ndarray, lower: float, upper: float) -> np.nda
     return np.where(np.abs(unit) > upper, matrix, norms * firm_threshold(unit, lower, upper)).reshape(np.shape(z))
 
 
-@spcakit.part("firm", paper=PAPER, lam="threshold")
-class FirmThreshold(spcakit.Truncator):
+@part("firm", paper=PAPER, lam="threshold")
+class FirmThreshold(Truncator):
     """firm thresholding (Gao & Bruce 1997): 0 below lambda1, unchanged above lambda2 = ratio*lambda1, linear in between; lambda1 in [0,1) (default 1/sqrt(p)), ratio > 1 (default 2)"""
 
     threshold: float | None = attrs.field(default=None, converter=to_float, validator=optional(
@@ -67,6 +74,6 @@ class FirmThreshold(spcakit.Truncator):
         return refuse_zeroed_columns(relative_firm_threshold(z, lower, upper), z, "firm thresholding", hint)
 
 
-@spcakit.hookimpl
+@hookimpl
 def spcakit_register_parts(register):
     register(FirmThreshold)

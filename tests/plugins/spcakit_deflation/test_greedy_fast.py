@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.inputs.datasets import pitprops, zou_covariance
-from spcakit.errors import InvalidParameterError
+from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs.dense import covariance_problem, data_problem
-from spcakit.state import CONSTRAINT, Carry, constraint_submatrix
+from spcakit.core.records import CONSTRAINT, Carry, constraint_submatrix
 from spcakit.testing import strategies as sps
 from spcakit_deflation.solvers import (
     GreedySolver,

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit import ties
-from spcakit.errors import InvalidParameterError
+from spcakit.numerics import ties
+from spcakit.core.errors import InvalidParameterError
 from spcakit.testing import strategies as sps
 from spcakit_deflation.portfolio import BEST_PAIR_LIMIT, MEMBERS, PortfolioUpdater, member_runs
 from spcakit_deflation.solvers import BACKWARD_LIMIT
@@ -41,7 +41,7 @@ def test_auto_reaches_at_least_every_member_alone_and_refined(data):
     k = data.draw(st.integers(1, p))
     auto = spcakit.fit(matrix, "auto", r=r, k=k, covariance=covariance, metrics=["cpev", "nz"])
     members = _member_cpevs(matrix, r, k, covariance)
-    # members within the tie tolerance of spcakit.ties (1e-10, relative) tie, and the earlier one is kept
+    # members within the tie tolerance of spcakit.numerics.ties (1e-10, relative) tie, and the earlier one is kept
     assert auto.metrics["cpev"] >= max(members.values()) * (1 - ties.RTOL), (auto.metrics["cpev"], members)
     assert np.all(np.count_nonzero(auto.loadings, axis=0) <= k)
     np.testing.assert_allclose(np.linalg.norm(auto.loadings, axis=0), 1.0, atol=1e-12)

@@ -27,11 +27,11 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import InvalidParameterError
-from spcakit.metrics import compute_metrics
-from spcakit.operators import DenseCovariance, GramCovariance
+from spcakit.core.errors import InvalidParameterError
+from spcakit.analysis.metrics import compute_metrics
+from spcakit.numerics.operators import DenseCovariance, GramCovariance
 from spcakit.inputs.dense import covariance_problem, data_problem
-from spcakit.state import CONSTRAINT, Carry
+from spcakit.core.records import CONSTRAINT, Carry
 from spcakit.testing import strategies as sps
 from spcakit_deflation.solvers import ENUMERATED_KEY, EXHAUSTIVE_LIMIT, generalized_top
 
@@ -260,7 +260,7 @@ def test_exhaustive_refuses_large_problems():
 @pytest.mark.parametrize("method", ["greedy", "exhaustive"])
 def test_greedy_and_exhaustive_need_k_and_fit_gives_the_default(method):
     c = spcakit.Covariance(pitprops().matrix)
-    result = spcakit.fit(c, method, r=1)  # no k: spcakit.composition.default_k, ceil(sqrt(13)) = 4
+    result = spcakit.fit(c, method, r=1)  # no k: spcakit.workflows.configure.default_k, ceil(sqrt(13)) = 4
     assert result.spec["default_k"] == {"k": 4, "rule": "ceil(sqrt(p))"} and result.spec["updater"]["k"] == 4
     assert np.count_nonzero(result.loadings) == 4
     with pytest.raises(InvalidParameterError, match="cardinality"):
@@ -467,7 +467,7 @@ def test_exhaustive_reports_its_optimum_as_the_bound_of_each_loading():
     """Every support enumerated: the reason says optimal and the bound metric is the optimum it found (never below
     brute force of the metric's problem), so the first loading's gap is 0; under the generalized deflation (the
     method's) every later bound is that loading's additional variance. Another deflation keeps the first alone."""
-    from spcakit.bounds import component_bounds
+    from spcakit.analysis.bounds import component_bounds
     from spcakit.testing import brute_force_optimum
 
     rng = np.random.default_rng(7)

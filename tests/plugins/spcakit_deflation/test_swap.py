@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.linalg import added_variance_problem, generalized_top
-from spcakit.metrics import cpev
+from spcakit.numerics.linalg import added_variance_problem, generalized_top
+from spcakit.analysis.metrics import cpev
 from spcakit.testing import strategies as sps
 from spcakit_deflation.solvers import _reduce
 from spcakit_deflation.swap import SupportSwap, _Columns, _pencil_columns, _span_of_others, hyperplane_tops

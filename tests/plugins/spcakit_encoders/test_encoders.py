@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops, square_root
-from spcakit.errors import InvalidParameterError
-from spcakit.operators import DenseCovariance
-from spcakit.specs import PartRef
-from spcakit.state import Carry
+from spcakit.core.errors import InvalidParameterError
+from spcakit.numerics.operators import DenseCovariance
+from spcakit.core.specs import PartRef
+from spcakit.core.records import Carry
 from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, features_found
 from spcakit_encoders.columns import dual_set_columns, leverage_sampling_columns, top_leverage_columns
 from spcakit_encoders.encoder import cssp_encoder

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit.metrics import compute_metrics, orthonormal_basis
-from spcakit.problem import Problem
+from spcakit.analysis.metrics import compute_metrics, orthonormal_basis
+from spcakit.inputs.problem import Problem
 from spcakit_encoders.metrics import ENCODER_METRICS, METRICS, data_divisor, encoder_metrics
 
 EPS = np.finfo(float).eps

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.linalg import RANGE_TOL
-from spcakit import thresholding
-from spcakit.errors import ConstantColumnWarning, InvalidParameterError
+from spcakit.numerics.linalg import RANGE_TOL
+from spcakit.numerics import thresholding
+from spcakit.core.errors import ConstantColumnWarning, InvalidParameterError
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
 from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
@@ -40,7 +40,7 @@ def brute_force(a: np.ndarray, k: int, q: np.ndarray | None = None) -> float:
 def _pencil_amplification(q: np.ndarray | None, supports: list[tuple[int, ...]]) -> float:
     r"""How much a pencil's value amplifies the rounding of :math:`A`: :math:`1/\lambda_{\min}^+(B_{SS})`, the largest
     over ``supports`` (1 without a constraint). The value is the top eigenvalue of :math:`W^\top A_{SS} W` with
-    :math:`W = V_+\Lambda_+^{-1/2}` (:func:`spcakit.linalg.generalized_top`), so a change :math:`\delta A` moves it
+    :math:`W = V_+\Lambda_+^{-1/2}` (:func:`spcakit.numerics.linalg.generalized_top`), so a change :math:`\delta A` moves it
     by up to :math:`\|\delta A\|/\lambda_{\min}^+(B_{SS})`: two computations of it (the search's and brute force's,
     batched) agree only to that."""
     if q is None or q.shape[1] == 0:
@@ -192,7 +192,7 @@ def test_a_later_loadings_certificate_says_what_it_is_for_when_the_metrics_bound
     while the ``bound`` and ``gap`` metrics bound the covariance with the earlier loadings' span projected out (here
     the gap is 19 %): its reason says so, also when a limit stopped it (and the result still warns); the first
     loading's reason does not, nor the generalized deflation's, whose certificate bounds the metrics' problem."""
-    from spcakit.api import DEFLATED_CERTIFICATE
+    from spcakit.workflows.fit import DEFLATED_CERTIFICATE
 
     result = spcakit.fit("builtin:pitprops", "exact", r=2, k=5)
     first, second = result.stopping_reason.split("; component 2: ")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spcakit import thresholding
+from spcakit.numerics import thresholding
 from spcakit.testing import strategies as sps
 from spcakit_exact import search
 from spcakit_exact.search import _descending_prefix, _largest_free, _Problem

@@ -17,9 +17,9 @@ from spcakit_exact.search import PRUNE_RTOL, TASK, branch_and_bound
 from typer.testing import CliRunner
 
 import spcakit
-from spcakit import progress
+from spcakit.output import progress
 from spcakit.cli import app
-from spcakit.linalg import generalized_top
+from spcakit.numerics.linalg import generalized_top
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

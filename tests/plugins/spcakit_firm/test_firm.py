@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from spcakit.errors import InvalidParameterError, ZeroLoadingError
+from spcakit.core.errors import InvalidParameterError, ZeroLoadingError
 from spcakit.testing import check_truncator_contract
 
 try:
@@ -268,7 +268,7 @@ def test_zeroed_loading_names_the_loading_and_the_valid_thresholds():
 
 
 def test_registered_part_builds_the_truncator():
-    from spcakit.plugins import get_session
+    from spcakit.core.plugins import get_session
 
     if "firm" not in get_session().records:
         pytest.skip("the firm plugin is disabled in this environment")

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 import spcakit
 from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
-from spcakit.errors import InvalidParameterError
-from spcakit.operators import DenseCovariance
-from spcakit.plugins import get_registry
+from spcakit.core.errors import InvalidParameterError
+from spcakit.numerics.operators import DenseCovariance
+from spcakit.core.plugins import get_registry
 from spcakit_fspca import algorithms as alg
 from spcakit_fspca import metrics
 from spcakit_fspca.parts import SubspaceStart
@@ -218,7 +218,7 @@ def test_row_sparse_spcart_shares_one_support():
 
 
 def test_row_sparse_keeps_the_largest_rows_and_breaks_ties_by_index():
-    truncate = get_registry().build("truncator", spcakit.specs.PartRef("row-sparse", {"k": 2}))
+    truncate = get_registry().build("truncator", spcakit.core.specs.PartRef("row-sparse", {"k": 2}))
     z = np.array([[1.0, 0.0], [0.0, 2.0], [0.6, 0.8], [0.8, 0.6], [0.1, 0.1]])
     # row norms 1, 2, 1, 1, 0.14: row 1, then the first of the tied rows 0, 2, 3
     np.testing.assert_array_equal(metrics.row_support(truncate(z)), [0, 1])

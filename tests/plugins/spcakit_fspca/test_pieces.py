@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from spcakit.errors import DuplicateNameError, UnknownNameError
-from spcakit.plugins import get_registry
-from spcakit.registry import PIECE_KINDS, Registry
+from spcakit.core.errors import DuplicateNameError, UnknownNameError
+from spcakit.core.plugins import get_registry
+from spcakit.core.registry import PIECE_KINDS, Registry
 from spcakit_fspca import metrics, pieces
 
 

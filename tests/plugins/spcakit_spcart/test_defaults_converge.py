@@ -16,7 +16,7 @@ import pytest
 
 import spcakit
 from spcakit.inputs.datasets import pitprops
-from spcakit.plugins import get_registry
+from spcakit.core.plugins import get_registry
 
 RTOL = 1e-6
 TIGHT = {"name": "any-of", "stoppers": [{"name": "relative-change", "tol": 1e-12}, {"name": "max-iterations", "n": 20000}]}

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
-from spcakit.metrics import additional_variances, cpev
-from spcakit.operators import densify
-from spcakit.plugins import get_registry
+from spcakit.analysis.metrics import additional_variances, cpev
+from spcakit.numerics.operators import densify
+from spcakit.core.plugins import get_registry
 from spcakit.testing import strategies as sps
 from spcakit_spcart.refiners import SupportRefit
 

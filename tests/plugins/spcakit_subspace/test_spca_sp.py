@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 import spcakit
 from spcakit.cli import app
-from spcakit.errors import InvalidParameterError
-from spcakit.metrics import orthogonality
-from spcakit.state import Carry
+from spcakit.core.errors import InvalidParameterError
+from spcakit.analysis.metrics import orthogonality
+from spcakit.core.records import Carry
 from spcakit.parts.truncators import HardThreshold
 from spcakit_subspace.parts import HouseholderSubspaceDeflation, LinearTimeSVDInitializer, SubspacePowerUpdater
 from spcakit_subspace.subspace import SUBSPACE, SearchSubspace

@@ -42,7 +42,7 @@ _EXPORTS = {
     "hookimpl": "spcakit.core.hookspecs",
     "get_plugin_manager": "spcakit.core.plugins", "get_registry": "spcakit.core.plugins",
     "Metric": "spcakit.core.protocols",
-    "Covariance": "spcakit.inputs", "Problem": "spcakit.inputs.problem", "as_problem": "spcakit.inputs",
+    "Covariance": "spcakit.inputs", "InputOptions": "spcakit.inputs.options", "Problem": "spcakit.inputs.problem", "as_problem": "spcakit.inputs",
     "Deflator": "spcakit.core.protocols", "Driver": "spcakit.core.protocols", "Initializer": "spcakit.core.protocols",
     "Refiner": "spcakit.core.protocols", "Stopper": "spcakit.core.protocols", "Truncator": "spcakit.core.protocols",
     "Updater": "spcakit.core.protocols", "part": "spcakit.core.protocols",
@@ -111,6 +111,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.workflows.paths import PathLevel, SparsityPath, Target, path, target_k
     from spcakit.core.plugins import get_plugin_manager, get_registry
     from spcakit.inputs import Covariance, as_problem
+    from spcakit.inputs.options import InputOptions
     from spcakit.inputs.problem import Problem
     from spcakit.core.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part
     from spcakit.core.specs import MethodSpec, PartRef

@@ -62,7 +62,7 @@ from spcakit.workflows.configure import check_k, configure
 from spcakit.workflows.fit import fit
 from spcakit.workflows.arguments import check_arguments
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValuesError
-from spcakit.workflows.imputation import check_missing, error_text
+from spcakit.inputs.options import check_missing, error_text
 from spcakit.workflows.model import regression_map
 from spcakit.workflows.cv import held_out_error
 from spcakit.numerics.operators import ROW_BLOCK_BYTES, stored_per_column

@@ -1,4 +1,4 @@
-"""Every ``pip install`` line of the docs and the README works from the repository (issue 28, item 7).
+"""Every ``pip install`` line of the docs and the README works from the repository.
 
 spcakit is not on the package index, so ``pip install "spcakit[plot]"`` fails; the docs say
 ``pip install -e ".[plot]"`` (or ``.``) instead, run in a clone of the repository. Each line is read without

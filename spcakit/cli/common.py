@@ -20,7 +20,7 @@ from spcakit.analysis.bounds import check_relaxation
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
-from spcakit.workflows.imputation import MISSING_MODES
+from spcakit.inputs.options import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.files import check_outside_inputs

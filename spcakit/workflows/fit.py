@@ -1,4 +1,4 @@
-"""The Python API: :func:`fit` a method to data (a spec configured by :mod:`spcakit.core.composition`)."""
+"""One method on one data set: the input door, the core's run, the result (:func:`fit`)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.metrics import compute_metrics, select_metrics
 from spcakit.core.plugins import get_registry
 from spcakit.inputs.problem import Problem, constant_columns_note, left_out_text
-from spcakit.inputs import read_missing
-from spcakit.inputs.columns import name_list
+from spcakit.inputs.missing import MissingData
+from spcakit.inputs.options import InputOptions, open_input
 from spcakit.inputs.weights import check_weights
-from spcakit.workflows.imputation import check_missing, impute_and_fit, read_input
+from spcakit.workflows.imputation import impute_and_fit
 from spcakit.core.protocols import PART_ROLES, REPORT_PREFIX
 from spcakit.core.run import build_parts, check_driver, part_failure, requested_spec, run_parts
 from spcakit.core.registry import Registry
@@ -147,166 +147,65 @@ def fit(
     Parameters
     ----------
     data
-        A data matrix (``n x p``, centred unless ``center=False``; a
-        ``scipy.sparse`` one is centred implicitly, never densified: see
-        :mod:`spcakit.inputs.sparse`; a ``dask.array.Array`` is read in chunks,
-        never whole: see :mod:`spcakit.inputs.dask_arrays`), a
-        :class:`~spcakit.inputs.dense.Covariance`, a covariance operator, or a
-        :class:`~spcakit.inputs.problem.Problem`. Set ``covariance=True`` to read a
-        plain array as a covariance matrix.
+        A data matrix (``n x p``; dense, ``scipy.sparse`` - never densified - or a ``dask.array.Array``, read in
+        chunks), a :class:`~spcakit.inputs.dense.Covariance`, a covariance operator, a
+        :class:`~spcakit.inputs.problem.Problem`, or a source: a path (CSV, ``.npy``/``.npz``, ``.mtx``, Zarr) or
+        ``builtin:NAME``.
     method
-        A registered method name (``spcakit methods``) or a spec from
-        :func:`compose`; by default the method a plugin marked
-        ``fit_default = true`` (with the built-in plugins, ``auto``: TPower,
-        plain and restarted, greedy and SPCArt at the same ``k``, each refined by swaps, the
-        largest CPEV kept), else the block driver's default composition.
+        A registered method name (``spcakit methods``) or a spec from :func:`compose`; by default ``auto`` (TPower,
+        plain and restarted, greedy and SPCArt at the same ``k``, each refined by swaps, the largest CPEV kept).
     r
         Number of loadings.
     k
-        The sparsity of every method in one knob: the number of nonzero
-        variables per loading, an integer in :math:`[1, p]` or (for the
-        methods that take it) a list with one per loading. Each method
-        translates it (:func:`set_k`): SPCArt, rSVD-GP(B), ST, TPower and
-        SPCA-SP keep the ``k`` largest entries (truncation by sparsity,
-        λ = p − k zeros), ``greedy``/``exhaustive`` solve for cardinality
-        ``k``, FSPCA shares ``k`` variables between all loadings, the
-        encoders use ``k`` variables per feature. A method whose truncation
-        cannot express a cardinality (GPower's penalties, PCA) refuses it,
-        naming the methods that take it. Without ``k`` (and without ``lam``
-        or a part parameter that sets the sparsity), a method whose paper
-        sets a sparsity of its own keeps it (SPCArt, rSVD-GP(B), ST, SPCA-SP:
-        hard thresholding at :math:`1/\\sqrt p`), and every other method
-        (TPower, ``greedy``, ``exhaustive``, FSPCA, the encoders) gets
-        :func:`default_k`, :math:`\\lceil\\sqrt p\\rceil` (at least ``r``),
-        recorded in ``Result.spec["default_k"]``. When some columns are constant, a
-        ``k`` above the number :math:`p'` of columns that vary is lowered to
-        :math:`p'` with a :class:`~spcakit.core.errors.ConstantColumnWarning`
-        (:func:`lowered_k` says why it is not refused).
-    truncator, lam
-        Replace the method's truncation and its parameter λ: a threshold for
-        ``hard``/``soft`` (default :math:`1/\\sqrt p`), a number of zeros per
-        loading for ``sparsity``, a fraction of energy for ``energy``
-        (default 0.15).
-    deflator
-        Replace the deflation of a deflation-driver method.
-    stopper
-        Replace the stopping rule (a name or a part table, e.g.
-        ``{"name": "max-iterations", "n": 50}``).
-    refiner
-        Refine the finished loadings with this part (``"none"``: skip the
-        method's refiner). A refiner that returns a
-        :class:`~spcakit.core.protocols.Refined` record has its report stored in
-        the metrics as ``"refiner_" + name`` (``swap``: the CPEV before and
-        after, the number of swaps and of sweeps).
+        The number of nonzero variables per loading, for every method that counts them (an integer in
+        :math:`[1, p]`, or a list with one per loading): :func:`~spcakit.workflows.configure.set_k` translates it
+        into each method's parts; a method that cannot express it refuses it, naming those that can. Without it,
+        a method whose paper sets its own sparsity keeps it, and the others get
+        :func:`~spcakit.workflows.configure.default_k`, :math:`\\lceil\\sqrt p\\rceil` (recorded as
+        ``Result.spec["default_k"]``). A ``k`` above the number of columns that vary is lowered to it, with a warning.
+    truncator, lam, deflator, stopper, refiner
+        Replace the method's truncation and its λ, its deflation, its stopping rule (a name or a part table,
+        e.g. ``{"name": "max-iterations", "n": 50}``), or refine the loadings with a refiner (``"none"``: skip the
+        method's; a refiner's report is stored in the metrics as ``"refiner_" + name``).
     seed
-        Seed of the random generator given to the parts: 0 by default, so
-        that a run is reproducible; ``None`` draws one from the operating
-        system. The seed used is recorded as ``Result.seed``.
-    covariance
-        Read a plain array (or DataFrame) as a covariance matrix.
-    center
-        Subtract the column means of a data matrix (``False``: the
-        covariance is :math:`A^\\top A/n` of the data as given).
-    standardize
-        Work on the correlation scale: divide each data column by its
-        standard deviation (``n - 1`` in the denominator, as the covariance;
-        the root mean square when ``center=False``), or turn a covariance
-        into its correlation matrix. The result equals the method's result
-        on the data's correlation matrix. Use it when the variables have
-        different units or scales. A constant column is divided by 1 (its
-        recorded scale), not by zero: it stays at zero and gets zero loadings.
-    feature_names
-        One name per variable (instead of a DataFrame's or a file's names).
-    sample_weight
-        Observation weights, one non-negative number per row of a data
-        matrix, as frequency weights: integer weights give exactly the result
-        of the data with each row repeated that many times (0 leaves a row
-        out). The mean is :math:`\\mu = \\sum_i w_i a_i / W`,
-        :math:`W = \\sum_i w_i`, and the covariance
-        :math:`\\sum_i w_i (a_i - \\mu)(a_i - \\mu)^\\top / (W - 1)`;
-        ``standardize`` uses the weighted standard deviations. Scaling all
-        weights by a constant changes no loading nor any relative metric
-        (CPEV), only the variances through :math:`W - 1`. Taken for dense,
-        ``scipy.sparse`` and Dask data; refused for a covariance input;
-        ``result.input.weights`` records their count, sum, zeros and hash.
-    columns, drop
-        Keep only the named columns (in that order) / remove the named ones,
-        e.g. an ID or label column; a DataFrame's non-numeric columns must
-        be removed so. Misspelt names are refused with the closest ones.
+        Seed of the random generator given to the parts (``None``: drawn, then recorded as ``Result.seed``).
+    covariance, center, standardize, feature_names, columns, drop, sample_weight, missing
+        How the data are read, as every entry point reads them: see :class:`~spcakit.inputs.options.InputOptions`
+        (a covariance input, centring, the correlation scale, names, the columns kept, observation weights,
+        and missing values, imputed by EM by default).
     on_step
-        Called after every update step as ``on_step(component, n_components,
-        iteration)``: the component being found and how many there are (0 and
-        1 for a block method, which finds all at once), and the step just done - for
-        progress bars and logging (:data:`spcakit.core.protocols.StepCallback`).
-        Work inside one step (the ``exact`` method's search) reports through
-        :mod:`spcakit.output.progress` instead.
+        Called after every update step as ``on_step(component, n_components, iteration)``: for progress bars and
+        logging (:data:`spcakit.core.protocols.StepCallback`; long searches also report through
+        :mod:`spcakit.output.progress` instead).
     metrics
-        The names of the metrics to compute (``spcakit metrics`` and
-        ``spcakit.get_registry().metrics()`` list them), ``"all"`` for every
-        registered one, or ``None`` (the default) for the method's default set
-        (:func:`spcakit.analysis.metrics.select_metrics`): NZ, pattern, CPEV,
-        orthogonality, additional variance, bound and gap for every method,
-        and a paper's own criteria for that paper's methods (SPCArt's SP, STD,
-        worst SP, EV and NOR for the ``spcart`` and ``subspace`` plugins' methods,
-        the cumulative variance for ``deflation``'s, the encoders' losses for
-        the encoders, FSPCA's objective and NEV for FSPCA). Every default
-        metric is computed from products with the covariance, never from a
-        copy of the data.
+        The metrics to report (names, or ``"all"``); by default the method's own set.
     bound
-        The relaxation of the metrics ``bound`` and ``gap`` (per loading, an upper bound on the variance any
-        loading as sparse can explain on what the earlier ones leave; :func:`spcakit.analysis.bounds.component_bounds`):
-        ``"fast"`` (the default: eigenvalue, diagonal and Gershgorin bounds, milliseconds at :math:`p = 1000`)
-        or ``"threshold"`` (those and the threshold bound of each deflated covariance, the least kept: much
-        tighter on covariances of many weakly correlated variables, such as gene expression, at a fraction of a
-        second to seconds per loading at :math:`p = 1000`; up to :data:`spcakit.analysis.bounds.THRESHOLD_LIMIT`
-        variables). Recorded as ``Result.spec["bound"]``.
+        The relaxation of the metrics ``bound`` and ``gap`` (:func:`spcakit.analysis.bounds.component_bounds`):
+        ``"fast"`` (eigenvalue, diagonal and Gershgorin bounds) or ``"threshold"`` (those and the threshold bound,
+        much tighter on many weakly correlated variables, slower).
     nonnegative
-        Keep every loading non-negative, as R's nsprcomp does with ``nneg = TRUE``: each truncation step
-        keeps the ``k`` largest *positive* entries of the update, on the side (:math:`z` or :math:`-z`)
-        whose kept part aligns better with it (:mod:`spcakit.parts.nonnegative`). Every method that
-        truncates takes it (its truncation is wrapped in the ``nonnegative`` truncator), and so does
-        ``auto`` (its members that take it, without swaps); a method without a truncation step
-        (greedy, exhaustive, PCA, FSPCA, the encoders) or with a refiner that re-fits the loadings
-        refuses it, naming the methods that take it
-        (:func:`~spcakit.workflows.configure.with_nonnegative`). Recorded as ``Result.spec["nonnegative"]``.
-    missing
-        What to do with missing values (NaN entries, stored NaN of ``scipy.sparse`` data, empty or ``NA``
-        cells of a CSV file): ``"auto"`` (the default) imputes them by EM on the sparse low-rank model
-        (:mod:`spcakit.workflows.imputation`: the method is fitted to the data completed by the loadings'
-        reconstruction until the imputed values settle) with a :class:`~spcakit.core.errors.MissingValueWarning`
-        saying the fraction missing; ``"em"`` does the same without the warning; ``"error"`` refuses them
-        (:class:`~spcakit.core.errors.MissingValuesError`). Data without NaN are fitted exactly as without
-        this option. ``result.input.missing`` records the fraction, the EM iterations and whether they
-        converged. Infinite entries, and NaN in a covariance or a Dask array, are refused always.
+        Keep every loading non-negative, as R's nsprcomp does with ``nneg = TRUE``
+        (:func:`~spcakit.workflows.configure.with_nonnegative`; a method without a truncation step refuses it).
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
-        Part parameters, ``name=value`` or ``role.name=value`` (write the
-        latter as ``**{"stopper.tol": 1e-4}``).
+        Part parameters, ``name=value`` or ``role.name=value`` (``**{"stopper.tol": 1e-4}``).
 
     Returns
     -------
     Result
-        Frozen record with loadings, metrics, iterations, stopping reason,
-        objective history, time, and what makes the run repeatable: the
-        seed, the spcakit version and the input's record (shape, content
-        hash, centring, standardisation).
+        Loadings by variable name, metrics, iterations, the stopping reason, time, and what makes the run
+        repeatable: the seed, the spcakit version and the input's record. A constant column gets a zero loading
+        in every component (with a :class:`~spcakit.core.errors.ConstantColumnWarning`): the method runs on the
+        columns that vary (:attr:`~spcakit.inputs.problem.Problem.varying`).
 
-    Notes
-    -----
-    **Constant columns.** A column with zero variance (see
-    :mod:`spcakit.inputs.problem`) gets a zero loading in every component, and a
-    :class:`~spcakit.core.errors.ConstantColumnWarning` names it (the same text is
-    in ``Result.warnings``). The method runs on the columns that vary alone
-    (:attr:`~spcakit.inputs.problem.Problem.varying`): its result there is the
-    method's result on the data without the constant columns, and parameters
-    that depend on the number of variables (the default threshold
-    :math:`1/\\sqrt p`, λ as a number of zeros) count those :math:`p'`. The
-    loadings are then re-embedded into all ``p`` rows and the metrics taken
-    on all the columns: CPEV is unchanged (constant columns add no variance),
-    the sparsities count the zeros of the constant columns too. ``r`` must be
-    at most :math:`p'`; data whose columns are all constant are refused.
+    Examples
+    --------
+    >>> result = spcakit.fit("builtin:pitprops", "spcart", r=6, k=4)  # doctest: +SKIP
+    >>> result.components(digits=3)[0]                                 # doctest: +SKIP
     """
+    inputs = InputOptions(covariance=covariance, center=center, standardize=standardize, feature_names=feature_names,
+                          columns=columns, drop=drop, sample_weight=sample_weight, missing=missing)  # fmt: skip
     check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_step=on_step, center=center,
                     standardize=standardize, covariance=covariance, r=r, registry=registry)  # fmt: skip
     registry = registry or get_registry()
@@ -322,24 +221,40 @@ def fit(
     seed = check_seed(seed)
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
-    if not isinstance(standardize, (bool, np.bool_)):
-        raise InvalidParameterError(f"standardize must be True or False; got {standardize!r}")
 
-    # the problem: the data read once, the columns that vary, k checked against them
-    missing = check_missing(missing)
-    read = read_input(data, missing, covariance=covariance, center=center, standardize=bool(standardize),
-                      feature_names=feature_names, columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
-    problem = read.problem
-    if problem is None:  # missing values, imputed by EM
-        return _fit_missing(read.data, method, r, feature_names=read.feature_names, columns=columns, drop=drop, announce=missing == "auto",
-                            k=k, truncator=truncator, lam=lam, deflator=deflator, stopper=stopper, refiner=refiner,
-                            seed=seed, center=center, standardize=standardize, on_step=on_step, metrics=metrics,
-                            bound=bound, nonnegative=nonnegative, sample_weight=sample_weight, registry=registry,
-                            **params)  # fmt: skip
+    opened = open_input(data, inputs)  # the problem; or, with missing values, the data for the EM
+    if opened.problem is None:
+        return _fit_missing(opened.incomplete, method, r, inputs, k=k, truncator=truncator, lam=lam, deflator=deflator,
+                            stopper=stopper, refiner=refiner, seed=seed, on_step=on_step, metrics=metrics, bound=bound,
+                            nonnegative=nonnegative, registry=registry, **params)  # fmt: skip
+    problem = opened.problem
     r = check_r(r, problem)
     check_k(k, r)
     check_relaxation(bound, problem.p)
-    fitted = problem.varying  # the columns that vary: the method runs on them alone (constant ones get zero loadings)
+    fitted, spec, notes = _on_varying_columns(problem, requested, spec, k, choices, registry)
+    for note in notes:
+        warn(note, ConstantColumnWarning, stacklevel=2)
+    default = None
+    if k is None:  # a method that needs k and got none: the default cardinality
+        spec, default = with_default_k(spec, fitted.p, r, registry)
+
+    parts = _built_parts(spec, registry, fitted, problem)
+    driver = registry.build("driver", spec.driver)
+    start = time.perf_counter()
+    outcome, loadings, report = run_parts(driver, fitted, r, parts, seed, on_step, registry)
+    seconds = time.perf_counter() - start
+    ran = (outcome.stopping_reasons, outcome.iterations, outcome.objective_history)
+    del outcome  # its loadings are not held beside the sign-fixed ones
+    return _result(problem, fitted, spec, parts, registry, loadings, report, ran, notes=notes, seconds=seconds,
+                   default=default, bound=bound, metrics=chosen_metrics, seed=seed)  # fmt: skip
+
+
+def _on_varying_columns(
+    problem: Problem, requested: MethodSpec, spec: MethodSpec, k: Any, choices: dict[str, Any], registry: Registry
+) -> tuple[Problem, MethodSpec, list[str]]:
+    """The problem the method runs on (the columns that vary: constant ones get zero loadings), the spec with
+    ``k`` lowered to their number when it was above, and the notes that say so."""
+    fitted = problem.varying
     notes: list[str] = []
     if fitted is not problem:
         notes.append(constant_columns_note(problem))
@@ -350,22 +265,16 @@ def fit(
                 "was used: no loading can have more nonzeros than that"
             )
             spec = configure(requested, registry=registry, k=lowered, **choices)
-        for note in notes:
-            warn(note, ConstantColumnWarning, stacklevel=2)
-    default = None
-    if k is None:  # a method that needs k and got none: the default cardinality
-        spec, default = with_default_k(spec, fitted.p, r, registry)
+    return fitted, spec, notes
 
-    # the parts, the driver and the refiner
-    parts = _built_parts(spec, registry, fitted, problem)
-    driver = registry.build("driver", spec.driver)
-    start = time.perf_counter()
-    outcome, loadings, report = run_parts(driver, fitted, r, parts, seed, on_step, registry)
-    seconds = time.perf_counter() - start
-    reasons, iterations, history = outcome.stopping_reasons, outcome.iterations, outcome.objective_history
-    del outcome  # its loadings are not held beside the sign-fixed ones
 
-    # the result: loadings on every column, signs fixed, metrics
+def _result(
+    problem: Problem, fitted: Problem, spec: MethodSpec, parts: Parts, registry: Registry, loadings: np.ndarray,
+    report: dict[str, int | float], ran: tuple[Any, int, Any], *, notes: list[str], seconds: float, default: Any,
+    bound: str, metrics: list[Any], seed: int,
+) -> Result:
+    """The result of a run: the loadings on every column with their signs fixed, the metrics, the warnings."""
+    reasons, iterations, history = ran
     if fitted is not problem:  # zero rows for the constant columns
         embedded = np.zeros((problem.p, loadings.shape[1]))
         embedded[problem.varying_columns] = loadings
@@ -379,9 +288,9 @@ def fit(
     reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
     reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    metrics = _with_report(compute_metrics(problem, loadings, chosen_metrics, bound=bound, issued=metric_notes,
-                                           proved=proved if any(b is not None for b in proved) else None),
-                           report, parts, registry)  # fmt: skip
+    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes,
+                                            proved=proved if any(b is not None for b in proved) else None),
+                            report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
         f"converged; {s.advice}"
@@ -393,7 +302,7 @@ def fit(
               "bound": bound, **({"nonnegative": True} if nonnegative else {})},
         loadings=loadings,
         feature_names=problem.feature_names,
-        metrics=metrics,
+        metrics=computed,
         iterations=iterations,
         stopping_reason=reason,
         objective_history=tuple(v for v in history if math.isfinite(v)),
@@ -422,19 +331,17 @@ def _certificate_scope(reason: str, component: int) -> str:
     return str(reason) + DEFLATED_CERTIFICATE
 
 
-def _fit_missing(
-    data: Any, method: Any, r: int, *, feature_names: Any, columns: Any, drop: Any, announce: bool, **options: Any,
-) -> Result:
+def _fit_missing(data: MissingData, method: Any, r: int, inputs: InputOptions, **options: Any) -> Result:
     """:func:`fit` on data with missing values: EM on the sparse low-rank model (:mod:`spcakit.workflows.imputation`)."""
-    missing_data = read_missing(data, feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
-    weights = options.get("sample_weight")
+    weights = inputs.sample_weight
     if weights is not None:  # refused before the EM's warnings, with the message the fit would give
-        weights = check_weights(weights, missing_data.matrix.shape[0], center=options.get("center", True))
+        weights = check_weights(weights, data.matrix.shape[0], center=inputs.center)
 
     def fit_once(matrix: Any) -> Result:
-        return fit(matrix, method, r, feature_names=missing_data.names, missing="error", **options)
+        return fit(matrix, method, r, feature_names=data.names, center=inputs.center, standardize=inputs.standardize,
+                   sample_weight=inputs.sample_weight, missing="error", **options)  # the columns chosen already
 
-    imputed = impute_and_fit(missing_data, fit_once, weights=weights, announce=announce, stacklevel=4)
+    imputed = impute_and_fit(data, fit_once, weights=weights, announce=inputs.missing == "auto", stacklevel=4)
     return imputed.result
 
 

@@ -57,7 +57,7 @@ global minimiser of :math:`f`. With ``standardize=True`` the error is weighted b
 scales :math:`s_j` are those of each completed matrix, so the objective itself moves a little between
 iterations (the argument above holds for the scales of one iteration). As for complete data, the result is a local answer; with entries missing at
 random and a moderate fraction missing, the supports agree with those from the complete data in the tests
-(``tests/core/test_missing.py``) and the benchmark (``docs/benchmarks.md``, "Missing values").
+(``tests/workflows/test_missing.py``) and the benchmark (``docs/benchmarks.md``, "Missing values").
 
 The defaults. Every iteration is one full fit, so the cap is what bounds the cost: :data:`DEFAULT_MAX_ITER`
 fits. The tolerance :data:`DEFAULT_TOL` stops when the imputed values move by less than 0.1 % of their
@@ -105,7 +105,6 @@ CPEV are those of its own completed data.
 from __future__ import annotations
 
 import math
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -114,9 +113,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.core.errors import InvalidParameterError, MissingValuesError, MissingValueWarning, listed
-from spcakit.inputs import Covariance, as_problem, loaded_source
-from spcakit.inputs.columns import name_list
+from spcakit.core.errors import InvalidParameterError, MissingValueWarning, listed
+from spcakit.inputs import as_problem
 from spcakit.inputs.missing import (
     MissingData, missing_values, observed_deviations, observed_means, set_missing,
 )  # fmt: skip
@@ -125,8 +123,6 @@ from spcakit.core.records import IssuedWarning
 from spcakit.inputs.records import MissingRecord
 from spcakit.workflows.results import Result
 
-#: The values of the ``missing`` option (``--missing``).
-MISSING_MODES = ("auto", "em", "error")
 
 #: Default tolerance of the EM: root mean square change of the imputed values over their columns' observed
 #: standard deviations (see the module's description).
@@ -134,66 +130,6 @@ DEFAULT_TOL = 1e-3
 
 #: Default cap on EM iterations (each a full fit of the method).
 DEFAULT_MAX_ITER = 50
-
-
-def check_missing(missing: Any) -> str:
-    """``missing`` checked: one of :data:`MISSING_MODES`, else :class:`~spcakit.core.errors.InvalidParameterError`."""
-    if not isinstance(missing, str) or missing not in MISSING_MODES:
-        raise InvalidParameterError(
-            f"missing must be one of {', '.join(repr(m) for m in MISSING_MODES)} ('auto': impute NaN by EM with a "
-            f"warning, 'em': the same without it, 'error': refuse NaN); got {missing!r}"
-        )
-    return missing
-
-
-def error_text(message: str, options: str | None = None) -> str:
-    """The message of a refusal of NaN under ``missing="error"``: the checks' message and the other ``options``."""
-    options = options or ("missing='auto' (the default, with a warning) or missing='em' (--missing auto or em on the "
-                          "command line)")
-    return f"{message}; or let spcakit impute them by EM on the sparse low-rank model: {options}"
-
-
-@attrs.frozen
-class ReadInput:
-    """What :func:`read_input` read: the ``problem`` of complete data, or ``None`` when the data hold missing values
-    to impute; the ``data`` and ``feature_names`` as read (a file's contents, for :func:`spcakit.inputs.read_missing`)
-    and the ``source`` it names."""
-
-    problem: Any
-    data: Any
-    feature_names: Any
-    source: str
-
-
-def read_input(
-    data: Any, missing: str, *, covariance: bool = False, center: bool = True, standardize: bool = False,
-    feature_names: Any = None, columns: Any = None, drop: Any = None, weights: Any = None,
-) -> ReadInput:
-    """The problem of ``data`` (:func:`spcakit.inputs.as_problem`), or the data to impute, as :func:`spcakit.fit`,
-    :func:`spcakit.path` and :func:`spcakit.workflows.paths.target_k` read them.
-
-    Under ``missing="auto"`` or ``"em"`` (checked by :func:`check_missing`) a file is read with a CSV's empty and
-    ``NA`` cells as NaN, and data with NaN give ``problem=None`` for the caller's EM; under ``"error"`` NaN are
-    refused (:class:`~spcakit.core.errors.MissingValuesError`, the message naming the other options). A covariance's
-    missing entries are refused always.
-    """
-    source = ""
-    if missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
-        data, names, is_covariance, source = loaded_source(data, name_list(columns, "columns"), name_list(drop, "drop"),
-                                                           missing=True)  # fmt: skip
-        covariance, feature_names = covariance or is_covariance, feature_names or names
-    try:
-        problem = as_problem(data, covariance=covariance, center=center, standardize=bool(standardize),
-                             feature_names=feature_names, columns=columns, drop=drop, weights=weights, source=source)
-    except MissingValuesError as exc:
-        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
-            raise
-        if missing == "error":
-            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
-                raise
-            raise MissingValuesError(error_text(str(exc))) from None
-        problem = None
-    return ReadInput(problem=problem, data=data, feature_names=feature_names, source=source)
 
 
 def means_filled_problem(

@@ -1,4 +1,4 @@
-"""Plugins are contained at every call site (issue 29, item 7): metrics, part constructors, ``check``,
+"""Plugins are contained at every call site: metrics, part constructors, ``check``,
 ``resolved``, hooks and ``register`` calls.
 
 The rule for metrics: a metric that raises, or returns what JSON cannot hold, is left out of the result
@@ -333,9 +333,9 @@ def test_api_arguments_are_checked_at_the_entry(call, message, monkeypatch):
     def no_work(*args, **kwargs):
         raise AssertionError("the data were read before the arguments were checked")
 
-    import spcakit.workflows.imputation
+    import spcakit.inputs.options
 
-    for module in (spcakit.workflows.imputation, spcakit.workflows.paths.sweep, spcakit.workflows.cv.search):  # fit and path read by read_input
+    for module in (spcakit.inputs.options, spcakit.workflows.paths.sweep, spcakit.workflows.cv.search):  # fit and path read by open_input
         monkeypatch.setattr(module, "as_problem", no_work)
     with pytest.raises(spcakit.InvalidParameterError, match=message):
         call()

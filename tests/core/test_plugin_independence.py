@@ -1,4 +1,4 @@
-"""Each built-in plugin stands alone: with any one disabled, every method of the others runs (issue 25).
+"""Each built-in plugin stands alone: with any one disabled, every method of the others runs.
 
 The generic parts (starts, power step, truncations, Hotelling's and projection deflation, stoppers)
 are the core's, so a paper's plugin never depends on another being enabled. A spec that names a part

@@ -1,4 +1,4 @@
-"""No module of the core imports another module's private name (issue 25): what one module needs from
+"""No module of the core imports another module's private name: what one module needs from
 another is public there, so that the modules' interfaces are what their names say."""
 
 from __future__ import annotations

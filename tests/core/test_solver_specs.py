@@ -1,5 +1,5 @@
 """A one-shot solver says what it is in its spec: ``solver = PART`` stands for that updater, no truncation
-and one step (issue 25); beside ``updater``, ``truncator`` or ``stopper`` it is refused."""
+and one step; beside ``updater``, ``truncator`` or ``stopper`` it is refused."""
 
 from __future__ import annotations
 

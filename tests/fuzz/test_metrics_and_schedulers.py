@@ -1,4 +1,4 @@
-"""Fuzzing plugin metrics and what answers at a ``--scheduler`` address (issue 29, item 10).
+"""Fuzzing plugin metrics and what answers at a ``--scheduler`` address.
 
 A plugin metric that returns anything, or raises anything, never costs the result: the run exits 0, its JSON is
 valid (no NaN, no Infinity), and the metric is either recorded as JSON or left out with a warning naming it and

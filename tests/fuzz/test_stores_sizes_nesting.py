@@ -1,4 +1,4 @@
-"""Fuzzing issue 29's input classes: Zarr stores with lost or damaged chunks and outputs aimed inside them,
+"""Fuzzing the input classes: Zarr stores with lost or damaged chunks and outputs aimed inside them,
 files whose headers declare any shape, and text nested or numbered beyond reason.
 
 Whatever arrives, the command line ends in 0 or 2 without a traceback, quickly (a declared size is never

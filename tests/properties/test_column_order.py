@@ -1,4 +1,4 @@
-"""Results do not depend on the order of the columns, on the data users standardise (issue 24).
+"""Results do not depend on the order of the columns, on the data users standardise.
 
 Standardised data tie every variable on variance, so any part that ranks variables by variance decides
 by its tie rule; spcakit's rule breaks such ties by the values (:mod:`spcakit.numerics.ties`), never by the

@@ -1,4 +1,4 @@
-"""Invariance of every registered method (issue 11, item 3).
+"""Invariance of every registered method.
 
 * **Permutation equivariance**: fitting the data with its variables permuted
   gives the loadings with their rows permuted (same supports, same metrics),

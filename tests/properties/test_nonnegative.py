@@ -1,4 +1,4 @@
-"""Non-negative loadings (issue 28): the ``nonnegative`` truncator and every method that takes ``nonnegative=True``.
+"""Non-negative loadings: the ``nonnegative`` truncator and every method that takes ``nonnegative=True``.
 
 The truncator (:mod:`spcakit.parts.nonnegative`) is checked against its definition: it obeys the truncation
 contract, keeps each column of one sign, and with the truncation by sparsity keeps the ``k`` largest positive

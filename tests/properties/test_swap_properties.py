@@ -1,4 +1,4 @@
-"""Properties of the ``swap`` refiner (issue 16): block coordinate ascent on CPEV by support swaps.
+"""Properties of the ``swap`` refiner: block coordinate ascent on CPEV by support swaps.
 
 For random problems (explicit covariances and centred data, full or low rank) and random sparse
 loadings, the refined loadings

@@ -21,7 +21,8 @@ from spcakit.core.errors import (
     ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning,
     ZeroLoadingError, listed,
 )  # fmt: skip
-from spcakit.workflows.imputation import check_missing, error_text, impute_and_fit, means_filled_problem
+from spcakit.inputs.options import check_missing, error_text
+from spcakit.workflows.imputation import impute_and_fit, means_filled_problem
 from spcakit.inputs import as_problem, read_missing
 from spcakit.inputs.missing import MissingData, missing_values
 from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse

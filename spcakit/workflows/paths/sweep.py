@@ -18,9 +18,9 @@ from spcakit.core.errors import (
     InvalidDataError, InvalidParameterError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
     listed,
 )  # fmt: skip
-from spcakit.workflows.imputation import check_missing, impute_and_fit, means_filled_problem, read_input
-from spcakit.inputs import as_problem, read_missing
-from spcakit.inputs.columns import name_list
+from spcakit.inputs.options import InputOptions, check_missing, open_input
+from spcakit.workflows.imputation import impute_and_fit, means_filled_problem
+from spcakit.inputs import as_problem
 from spcakit.inputs.missing import MissingData, missing_values, observed_means
 from spcakit.inputs.weights import check_weights
 from spcakit.workflows.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
@@ -113,25 +113,6 @@ def _with_level(exc: Exception, knob: str, level: Any) -> Exception:
 
 
 # -- missing values: every level imputed by EM, warm started from the previous level's completed data ----------
-def read_levels_input(
-    data: Any, missing: str, *, covariance: bool, center: bool, standardize: bool, feature_names: Any, columns: Any,
-    drop: Any, weights: Any = None,
-) -> tuple[Problem | None, MissingData | None, str]:
-    """``(problem, None, source)`` for complete data (exactly the problem :func:`spcakit.fit` builds, weighted by
-    the observation ``weights`` when given), or ``(None, incomplete, source)`` for data with missing values under
-    ``missing="auto"``/``"em"`` (read as :func:`spcakit.fit` reads them for its EM:
-    :func:`spcakit.inputs.read_missing`, a CSV's empty and ``NA`` cells as NaN; their weights are checked by
-    :func:`missing_levels`). ``missing="error"`` refuses NaN with :class:`~spcakit.core.errors.MissingValuesError`
-    naming the options; a covariance's missing entries are refused always, and so are weights with a covariance
-    or a :class:`~spcakit.inputs.problem.Problem` (:func:`spcakit.inputs.as_problem`'s messages)."""
-    read = read_input(data, missing, covariance=covariance, center=center, standardize=standardize,
-                      feature_names=feature_names, columns=columns, drop=drop, weights=weights)  # fmt: skip
-    if read.problem is not None:
-        return read.problem, None, read.source
-    incomplete = read_missing(read.data, read.feature_names, name_list(columns, "columns"), name_list(drop, "drop"))
-    return None, incomplete, read.source
-
-
 def missing_levels(
     incomplete: MissingData, what: str, *, missing: str, center: bool, standardize: bool, source: str, weights: Any,
     stacklevel: int,
@@ -362,9 +343,10 @@ def path(
         raise InvalidParameterError(f"warm_start must be True or False; got {warm_start!r}")
     missing = check_missing(missing)
     spec = method_spec(method, registry)
-    problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
-                                                    standardize=standardize, feature_names=feature_names,
-                                                    columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
+    opened = open_input(data, InputOptions(covariance=covariance, center=center, standardize=standardize,
+                                           feature_names=feature_names, columns=columns, drop=drop,
+                                           sample_weight=sample_weight, missing=missing))  # fmt: skip
+    problem, incomplete, source = opened.problem, opened.incomplete, opened.source
     em: WarmEM | None = None
     if incomplete is not None:
         em, problem = missing_levels(incomplete, "each level of the path", missing=missing, center=center,

@@ -10,12 +10,12 @@ import attrs
 
 from spcakit.workflows.fit import check_r, fit
 from spcakit.core.errors import InvalidParameterError, MissingValueWarning
-from spcakit.workflows.imputation import check_missing
+from spcakit.inputs.options import InputOptions, check_missing, open_input
 from spcakit.analysis.metrics import compute_metrics, select_metrics
 from spcakit.workflows.paths.grids import k_for_sparsity
 from spcakit.workflows.paths.records import CPEV_RTOL, check_targets, unreachable
 from spcakit.workflows.paths.sweep import (
-    WarmEM, check_takes_k, lowest_level, method_spec, missing_levels, pca_ceiling, read_levels_input,
+    WarmEM, check_takes_k, lowest_level, method_spec, missing_levels, pca_ceiling,
 )  # fmt: skip
 from spcakit.core.plugins import get_registry
 from spcakit.inputs.problem import Problem
@@ -183,9 +183,10 @@ def target_k(
     missing = check_missing(missing)
     spec = method_spec(method, registry)
     check_takes_k(spec, fit_kwargs.get("truncator"), registry)
-    problem, incomplete, source = read_levels_input(data, missing, covariance=covariance, center=center,
-                                                    standardize=standardize, feature_names=feature_names,
-                                                    columns=columns, drop=drop, weights=sample_weight)  # fmt: skip
+    opened = open_input(data, InputOptions(covariance=covariance, center=center, standardize=standardize,
+                                           feature_names=feature_names, columns=columns, drop=drop,
+                                           sample_weight=sample_weight, missing=missing))  # fmt: skip
+    problem, incomplete, source = opened.problem, opened.incomplete, opened.source
     if incomplete is not None:
         em, filled = missing_levels(incomplete, "each level that the target's search visits", missing=missing,
                                     center=center, standardize=standardize, source=source, weights=sample_weight,

@@ -1,4 +1,4 @@
-"""``auto`` on large problems and the restarts' finish on a settled support (issue 27)."""
+"""``auto`` on large problems and the restarts' finish on a settled support."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``auto``, the default method (issue 24): the best of its members at the same k, each refined by swaps."""
+"""``auto``, the default method: the best of its members at the same k, each refined by swaps."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``swap`` refiner (issue 16): its scores, its reach on small problems, matrix-free use, the CLI and the record.
+"""The ``swap`` refiner: its scores, its reach on small problems, matrix-free use, the CLI and the record.
 
 Properties for random problems (CPEV never lower, cardinalities kept, unit columns, fixed point,
 permutation equivariance) are in ``tests/properties/test_swap_properties.py``.

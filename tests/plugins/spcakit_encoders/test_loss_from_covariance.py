@@ -1,4 +1,4 @@
-r"""The registered encoder criteria come from the covariance operator alone (issue 27) and agree with
+r"""The registered encoder criteria come from the covariance operator alone and agree with
 :func:`~spcakit_encoders.metrics.encoder_metrics` on the data themselves, the formula that reads the
 centred data (the data path).
 

@@ -1,4 +1,4 @@
-"""The exact method (issue 26): branch and bound on the support, certified against brute force.
+"""The exact method: branch and bound on the support, certified against brute force.
 
 A wrong certificate is worse than none: every search here is compared with the optimum itself, the best
 of all supports of the cardinality (spcakit.testing.brute_force_optimum, p up to 16), on random, Wishart

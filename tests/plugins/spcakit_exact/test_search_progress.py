@@ -1,4 +1,4 @@
-"""The exact search's progress (issue 26): reported to a listener only, with numbers that move one way.
+"""The exact search's progress: reported to a listener only, with numbers that move one way.
 
 Within one search the node count and the best value never decrease and the bound never increases (so the
 gap never increases); the bound a limit leaves stays above the optimum; ``spcakit.fit`` prints nothing, and

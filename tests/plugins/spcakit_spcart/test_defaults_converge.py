@@ -1,4 +1,4 @@
-"""Every iterative method's default stopping rule converges (issue: faithful by default).
+"""Every iterative method's default stopping rule converges.
 
 For each registered method that iterates, the default result explains the same variance as the
 method run to a tolerance of 1e-12 (and a cap of 20 000 steps), to 1e-6 relative, on Pitprops,

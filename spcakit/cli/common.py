@@ -281,10 +281,14 @@ def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:
     return connected(scheduler)
 
 
-def read_input(
+def read_data_option(
     options: FitOptions, *, weights: bool = False, missing: bool = False
 ) -> tuple[Any, Any, bool, list[str] | None, list[str] | None]:
     """Read ``--data`` as ``run``, ``compose``, ``path`` and ``cv`` do: ``(dataset, matrix, is_cov, kept, dropped)``.
+
+    The command line's own options (``--index-col``, a Zarr store's missing chunks, a CSV's text columns) are
+    applied here; the matrix then enters :func:`spcakit.fit` (or ``path``, ``cv``) and its input door
+    (:func:`spcakit.inputs.options.open_input`) like any array.
 
     ``matrix`` is the data matrix or a :class:`~spcakit.inputs.dense.Covariance`; ``kept`` and ``dropped`` are the
     columns for ``fit(columns=, drop=)``, with the ``--index-col`` column among the dropped. A CSV's columns that
@@ -368,7 +372,7 @@ def run_and_report(
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip
         missing = check_missing_option(options.missing)
-        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True, missing=missing != "error")
+        dataset, matrix, is_cov, kept, dropped = read_data_option(options, weights=True, missing=missing != "error")
         sample_weight = None if options.weights is None else load_weights(options.weights)
         if save_model is not None and is_cov:
             raise BadInput(

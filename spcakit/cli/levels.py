@@ -21,7 +21,7 @@ from spcakit.cli.common import (
     check_targets,
     fail,
     on_cluster,
-    read_input,
+    read_data_option,
     render_text,
     warnings_on_stderr,
     write_out,
@@ -120,7 +120,7 @@ def path_command(
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         check_targets(target_sparsity, target_cpev, sparsity_given=[])
         missing = check_missing_option(options.missing)
-        dataset, matrix, is_cov, kept, dropped = read_input(options, weights=True, missing=missing != "error")
+        dataset, matrix, is_cov, kept, dropped = read_data_option(options, weights=True, missing=missing != "error")
         sample_weight = None if options.weights is None else load_weights(options.weights)
         progress = Progress(sys.stderr.isatty())
         try:
@@ -255,7 +255,7 @@ def cv_command(
         if "k" in param_values:
             raise BadInput("the levels of k are given with -k GRID (e.g. -k 1:13), not --param k")
         missing = check_missing_option(options.missing)
-        dataset, matrix, is_cov, kept, dropped = read_input(options, missing=missing != "error")
+        dataset, matrix, is_cov, kept, dropped = read_data_option(options, missing=missing != "error")
         if is_cov:
             refuse_covariance(dataset.source)
         progress = Progress(sys.stderr.isatty())

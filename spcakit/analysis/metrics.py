@@ -382,7 +382,7 @@ def compute_metrics(
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
     (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved).
 
-    Each value is made plain JSON data (:func:`spcakit.output.files.json_value`): NumPy numbers and arrays become
+    Each value is made plain JSON data (:func:`spcakit.output.json_values.json_value`): NumPy numbers and arrays become
     numbers and lists, a set a sorted list. A metric is contained: one that raises (other than a
     :class:`~spcakit.core.errors.SpcakitError`, which says the input is at fault, or an interruption) or returns
     what JSON cannot hold is left out, and a NaN or infinite number becomes ``None`` (JSON's ``null``); each
@@ -391,7 +391,7 @@ def compute_metrics(
     is also appended to ``issued``, when given (:func:`spcakit.fit` keeps them in ``Result.warnings``).
     """
     from spcakit.core.errors import SpcakitError  # noqa: PLC0415
-    from spcakit.output.files import NotJsonError, json_value  # noqa: PLC0415
+    from spcakit.output.json_values import NotJsonError, json_value  # noqa: PLC0415
 
     context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
     values: dict[str, Any] = {}

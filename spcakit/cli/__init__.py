@@ -26,13 +26,13 @@ from spcakit.cli.boundary import EXIT_INTERNAL, EXIT_INTERRUPTED
 from spcakit.cli.common import EXIT_BAD_INPUT, app, render_text
 from spcakit.cli.options import NOT_PART_PARAMETERS, BadInput, parse_k, parse_lam, parse_params, parse_value
 from spcakit.core.protocols import MetricWarning
-from spcakit.output.files import GuardedStdout, stdout_failure
+from spcakit.output.stdout import GuardedStdout, stdout_failure
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: the error boundary (:func:`spcakit.cli.boundary.main`) behind a guarded standard output.
 
-    Everything printed goes through a :class:`~spcakit.output.files.GuardedStdout`: characters the output's encoding
+    Everything printed goes through a :class:`~spcakit.output.stdout.GuardedStdout`: characters the output's encoding
     cannot hold are written as ``\\uXXXX`` escapes with one warning, and a standard output that cannot be
     written (a full device, a closed descriptor) ends the command with a message on stderr and exit 2, saying
     whether the result is in ``--out``; a pipe whose reader stopped reading (``| head``) ends the output quietly,

@@ -11,7 +11,8 @@ import typer
 from spcakit.cli.common import app, fail, warn_plugin_failures
 from spcakit.cli.options import JsonOpt
 from spcakit.core.errors import SpcakitError
-from spcakit.output.files import NotJsonError, check_outside_inputs, json_value
+from spcakit.output.json_values import NotJsonError, json_value
+from spcakit.output.files import check_outside_inputs
 from spcakit.core.plugins import get_registry, get_session
 from spcakit.core.protocols import ROLES
 
@@ -46,7 +47,7 @@ def _shown(value: Any) -> str:
 
 def _json_default(value: Any) -> Any:
     """A parameter default for ``parts --json``: JSON values as a result records them
-    (:func:`spcakit.output.files.json_value`: a set as a sorted list, NaN as null), anything else as its repr."""
+    (:func:`spcakit.output.json_values.json_value`: a set as a sorted list, NaN as null), anything else as its repr."""
     try:
         return json_value(value)
     except (NotJsonError, RecursionError):

@@ -20,28 +20,18 @@ redirect would overwrite it: :func:`check_output` refuses it before any work
 and :func:`write_output` again before the rename. Make it writable
 (``chmod u+w FILE``) or choose another path.
 
-:class:`GuardedStdout` is what the command line prints through: a character
-that the terminal's encoding cannot show is written as a JSON-style
-``\\uXXXX`` escape (so that JSON output stays valid JSON, and reads back the
-same) with one warning; a full device, a closed or broken standard output is
-recorded instead of raised, so that the command ends with a message and exit 2
-(:func:`stdout_failure`) rather than a traceback or silence. :func:`json_value`
-turns what plugins hand over (sets, NumPy numbers, non-finite floats) into what
-JSON can hold.
+What the command line prints goes through :mod:`spcakit.output.stdout`; values are made JSON by
+:mod:`spcakit.output.json_values`.
 """
 
 from __future__ import annotations
 
-import codecs
 import errno
-import io
-import math
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
 
 from spcakit.core.errors import InvalidParameterError
 
@@ -207,181 +197,5 @@ def _umask() -> int:
     return mask
 
 
-# -- values JSON can hold ---------------------------------------------------------------------------------
-class NotJsonError(TypeError):
-    """A value :func:`json_value` cannot turn into JSON; ``where`` says which part of it (``[2]``, ``.name``)."""
-
-    def __init__(self, value: Any, where: str) -> None:
-        self.value, self.where = value, where
-        super().__init__(f"{where or 'the value'} is a {type(value).__name__}, which JSON cannot hold")
 
 
-def json_value(value: Any, on_non_finite: Callable[[float], None] | None = None, where: str = "") -> Any:
-    """``value`` as plain JSON data: ``None``, booleans, integers, finite floats, strings, lists, string-keyed tables.
-
-    Tuples become lists; sets and frozensets sorted lists (by value, else by ``repr``); NumPy numbers, booleans
-    and arrays their Python values and nested lists. A NaN or infinite float becomes ``None`` (JSON's
-    ``null``) after ``on_non_finite(value)`` is called, when given. Anything else (an object, bytes, a table
-    with keys that are not strings) raises :class:`NotJsonError` naming where it is.
-    """
-    import numpy as np  # noqa: PLC0415 - numpy is imported by every command already
-
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        value = value.item()
-        if not isinstance(value, (bool, int, float, str)):
-            raise NotJsonError(value, where)
-        return json_value(value, on_non_finite, where)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return float(value)
-        if on_non_finite is not None:
-            on_non_finite(value)
-        return None
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, (set, frozenset)):
-        try:
-            value = sorted(value)
-        except TypeError:
-            value = sorted(value, key=repr)
-    if isinstance(value, (list, tuple)):
-        return [json_value(v, on_non_finite, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        table = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise NotJsonError(key, f"{where} key {key!r}")
-            table[key] = json_value(item, on_non_finite, f"{where}.{key}")
-        return table
-    raise NotJsonError(value, where)
-
-
-# -- standard output that never loses a result without a word --------------------------------------------
-def _json_escape(error: UnicodeError) -> tuple[str, int]:
-    """Codec error handler: each character the encoding cannot hold as ``\\uXXXX`` (a surrogate pair above
-    U+FFFF), which JSON reads back as the same character."""
-    if not isinstance(error, UnicodeEncodeError):
-        raise error
-    escaped = []
-    for char in error.object[error.start : error.end]:
-        code = ord(char)
-        if code > 0xFFFF:
-            code -= 0x10000
-            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            escaped.append(f"\\u{code:04x}")
-    return "".join(escaped), error.end
-
-
-#: The codec error handler :class:`GuardedStdout` writes unencodable characters with.
-JSON_ESCAPE = "spcakit-json-escape"
-codecs.register_error(JSON_ESCAPE, _json_escape)
-
-
-class GuardedStdout(io.TextIOBase):
-    """A text stream in front of the standard output (``raw``; ``None`` when it is closed) that never raises.
-
-    * Text the stream's encoding cannot hold is written with each such character as ``\\uXXXX``
-      (:data:`JSON_ESCAPE`), and ``on_escape(character, encoding)`` is called once, at the first.
-    * A failed write or flush (a full device, a pipe closed by its reader, a closed descriptor) is kept in
-      :attr:`failure` and everything later is dropped; ``write`` still returns normally. When the stream is
-      the process's descriptor 1, that descriptor is pointed at ``os.devnull``, so that nothing buffered
-      fails again when the interpreter exits.
-    * With ``raw`` ``None`` (the shell closed it: ``>&-``), the first non-empty write is such a failure.
-
-    It has no ``buffer``: whatever prints through it (click, rich) writes text here.
-    """
-
-    def __init__(self, raw: IO[str] | None, on_escape: Callable[[str, str], None] | None = None) -> None:
-        super().__init__()
-        self.raw = raw
-        self.on_escape = on_escape
-        self.failure: OSError | None = None
-        self.escaped = ""  # the first character written as an escape
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.raw, "encoding", None) or "utf-8"
-
-    @property
-    def errors(self) -> str | None:  # type: ignore[override]
-        return getattr(self.raw, "errors", None)
-
-    def writable(self) -> bool:
-        return True
-
-    def isatty(self) -> bool:
-        try:
-            return self.raw is not None and self.failure is None and self.raw.isatty()
-        except (OSError, ValueError):
-            return False
-
-    def fileno(self) -> int:
-        if self.raw is None:
-            raise io.UnsupportedOperation("standard output is closed")
-        return self.raw.fileno()
-
-    def write(self, text: str) -> int:  # type: ignore[override]
-        if not isinstance(text, str):
-            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if self.failure is not None or not text:
-            return len(text)
-        if self.raw is None:
-            self.failure = OSError(errno.EBADF, "standard output is closed")
-            return len(text)
-        try:
-            try:
-                self.raw.write(text)
-            except UnicodeEncodeError as exc:
-                if not self.escaped:
-                    self.escaped = exc.object[exc.start]
-                    if self.on_escape is not None:
-                        self.on_escape(self.escaped, self.encoding)
-                self.raw.write(text.encode(self.encoding, JSON_ESCAPE).decode(self.encoding))
-        except OSError as exc:
-            self._failed(exc)
-        except ValueError as exc:  # "I/O operation on closed file"
-            self._failed(OSError(errno.EBADF, str(exc)))
-        return len(text)
-
-    def flush(self) -> None:
-        if self.raw is None or self.failure is not None:
-            return
-        try:
-            self.raw.flush()
-        except OSError as exc:
-            self._failed(exc)
-        except ValueError as exc:
-            self._failed(OSError(errno.EBADF, str(exc)))
-
-    def _failed(self, exc: OSError) -> None:
-        self.failure = exc
-        try:
-            descriptor = self.raw.fileno() if self.raw is not None else -1
-        except (OSError, ValueError, io.UnsupportedOperation):
-            descriptor = -1
-        if descriptor == 1:  # what is still buffered must not fail again when the interpreter flushes at exit
-            sink = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(sink, 1)
-            finally:
-                os.close(sink)
-            try:
-                self.raw.flush()  # type: ignore[union-attr]
-            except (OSError, ValueError):
-                pass
-
-
-def stdout_failure(failure: OSError, out: str | None) -> str:
-    """The message for a standard output that could not be written: why, and where the result is (``--out``)
-    or how to keep it."""
-    why = failure.strerror or str(failure)
-    if failure.errno == errno.EBADF:
-        why = "standard output is closed"
-    kept = (f"the result is in --out {out}" if out is not None and Path(out).exists() else
-            "nothing was kept: run again with --out FILE to write the result to a file")  # fmt: skip
-    return f"cannot write to standard output ({why}); {kept}"

@@ -11,7 +11,7 @@ from warnings import warn
 import numpy as np
 
 from spcakit.numerics import ties
-from spcakit.output.files import NotJsonError, json_value
+from spcakit.output.json_values import NotJsonError, json_value
 from spcakit.workflows.arguments import check_arguments
 from spcakit.core.version import __version__
 from spcakit.core.drivers import Parts, StepCallback
@@ -101,7 +101,7 @@ def resolved_spec(spec: MethodSpec, registry: Registry, parts: Parts, p: int) ->
 
 
 def recorded_parameters(entry: dict[str, Any]) -> dict[str, Any]:
-    """A part's parameters as a result records them (:func:`spcakit.output.files.json_value`: tuples and sets become
+    """A part's parameters as a result records them (:func:`spcakit.output.json_values.json_value`: tuples and sets become
     lists, NumPy numbers Python's); a value JSON cannot hold, or a non-finite number, raises a ``ValueError``
     naming the parameter."""
 

@@ -2,7 +2,7 @@
 
 The console script runs in a child process where the standard output itself is under test (an encoding
 that cannot hold the names, a full device, a closed descriptor); the pieces it is made of are tested here
-directly: :class:`~spcakit.output.files.GuardedStdout`, :func:`~spcakit.output.files.json_value` and the rule for
+directly: :class:`~spcakit.output.stdout.GuardedStdout`, :func:`~spcakit.output.json_values.json_value` and the rule for
 write-protected files.
 """
 
@@ -20,7 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spcakit.output.files import GuardedStdout, NotJsonError, OutputError, check_output, json_value, write_output
+from spcakit.output.stdout import GuardedStdout
+from spcakit.output.json_values import NotJsonError, json_value
+from spcakit.output.files import OutputError, check_output, write_output
 
 GREEK = ("α", "β", "γ", "δ")
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
 from hypothesis import settings
+from typer.testing import CliRunner, Result
 
 # Property tests draw the same examples on every run and machine (a test that passes in review passes
 # in CI); SPCAKIT_HYPOTHESIS_EXPLORE=1 draws new random examples to look for counterexamples.
@@ -102,3 +107,58 @@ def count_calls(monkeypatch: pytest.MonkeyPatch):
         return calls
 
     return start
+
+
+# -- the command line, run in-process ----------------------------------------------------------------------
+class Ran(NamedTuple):
+    """What :meth:`CommandLine.main` saw: the exit code and the two streams (unpacks as ``code, out, err``)."""
+
+    code: Any
+    out: str
+    err: str
+
+    @property
+    def output(self) -> str:
+        """Everything printed: standard output, then standard error."""
+        return self.out + self.err
+
+    @property
+    def code_and_output(self) -> tuple[Any, str]:
+        """``(code, output)``."""
+        return self.code, self.output
+
+
+class CommandLine:
+    """The ``spcakit`` command line in-process, two ways (see :func:`cli`)."""
+
+    def __init__(self) -> None:
+        self.runner = CliRunner()
+
+    def invoke(self, *args: object, input: str | bytes | None = None, env: Mapping[str, str | None] | None = None,
+               **kwargs: Any) -> Result:
+        """Typer's :class:`~typer.testing.CliRunner` on :data:`spcakit.cli.app`, each argument ``str()``-ed: its
+        ``Result`` (``exit_code``, ``output``, ``stdout``, ``stderr``, ``exception``). ``kwargs`` go to
+        ``CliRunner.invoke`` (``catch_exceptions``, ``terminal_width``, ...)."""
+        from spcakit.cli import app
+
+        return self.runner.invoke(app, [str(a) for a in args], input=input, env=env, **kwargs)
+
+    def main(self, *args: object) -> Ran:
+        """The console entry point, the error boundary :func:`spcakit.cli.main`, with standard output and error
+        captured (``contextlib.redirect_stdout``/``redirect_stderr``); it must end in ``SystemExit``, whose code
+        is returned with the two streams."""
+        from spcakit import cli
+
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
+            cli.main([str(a) for a in args])
+        return Ran(info.value.code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="session")
+def cli() -> CommandLine:
+    """The ``spcakit`` command line, in-process: ``cli.invoke(*args)`` runs the Typer app under a ``CliRunner``
+    (a ``Result``); ``cli.main(*args)`` runs the console entry point, the error boundary, with its output captured
+    (a :class:`Ran`: ``code``, ``out``, ``err``, ``output``). Session-scoped (it holds no state), so property
+    tests (``@given``) and module-scoped fixtures can use it."""
+    return CommandLine()

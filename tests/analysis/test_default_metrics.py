@@ -6,10 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidParameterError
 from spcakit.core.protocols import EVERY_METHOD, Metric
 from spcakit.analysis.metrics import select_metrics
@@ -96,22 +94,21 @@ def test_the_default_set_needs_no_spectrum_of_a_sparse_operator(monkeypatch):
     assert "normalized_loss" not in result.metrics and result.metrics["cpev"] > 0
 
 
-def test_the_cli_takes_metrics():
-    runner = CliRunner()
-    default = runner.invoke(app, ["run", "greedy", "-k", "4", "--json"])
+def test_the_cli_takes_metrics(cli):
+    default = cli.invoke("run", "greedy", "-k", "4", "--json")
     assert default.exit_code == 0, default.output
     import json
 
     assert "cumulative_variance" in json.loads(default.stdout)["metrics"]
     assert "loss" not in json.loads(default.stdout)["metrics"]
-    every = runner.invoke(app, ["run", "greedy", "-k", "4", "--json", "--metrics", "all"])
+    every = cli.invoke("run", "greedy", "-k", "4", "--json", "--metrics", "all")
     assert set(json.loads(every.stdout)["metrics"]) == {m.name for m in get_registry().metrics()}
-    named = runner.invoke(app, ["run", "spcart", "--json", "--metrics", "cpev, loss"])
+    named = cli.invoke("run", "spcart", "--json", "--metrics", "cpev, loss")
     assert list(json.loads(named.stdout)["metrics"]) == ["cpev", "loss"]
-    text = runner.invoke(app, ["compose", "--metrics", "nz"])
+    text = cli.invoke("compose", "--metrics", "nz")
     assert text.exit_code == 0 and "NZ" in text.output and "CPEV" not in text.output
     for bad in ("cpev,,nz", "nosuch"):
-        refused = runner.invoke(app, ["run", "spcart", "--metrics", bad])
+        refused = cli.invoke("run", "spcart", "--metrics", bad)
         assert refused.exit_code == 2, (bad, refused.output)
         assert "Error:" in refused.output
 

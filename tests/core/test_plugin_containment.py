@@ -11,7 +11,6 @@ recorded as ``null``, also with a warning; a set becomes a sorted list. A part's
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import math
 import warnings
@@ -20,19 +19,11 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.core.errors import PartFailure
 from spcakit.core.protocols import Metric, MetricWarning
 from spcakit.core.plugins import PluginSession, get_session
 
 X = np.random.default_rng(29).standard_normal((40, 6))
-
-
-def invoke(*args: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    return info.value.code, out.getvalue(), err.getvalue()
 
 
 def strict_json(text: str) -> object:
@@ -87,13 +78,13 @@ def test_a_metric_that_raises_is_left_out_with_a_warning_naming_it_and_its_plugi
     assert "c-raises" not in result.metrics and "cpev" in result.metrics
 
 
-def test_non_finite_values_are_null_and_sets_sorted_lists_so_the_json_is_valid(tmp_path):
+def test_non_finite_values_are_null_and_sets_sorted_lists_so_the_json_is_valid(cli, tmp_path):
     data = tmp_path / "x.npy"
     np.save(data, X)
     out = tmp_path / "r.json"
     plugin = MetricPlugin(METRICS["nan"], METRICS["inf-list"], METRICS["set"], METRICS["object"])
     with plugged(plugin, "contain-metrics"):
-        code, text, err = invoke("run", "spcart", "-d", data, "--json", "--out", out)
+        code, text, err = cli.main("run", "spcart", "-d", data, "--json", "--out", out)
     assert code == 0, err
     for document in (strict_json(out.read_text()), strict_json(text)):
         metrics = document["metrics"]
@@ -105,11 +96,11 @@ def test_non_finite_values_are_null_and_sets_sorted_lists_so_the_json_is_valid(t
     assert "warning: metric 'c-object' (plugin 'contain-metrics') returned what JSON cannot hold" in err
 
 
-def test_a_format_that_raises_shows_the_value_as_json_and_names_the_metric(tmp_path):
+def test_a_format_that_raises_shows_the_value_as_json_and_names_the_metric(cli, tmp_path):
     data = tmp_path / "x.npy"
     np.save(data, X)
     with plugged(MetricPlugin(METRICS["format"], METRICS["format-type"], METRICS["nan"]), "contain-metrics"):
-        code, text, err = invoke("run", "spcart", "-d", data)
+        code, text, err = cli.main("run", "spcart", "-d", data)
     assert code == 0, err
     row = next(line for line in text.splitlines() if line.strip().startswith("fmt "))
     assert row.split()[1] == "0.5"
@@ -223,10 +214,10 @@ def test_a_part_that_fails_outside_the_drivers_is_named_with_its_plugin(part_plu
         spcakit.fit(X, "spcart", r=1, truncator=part)
 
 
-def test_the_cli_names_the_failing_part_and_its_plugin(part_plugin, tmp_path):
+def test_the_cli_names_the_failing_part_and_its_plugin(cli, part_plugin, tmp_path):
     data = tmp_path / "x.npy"
     np.save(data, X)
-    code, text, err = invoke("compose", "-d", data, "--truncator", "c-check")
+    code, text, err = cli.main("compose", "-d", data, "--truncator", "c-check")
     assert code == 1 and not text
     assert "Internal error: the truncator 'c-check' (plugin 'contain-parts') failed: KeyError" in err
     assert "Traceback" not in err
@@ -279,13 +270,13 @@ def test_a_hook_that_misuses_register_fails_its_plugin_by_name(plugin, message):
     assert not session.registry.parts("truncator") and not session.registry.metrics()  # nothing half-registered
 
 
-def test_the_cli_lists_a_failed_plugin_and_keeps_the_others():
+def test_the_cli_lists_a_failed_plugin_and_keeps_the_others(cli):
     with plugged(ReturnsParts(), "contain-returns"):
-        code, text, err = invoke("methods")
+        code, text, err = cli.main("methods")
         assert code == 0 and "spcart " in text
         assert "Warning: plugin 'contain-returns' failed to load and is skipped: TypeError: its hook " \
                "spcakit_register_parts returned" in err
-        code, text, _ = invoke("plugins")
+        code, text, _ = cli.main("plugins")
         assert code == 0 and "contain-returns" in text and "FAILED" in text
 
 
@@ -298,15 +289,15 @@ class CircularSpecs:
         register({"name": "c-bad-part", "extends": "spcart", "truncator": "c-constructor"})
 
 
-def test_specs_that_cannot_be_resolved_cost_their_methods_only(part_plugin):
+def test_specs_that_cannot_be_resolved_cost_their_methods_only(cli, part_plugin):
     with plugged(CircularSpecs(), "contain-specs"):
-        code, text, err = invoke("methods")
+        code, text, err = cli.main("methods")
         assert code == 0 and "spcart " in text and "c-loop-a" not in text and "c-bad-part" not in text
         assert "'extends' goes round in a circle: c-loop-a -> c-loop-b -> c-loop-a" in err
         assert "extends unknown method 'c-disabled-method'" in err
         assert ("method c-bad-part: the truncator 'c-constructor' (plugin 'contain-parts') failed: ZeroDivisionError"
                 in err)
-        code, _, err = invoke("run", "c-loop-a", "-d", "builtin:pitprops")
+        code, _, err = cli.main("run", "c-loop-a", "-d", "builtin:pitprops")
         assert code == 2 and "unknown method 'c-loop-a'" in err
 
 

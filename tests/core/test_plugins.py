@@ -22,12 +22,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
 from spcakit.parts import plugin as core_plugin
 from spcakit.core import hookspecs
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.plugins import HOOK_NAMES, PluginSession, get_plugin_manager, get_registry, get_session
 
@@ -89,8 +87,8 @@ def test_runtime_plugin_part_is_usable(test_plugin):
     np.testing.assert_allclose(np.linalg.norm(result.loadings, axis=0), 1.0)
 
 
-def test_runtime_plugin_part_is_listed_by_the_cli(test_plugin):
-    out = CliRunner().invoke(app, ["parts", "--role", "truncator", "--json"])
+def test_runtime_plugin_part_is_listed_by_the_cli(cli, test_plugin):
+    out = cli.invoke("parts", "--role", "truncator", "--json")
     assert out.exit_code == 0, out.output
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert rows[TEST_PART]["plugin"] == TEST_PLUGIN
@@ -119,9 +117,8 @@ def firm_loaded() -> None:
     assert record.error is None, record.error
 
 
-def test_firm_is_listed_as_a_truncator(firm_loaded):
-    runner = CliRunner()
-    out = runner.invoke(app, ["parts", "--role", "truncator", "--json"])
+def test_firm_is_listed_as_a_truncator(cli, firm_loaded):
+    out = cli.invoke("parts", "--role", "truncator", "--json")
     assert out.exit_code == 0, out.output
     rows = {row["name"]: row for row in json.loads(out.stdout)}
     assert rows["firm"]["plugin"] == "firm"
@@ -129,14 +126,14 @@ def test_firm_is_listed_as_a_truncator(firm_loaded):
     assert rows["firm"]["parameters"] == {"threshold": None, "ratio": 2.0}
     assert rows["hard"]["plugin"] == "core"
 
-    text = runner.invoke(app, ["parts", "--role", "truncator"])
+    text = cli.invoke("parts", "--role", "truncator")
     assert text.exit_code == 0, text.output
     line = next(ln for ln in text.stdout.splitlines() if ln.split()[:1] == ["firm"])
     assert line.rstrip().endswith("(firm)")
 
 
-def test_firm_composes_and_runs(firm_loaded):
-    out = CliRunner().invoke(app, ["compose", "--truncator", "firm", "--data", "builtin:pitprops", "-r", "3", "--json"])
+def test_firm_composes_and_runs(cli, firm_loaded):
+    out = cli.invoke("compose", "--truncator", "firm", "--data", "builtin:pitprops", "-r", "3", "--json")
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     loadings = np.array(doc["loadings"])
@@ -146,22 +143,21 @@ def test_firm_composes_and_runs(firm_loaded):
     assert doc["spec"]["truncator"]["name"] == "firm"
 
 
-def test_firm_lam_and_ratio_on_the_command_line(firm_loaded):
-    runner = CliRunner()
-    ok = runner.invoke(app, ["run", "spcart", "-t", "firm", "--lam", "0.3", "--param", "ratio=3", "-r", "2", "--json"])
+def test_firm_lam_and_ratio_on_the_command_line(cli, firm_loaded):
+    ok = cli.invoke("run", "spcart", "-t", "firm", "--lam", "0.3", "--param", "ratio=3", "-r", "2", "--json")
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.stdout)["spec"]["truncator"] == {"name": "firm", "threshold": 0.3, "ratio": 3}
 
-    bad_lam = runner.invoke(app, ["run", "spcart", "-t", "firm", "--lam", "1.5"])
+    bad_lam = cli.invoke("run", "spcart", "-t", "firm", "--lam", "1.5")
     assert bad_lam.exit_code == 2
     assert "[0, 1)" in bad_lam.output
-    bad_ratio = runner.invoke(app, ["run", "spcart", "-t", "firm", "--param", "ratio=1"])
+    bad_ratio = cli.invoke("run", "spcart", "-t", "firm", "--param", "ratio=1")
     assert bad_ratio.exit_code == 2
     assert "> 1" in bad_ratio.output
 
 
-def test_firm_is_listed_as_a_plugin(firm_loaded):
-    out = CliRunner().invoke(app, ["plugins", "--json"])
+def test_firm_is_listed_as_a_plugin(cli, firm_loaded):
+    out = cli.invoke("plugins", "--json")
     assert out.exit_code == 0, out.output
     records = {rec["name"]: rec for rec in json.loads(out.stdout)}
     assert records["firm"] == {

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.core.errors import SpecError
 from spcakit.core.plugins import PluginSession, get_registry
 from spcakit.core.registry import Registry
@@ -304,13 +303,6 @@ def test_an_unknown_experiment_name_gets_the_closest_one():
 
 
 # -- the command line ------------------------------------------------------------------------------------
-def run_main(capsys, *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    captured = capsys.readouterr()
-    return info.value.code, captured.out + captured.err
-
-
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -322,7 +314,7 @@ def run_main(capsys, *args: str) -> tuple[int, str]:
     ],
     ids=["wrong-type", "typo", "unknown-parameter", "not-utf8", "folder"],
 )
-def test_reproduce_refuses_a_bad_spec_file_with_exit_2(capsys, tmp_path, text, expected):
+def test_reproduce_refuses_a_bad_spec_file_with_exit_2(cli, tmp_path, text, expected):
     path = tmp_path / "bad.toml"
     if text is None:
         path.mkdir()
@@ -330,13 +322,13 @@ def test_reproduce_refuses_a_bad_spec_file_with_exit_2(capsys, tmp_path, text, e
         path.write_bytes(text)
     else:
         path.write_text(text, encoding="utf-8")
-    code, output = run_main(capsys, "reproduce", str(path))
+    code, output = cli.main("reproduce", str(path)).code_and_output
     assert code == 2, output
     assert f"Error: {path}" in output and expected in output and "Traceback" not in output
 
 
-def test_reproduce_names_a_missing_spec_file(capsys, tmp_path):
-    code, output = run_main(capsys, "reproduce", str(tmp_path / "nope.toml"))
+def test_reproduce_names_a_missing_spec_file(cli, tmp_path):
+    code, output = cli.main("reproduce", str(tmp_path / "nope.toml")).code_and_output
     assert code == 2 and f"spec file not found: {tmp_path / 'nope.toml'}" in output
 
 

@@ -1,7 +1,7 @@
 """The ``spcakit`` command line: every command, the ``--json`` schema, data sources,
 parameter routing, seeds, ``--out``.
 
-Commands run in-process through typer's ``CliRunner`` (stdout and stderr are
+Commands run in-process through typer's ``CliRunner`` (the ``cli`` fixture: stdout and stderr are
 captured separately: ``result.stdout``, ``result.stderr``; ``result.output``
 is both, as a terminal shows them). Assertions compare runs with each other
 rather than pinning iteration counts, so they hold while the numerics evolve.
@@ -18,9 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from spcakit.cli import app
 from spcakit.inputs.datasets import PITPROPS_NAMES, pitprops
 from spcakit.core.protocols import ROLES
 
@@ -30,22 +28,16 @@ METRIC_KEYS = {"nz", "pattern", "cpev", "orthogonality", "additional_variance", 
 RESULT_KEYS = {"method", "spec", "r", "p", "feature_names", "loadings", "metrics", "iterations", "stopping_reason", "seconds"}
 RANDOM_SOURCE = "builtin:random?n=30&p=50&seed=1"
 
-runner = CliRunner()
 
-
-def invoke(*args: str) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def ok(*args: str) -> Any:
-    result = invoke(*args)
+def ok(cli, *args: str) -> Any:
+    result = cli.invoke(*args)
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     assert result.exception is None
     return result
 
 
-def run_json(*args: str) -> dict[str, Any]:
-    result = ok(*args, "--json")
+def run_json(cli, *args: str) -> dict[str, Any]:
+    result = ok(cli, *args, "--json")
     return json.loads(result.stdout)  # exactly one JSON object on stdout
 
 
@@ -122,42 +114,42 @@ def gaussian() -> np.ndarray:
 
 
 # -- help and listing commands ---------------------------------------------------------------
-def test_help_lists_every_command() -> None:
-    result = ok("--help")
+def test_help_lists_every_command(cli) -> None:
+    result = ok(cli, "--help")
     for command in ("run", "compose", "methods", "parts", "plugins", "reproduce"):
         assert command in result.stdout
 
 
 @pytest.mark.parametrize("command", ["run", "compose", "methods", "parts", "plugins", "reproduce"])
-def test_command_help(command: str) -> None:
-    result = ok(command, "--help")
+def test_command_help(cli, command: str) -> None:
+    result = ok(cli, command, "--help")
     assert "Usage" in result.stdout
 
 
-def test_run_help_lists_documented_options() -> None:
-    text = ok("run", "--help").stdout
+def test_run_help_lists_documented_options(cli) -> None:
+    text = ok(cli, "run", "--help").stdout
     for option in ("--data", "--covariance", "--truncator", "--lam", "--deflator", "--param", "--seed", "--json", "--out"):
         assert option in text
     assert "-r" in text
 
 
-def test_compose_help_lists_documented_options() -> None:
-    text = ok("compose", "--help").stdout
+def test_compose_help_lists_documented_options(cli) -> None:
+    text = ok(cli, "compose", "--help").stdout
     for option in ("--driver", "--initializer", "--updater", "--truncator", "--deflator", "--stopper",
                    "--data", "--lam", "--param", "--json", "--out"):  # fmt: skip
         assert option in text
 
 
-def test_methods_text_lists_every_spec() -> None:
-    text = ok("methods").stdout
+def test_methods_text_lists_every_spec(cli) -> None:
+    text = ok(cli, "methods").stdout
     starts = {line.split()[0] for line in text.splitlines() if line and not line[0].isspace()}
     assert set(METHOD_NAMES) <= starts
     assert "block: pca -> rotation -> hard" in text  # spcart's composition
     assert "deflate projection" in text
 
 
-def test_methods_json() -> None:
-    doc = json.loads(ok("methods", "--json").stdout)
+def test_methods_json(cli) -> None:
+    doc = json.loads(ok(cli, "methods", "--json").stdout)
     assert isinstance(doc, list)
     by_name = {m["name"]: m for m in doc}
     assert set(METHOD_NAMES) <= set(by_name)
@@ -170,16 +162,16 @@ def test_methods_json() -> None:
     assert by_name["tpower"]["truncator"]["name"] == "sparsity"
 
 
-def test_parts_text_groups_by_role() -> None:
-    text = ok("parts").stdout
+def test_parts_text_groups_by_role(cli) -> None:
+    text = ok(cli, "parts").stdout
     for role in ROLES:
         assert f"{role}s:" in text
     for name in ("hard", "soft", "sparsity", "energy", "l0-penalty", "rotation", "power", "hotelling", "projection"):
         assert re.search(rf"^\s+{re.escape(name)}\s", text, re.M), name
 
 
-def test_parts_role_filter_text() -> None:
-    text = ok("parts", "--role", "truncator").stdout
+def test_parts_role_filter_text(cli) -> None:
+    text = ok(cli, "parts", "--role", "truncator").stdout
     assert "truncators:" in text
     for other in ROLES:
         if other != "truncator":
@@ -188,13 +180,13 @@ def test_parts_role_filter_text() -> None:
         assert re.search(rf"^\s+{re.escape(name)}\s", text, re.M), name
 
 
-def test_parts_json() -> None:
-    doc = json.loads(ok("parts", "--json").stdout)
+def test_parts_json(cli) -> None:
+    doc = json.loads(ok(cli, "parts", "--json").stdout)
     assert {p["role"] for p in doc} == set(ROLES)
     for part in doc:
         assert {"role", "name", "plugin", "summary", "paper", "lam", "parameters"} <= set(part)
         assert isinstance(part["parameters"], dict)
-    truncators = json.loads(ok("parts", "--role", "truncator", "--json").stdout)
+    truncators = json.loads(ok(cli, "parts", "--role", "truncator", "--json").stdout)
     assert truncators and all(p["role"] == "truncator" for p in truncators)
     by_name = {p["name"]: p for p in truncators}
     assert {"energy", "hard", "l0-penalty", "none", "soft", "sparsity"} <= set(by_name)
@@ -204,10 +196,10 @@ def test_parts_json() -> None:
     assert by_name["energy"]["parameters"]["energy"] == 0.15
 
 
-def test_plugins_text_and_json() -> None:
-    text = ok("plugins").stdout
+def test_plugins_text_and_json(cli) -> None:
+    text = ok(cli, "plugins").stdout
     assert "spcart" in text and "core" in text
-    doc = json.loads(ok("plugins", "--json").stdout)
+    doc = json.loads(ok(cli, "plugins", "--json").stdout)
     by_name = {p["name"]: p for p in doc}
     assert {"core", "spcart"} <= set(by_name)
     for rec in doc:
@@ -218,8 +210,8 @@ def test_plugins_text_and_json() -> None:
 
 
 # -- run: text output ----------------------------------------------------------------------------
-def test_run_text_names_pitprops_variables() -> None:
-    result = ok("run", "spcart", "-r", "6")
+def test_run_text_names_pitprops_variables(cli) -> None:
+    result = ok(cli, "run", "spcart", "-r", "6")
     text = result.stdout
     assert "Traceback" not in result.output and "Error" not in result.output
     assert "topdiam" in text
@@ -231,11 +223,11 @@ def test_run_text_names_pitprops_variables() -> None:
     assert all(set(weights) <= set(PITPROPS_NAMES) for _, weights in comps)
 
 
-def test_run_text_matches_json() -> None:
+def test_run_text_matches_json(cli) -> None:
     """The text lists exactly the nonzero variables of each loading, by name, with their weights."""
     args = ("run", "rsvd-gp", "-r", "6", "--lam", "0.27")
-    text = ok(*args).stdout
-    doc = run_json(*args)
+    text = ok(cli, *args).stdout
+    doc = run_json(cli, *args)
     x = loadings(doc)
     comps = parse_components(text)
     assert len(comps) == doc["r"]
@@ -269,93 +261,93 @@ def test_run_text_matches_json() -> None:
     ],
     ids=lambda a: " ".join(a),
 )
-def test_run_json_schema(args: tuple[str, ...]) -> None:
-    doc = run_json("run", *args)
+def test_run_json_schema(cli, args: tuple[str, ...]) -> None:
+    doc = run_json(cli, "run", *args)
     r = int(args[args.index("-r") + 1]) if "-r" in args else 2  # default r is 2
     check_schema(doc, r=r, p=13)
     assert doc["method"] == args[0]
     assert doc["feature_names"] == list(PITPROPS_NAMES)
 
 
-def test_run_json_reference_values() -> None:
+def test_run_json_reference_values(cli) -> None:
     """SPCArt on Pitprops with r = 6: Table 4 of the SPCArt paper (NZ 18, pattern 424332)."""
-    doc = run_json("run", "spcart", "-r", "6")
+    doc = run_json(cli, "run", "spcart", "-r", "6")
     assert doc["metrics"]["nz"] == 18
     assert doc["metrics"]["pattern"] == [4, 2, 4, 3, 3, 2]
     assert doc["metrics"]["cpev"] == pytest.approx(0.8013, abs=5e-5)
     assert doc["spec"]["truncator"]["name"] == "hard"
 
 
-def test_pca_is_dense() -> None:
-    doc = run_json("run", "pca", "-r", "3")
+def test_pca_is_dense(cli) -> None:
+    doc = run_json(cli, "run", "pca", "-r", "3")
     assert doc["metrics"]["pattern"] == [13, 13, 13]
     assert doc["metrics"]["nor"] == pytest.approx(0.0, abs=1e-8)
 
 
-def test_lam_sets_the_truncation_parameter() -> None:
-    doc = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27")
+def test_lam_sets_the_truncation_parameter(cli) -> None:
+    doc = run_json(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27")
     assert doc["spec"]["truncator"] == {"name": "hard", "form": "relative", "threshold": 0.27}
 
 
-def test_truncator_and_lam_replace_the_truncation() -> None:
-    doc = run_json("run", "spcart", "-r", "4", "--truncator", "sparsity", "--lam", "10")
+def test_truncator_and_lam_replace_the_truncation(cli) -> None:
+    doc = run_json(cli, "run", "spcart", "-r", "4", "--truncator", "sparsity", "--lam", "10")
     assert doc["spec"]["truncator"]["name"] == "sparsity"
     assert doc["spec"]["truncator"]["n_zeros"] == 10
     assert doc["metrics"]["pattern"] == [3, 3, 3, 3]  # 13 - 10 entries kept per loading
-    energy = run_json("run", "spcart", "-r", "4", "--truncator", "energy", "--lam", "0.2")
+    energy = run_json(cli, "run", "spcart", "-r", "4", "--truncator", "energy", "--lam", "0.2")
     assert energy["spec"]["truncator"]["energy"] == 0.2
     check_schema(energy, r=4, p=13)
 
 
-def test_sparsity_lam_as_float_text_is_accepted() -> None:
-    a = run_json("run", "tpower", "-r", "3", "--lam", "10")
-    b = run_json("run", "tpower", "-r", "3", "--lam", "10.0")
+def test_sparsity_lam_as_float_text_is_accepted(cli) -> None:
+    a = run_json(cli, "run", "tpower", "-r", "3", "--lam", "10")
+    b = run_json(cli, "run", "tpower", "-r", "3", "--lam", "10.0")
     np.testing.assert_array_equal(loadings(a), loadings(b))
 
 
 # -- data sources ---------------------------------------------------------------------------------
-def test_builtin_random_n_less_than_p_is_deterministic() -> None:
-    a = run_json("run", "spcart", "--data", RANDOM_SOURCE, "-r", "3")
-    b = run_json("run", "spcart", "--data", RANDOM_SOURCE, "-r", "3")
+def test_builtin_random_n_less_than_p_is_deterministic(cli) -> None:
+    a = run_json(cli, "run", "spcart", "--data", RANDOM_SOURCE, "-r", "3")
+    b = run_json(cli, "run", "spcart", "--data", RANDOM_SOURCE, "-r", "3")
     check_schema(a, r=3, p=50)
     assert a["feature_names"][0] == "x01" and a["feature_names"][-1] == "x50"
     np.testing.assert_array_equal(loadings(a), loadings(b))
     assert a["metrics"] == b["metrics"]
-    other = run_json("run", "spcart", "--data", "builtin:random?n=30&p=50&seed=2", "-r", "3")
+    other = run_json(cli, "run", "spcart", "--data", "builtin:random?n=30&p=50&seed=2", "-r", "3")
     assert not np.array_equal(loadings(a), loadings(other))
 
 
-def test_builtin_random_up_to_the_rank() -> None:
-    doc = run_json("run", "rsvd-gp", "--data", "builtin:random?n=8&p=20&seed=3", "-r", "7")
+def test_builtin_random_up_to_the_rank(cli) -> None:
+    doc = run_json(cli, "run", "rsvd-gp", "--data", "builtin:random?n=8&p=20&seed=3", "-r", "7")
     check_schema(doc, r=7, p=20)
 
 
-def test_builtin_random_text_uses_default_names() -> None:
-    text = ok("run", "spcart", "--data", RANDOM_SOURCE, "-r", "2").stdout
+def test_builtin_random_text_uses_default_names(cli) -> None:
+    text = ok(cli, "run", "spcart", "--data", RANDOM_SOURCE, "-r", "2").stdout
     assert re.search(r"^\s+x\d\d\s+[+-]\d", text, re.M)
     assert "p=50" in text
 
 
-def test_builtin_zou() -> None:
-    doc = run_json("run", "spcart", "--data", "builtin:zou", "-r", "2")
+def test_builtin_zou(cli) -> None:
+    doc = run_json(cli, "run", "spcart", "--data", "builtin:zou", "-r", "2")
     check_schema(doc, r=2, p=10)
     assert doc["feature_names"] == [f"x{i}" for i in range(1, 11)]
 
 
-def test_npy_source(tmp_path: Path, gaussian: np.ndarray) -> None:
+def test_npy_source(cli, tmp_path: Path, gaussian: np.ndarray) -> None:
     path = tmp_path / "x.npy"
     np.save(path, gaussian)
-    doc = run_json("run", "spcart", "--data", str(path), "-r", "3")
+    doc = run_json(cli, "run", "spcart", "--data", str(path), "-r", "3")
     check_schema(doc, r=3, p=6)
     assert doc["feature_names"] == [f"x{i}" for i in range(1, 7)]
 
 
-def test_npy_csv_npz_give_the_same_result(tmp_path: Path, gaussian: np.ndarray) -> None:
+def test_npy_csv_npz_give_the_same_result(cli, tmp_path: Path, gaussian: np.ndarray) -> None:
     names = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
     np.save(tmp_path / "x.npy", gaussian)
     np.savez(tmp_path / "x.npz", X=gaussian, feature_names=np.array(names))
     write_csv(tmp_path / "x.csv", gaussian, names)
-    docs = {ext: run_json("run", "rsvd-gp", "--data", str(tmp_path / f"x.{ext}"), "-r", "3") for ext in ("npy", "npz", "csv")}
+    docs = {ext: run_json(cli, "run", "rsvd-gp", "--data", str(tmp_path / f"x.{ext}"), "-r", "3") for ext in ("npy", "npz", "csv")}
     for doc in docs.values():
         check_schema(doc, r=3, p=6)
     np.testing.assert_allclose(loadings(docs["npz"]), loadings(docs["npy"]), atol=1e-12)
@@ -364,57 +356,57 @@ def test_npy_csv_npz_give_the_same_result(tmp_path: Path, gaussian: np.ndarray) 
     assert docs["csv"]["feature_names"] == names
 
 
-def test_csv_header_gives_feature_names(tmp_path: Path, gaussian: np.ndarray) -> None:
+def test_csv_header_gives_feature_names(cli, tmp_path: Path, gaussian: np.ndarray) -> None:
     names = ["height", "weight", "age", "income", "score", "rank"]
     path = write_csv(tmp_path / "people.csv", gaussian, names)
-    doc = run_json("run", "spcart", "--data", str(path), "-r", "2")
+    doc = run_json(cli, "run", "spcart", "--data", str(path), "-r", "2")
     assert doc["feature_names"] == names
-    text = ok("run", "spcart", "--data", str(path), "-r", "2").stdout
+    text = ok(cli, "run", "spcart", "--data", str(path), "-r", "2").stdout
     shown = {name for _, weights in parse_components(text) for name in weights}
     assert shown and shown <= set(names)
 
 
-def test_csv_row_label_column_is_dropped(tmp_path: Path, gaussian: np.ndarray) -> None:
+def test_csv_row_label_column_is_dropped(cli, tmp_path: Path, gaussian: np.ndarray) -> None:
     names = ["a", "b", "c", "d", "e", "f"]
-    plain = run_json("run", "spcart", "--data", str(write_csv(tmp_path / "plain.csv", gaussian, names)), "-r", "2")
-    labelled = run_json("run", "spcart", "--data", str(write_csv(tmp_path / "lab.csv", gaussian, names, labels=True)), "-r", "2")
+    plain = run_json(cli, "run", "spcart", "--data", str(write_csv(tmp_path / "plain.csv", gaussian, names)), "-r", "2")
+    labelled = run_json(cli, "run", "spcart", "--data", str(write_csv(tmp_path / "lab.csv", gaussian, names, labels=True)), "-r", "2")
     assert labelled["feature_names"] == names
     np.testing.assert_allclose(loadings(labelled), loadings(plain), atol=1e-12)
 
 
-def test_covariance_npy_matches_builtin_pitprops(tmp_path: Path) -> None:
+def test_covariance_npy_matches_builtin_pitprops(cli, tmp_path: Path) -> None:
     path = tmp_path / "pitprops.npy"
     np.save(path, pitprops().matrix)
-    from_file = run_json("run", "spcart", "--data", str(path), "--covariance", "-r", "6")
-    builtin = run_json("run", "spcart", "-r", "6")
+    from_file = run_json(cli, "run", "spcart", "--data", str(path), "--covariance", "-r", "6")
+    builtin = run_json(cli, "run", "spcart", "-r", "6")
     check_schema(from_file, r=6, p=13)
     np.testing.assert_allclose(loadings(from_file), loadings(builtin), atol=1e-10)
     assert from_file["metrics"]["pattern"] == builtin["metrics"]["pattern"]
 
 
-def test_covariance_csv_keeps_header_names(tmp_path: Path) -> None:
+def test_covariance_csv_keeps_header_names(cli, tmp_path: Path) -> None:
     path = write_csv(tmp_path / "pitprops.csv", pitprops().matrix, PITPROPS_NAMES)
-    doc = run_json("run", "rsvd-gp", "--data", str(path), "--covariance", "-r", "6", "--lam", "0.27")
-    builtin = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27")
+    doc = run_json(cli, "run", "rsvd-gp", "--data", str(path), "--covariance", "-r", "6", "--lam", "0.27")
+    builtin = run_json(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27")
     assert doc["feature_names"] == list(PITPROPS_NAMES)
     np.testing.assert_allclose(loadings(doc), loadings(builtin), atol=1e-10)
-    assert "topdiam" in ok("run", "spcart", "--data", str(path), "--covariance").stdout
+    assert "topdiam" in ok(cli, "run", "spcart", "--data", str(path), "--covariance").stdout
 
 
-def test_covariance_flag_changes_the_reading(tmp_path: Path) -> None:
+def test_covariance_flag_changes_the_reading(cli, tmp_path: Path) -> None:
     """A square matrix is data by default and a covariance with --covariance."""
     c = pitprops().matrix
     path = tmp_path / "square.npy"
     np.save(path, c)
-    as_cov = run_json("run", "spcart", "--data", str(path), "--covariance", "-r", "2")
-    as_data = run_json("run", "spcart", "--data", str(path), "-r", "2")
+    as_cov = run_json(cli, "run", "spcart", "--data", str(path), "--covariance", "-r", "2")
+    as_data = run_json(cli, "run", "spcart", "--data", str(path), "-r", "2")
     assert not np.allclose(loadings(as_cov), loadings(as_data))
 
 
-def test_npz_cov_key_is_read_as_covariance(tmp_path: Path) -> None:
+def test_npz_cov_key_is_read_as_covariance(cli, tmp_path: Path) -> None:
     np.savez(tmp_path / "c.npz", cov=pitprops().matrix, names=np.array(PITPROPS_NAMES))
-    doc = run_json("run", "spcart", "--data", str(tmp_path / "c.npz"), "-r", "6")
-    builtin = run_json("run", "spcart", "-r", "6")
+    doc = run_json(cli, "run", "spcart", "--data", str(tmp_path / "c.npz"), "-r", "6")
+    builtin = run_json(cli, "run", "spcart", "-r", "6")
     assert doc["feature_names"] == list(PITPROPS_NAMES)
     np.testing.assert_allclose(loadings(doc), loadings(builtin), atol=1e-10)
 
@@ -426,109 +418,109 @@ def _stoppers(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {s["name"]: s for s in stopper["stoppers"]}
 
 
-def test_param_tol_routes_to_the_nested_stopper() -> None:
-    default = run_json("run", "spcart", "-r", "6")
-    tight = run_json("run", "spcart", "-r", "6", "--param", "tol=0.001")
+def test_param_tol_routes_to_the_nested_stopper(cli) -> None:
+    default = run_json(cli, "run", "spcart", "-r", "6")
+    tight = run_json(cli, "run", "spcart", "-r", "6", "--param", "tol=0.001")
     assert _stoppers(tight)["relative-change"]["tol"] == 0.001
     assert _stoppers(default)["relative-change"]["tol"] == 0.01
     assert tight["iterations"] > default["iterations"]
     assert "0.001" in tight["stopping_reason"]
-    loose = run_json("run", "spcart", "-r", "6", "--param", "stopper.tol=0.5")
+    loose = run_json(cli, "run", "spcart", "-r", "6", "--param", "stopper.tol=0.5")
     assert loose["iterations"] <= default["iterations"]
     assert _stoppers(loose)["relative-change"]["tol"] == 0.5
 
 
 @pytest.mark.parametrize("key", ["n", "stopper.n"])
-def test_param_n_routes_to_max_iterations(key: str) -> None:
-    doc = run_json("run", "spcart", "-r", "6", "--param", f"{key}=1")
+def test_param_n_routes_to_max_iterations(cli, key: str) -> None:
+    doc = run_json(cli, "run", "spcart", "-r", "6", "--param", f"{key}=1")
     assert _stoppers(doc)["max-iterations"]["n"] == 1
     assert _stoppers(doc)["relative-change"]["tol"] == 0.01  # untouched
     assert doc["iterations"] == 1
 
 
-def test_param_truncator_threshold_equals_lam() -> None:
-    by_param = run_json("run", "spcart", "-r", "6", "--param", "truncator.threshold=0.3")
-    by_lam = run_json("run", "spcart", "-r", "6", "--lam", "0.3")
+def test_param_truncator_threshold_equals_lam(cli) -> None:
+    by_param = run_json(cli, "run", "spcart", "-r", "6", "--param", "truncator.threshold=0.3")
+    by_lam = run_json(cli, "run", "spcart", "-r", "6", "--lam", "0.3")
     assert by_param["spec"]["truncator"] == by_lam["spec"]["truncator"]
     np.testing.assert_array_equal(loadings(by_param), loadings(by_lam))
 
 
-def test_several_params() -> None:
-    doc = run_json("run", "rsvd-gp", "-r", "3", "--param", "tol=0.0001", "-p", "n=7")
+def test_several_params(cli) -> None:
+    doc = run_json(cli, "run", "rsvd-gp", "-r", "3", "--param", "tol=0.0001", "-p", "n=7")
     assert _stoppers(doc)["relative-change"]["tol"] == 0.0001
     assert _stoppers(doc)["max-iterations"]["n"] == 7
     assert doc["iterations"] <= 3 * 7
 
 
-def test_param_form_absolute_with_lam() -> None:
-    doc = run_json("run", "rsvd-gpb", "-r", "3", "--param", "form=absolute", "--lam", "0.1")
+def test_param_form_absolute_with_lam(cli) -> None:
+    doc = run_json(cli, "run", "rsvd-gpb", "-r", "3", "--param", "form=absolute", "--lam", "0.1")
     assert doc["spec"]["truncator"] == {"name": "hard", "form": "absolute", "threshold": 0.1}
     check_schema(doc, r=3, p=13)
 
 
 # -- --bound: the relaxation of the metrics bound and gap ---------------------------------------------
-def test_bound_threshold_is_recorded_and_never_above_the_fast_bound() -> None:
-    fast = run_json("run", "tpower", "-k", "4", "-r", "2")
-    tight = run_json("run", "tpower", "-k", "4", "-r", "2", "--bound", "threshold")
+def test_bound_threshold_is_recorded_and_never_above_the_fast_bound(cli) -> None:
+    fast = run_json(cli, "run", "tpower", "-k", "4", "-r", "2")
+    tight = run_json(cli, "run", "tpower", "-k", "4", "-r", "2", "--bound", "threshold")
     assert fast["spec"]["bound"] == "fast" and tight["spec"]["bound"] == "threshold"
     assert tight["loadings"] == fast["loadings"]
     assert all(t <= f for t, f in zip(tight["metrics"]["bound"], fast["metrics"]["bound"]))
     check_schema(tight, r=2, p=13)
-    fast_path = json.loads(ok("path", "tpower", "-k", "3:4", "--json").stdout)
-    tight_path = json.loads(ok("path", "tpower", "-k", "3:4", "--bound", "threshold", "--json").stdout)
+    fast_path = json.loads(ok(cli, "path", "tpower", "-k", "3:4", "--json").stdout)
+    tight_path = json.loads(ok(cli, "path", "tpower", "-k", "3:4", "--bound", "threshold", "--json").stdout)
     assert fast_path["bound"] == "fast" and tight_path["bound"] == "threshold"
     for fast_level, tight_level in zip(fast_path["levels"], tight_path["levels"]):
         assert all(t <= f for t, f in zip(tight_level["bound"], fast_level["bound"]))
 
 
 @pytest.mark.parametrize("command", ["run", "path"])
-def test_an_unknown_bound_exits_2_naming_the_valid_ones(command: str) -> None:
-    result = invoke(command, "tpower", "-k", "4", "--bound", "exact")
+def test_an_unknown_bound_exits_2_naming_the_valid_ones(cli, command: str) -> None:
+    result = cli.invoke(command, "tpower", "-k", "4", "--bound", "exact")
     assert result.exit_code == 2, result.output
     assert "Error: unknown bound relaxation 'exact'; choose one of: fast, threshold" in result.stderr
     assert result.stdout == "" and "Traceback" not in result.output
 
 
-def test_bound_is_not_a_part_parameter() -> None:
-    result = invoke("run", "tpower", "-k", "4", "--param", "bound=threshold")
+def test_bound_is_not_a_part_parameter(cli) -> None:
+    result = cli.invoke("run", "tpower", "-k", "4", "--param", "bound=threshold")
     assert result.exit_code == 2 and "not a part parameter" in result.stderr
 
 
 # -- deflators and seeds --------------------------------------------------------------------------
-def test_deflator_hotelling_changes_rsvd_gp() -> None:
-    projection = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27")
-    hotelling = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--deflator", "hotelling")
+def test_deflator_hotelling_changes_rsvd_gp(cli) -> None:
+    projection = run_json(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27")
+    hotelling = run_json(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--deflator", "hotelling")
     assert projection["spec"]["deflator"] == {"name": "projection"}
     assert hotelling["spec"]["deflator"] == {"name": "hotelling"}
     check_schema(hotelling, r=6, p=13)
     assert not np.allclose(loadings(projection), loadings(hotelling))
-    explicit = run_json("run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--deflator", "projection")
+    explicit = run_json(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--deflator", "projection")
     np.testing.assert_array_equal(loadings(explicit), loadings(projection))
 
 
 @pytest.mark.parametrize("driver,updater", [("block", "rotation"), ("deflation", "power")])
-def test_seed_makes_random_initializer_deterministic(driver: str, updater: str) -> None:
+def test_seed_makes_random_initializer_deterministic(cli, driver: str, updater: str) -> None:
     args = ("compose", "--driver", driver, "--initializer", "random", "--updater", updater, "--truncator", "hard", "-r", "3")
-    a = run_json(*args, "--seed", "1")
-    b = run_json(*args, "--seed", "1")
+    a = run_json(cli, *args, "--seed", "1")
+    b = run_json(cli, *args, "--seed", "1")
     np.testing.assert_array_equal(loadings(a), loadings(b))
     assert a["metrics"] == b["metrics"] and a["iterations"] == b["iterations"]
-    others = [loadings(run_json(*args, "--seed", str(s))) for s in (2, 3)]
+    others = [loadings(run_json(cli, *args, "--seed", str(s))) for s in (2, 3)]
     assert any(not np.allclose(loadings(a), x) for x in others)
 
 
-def test_seed_does_not_change_deterministic_methods() -> None:
-    a = run_json("run", "spcart", "-r", "4", "--seed", "1")
-    b = run_json("run", "spcart", "-r", "4", "--seed", "2")
+def test_seed_does_not_change_deterministic_methods(cli) -> None:
+    a = run_json(cli, "run", "spcart", "-r", "4", "--seed", "1")
+    b = run_json(cli, "run", "spcart", "-r", "4", "--seed", "2")
     np.testing.assert_array_equal(loadings(a), loadings(b))
 
 
 # -- compose ----------------------------------------------------------------------------------------
-def test_compose_issue_example() -> None:
+def test_compose_issue_example(cli) -> None:
     args = ("compose", "--driver", "deflation", "--updater", "power", "--truncator", "energy", "--deflator", "hotelling", "-r", "3")
-    text = ok(*args).stdout
+    text = ok(cli, *args).stdout
     assert "topdiam" in text and "Metrics" in text
-    doc = run_json(*args)
+    doc = run_json(cli, *args)
     check_schema(doc, r=3, p=13)
     spec = doc["spec"]
     assert spec["driver"] == "deflation"
@@ -538,62 +530,62 @@ def test_compose_issue_example() -> None:
     assert spec["initializer"]["name"] == "max-diagonal"  # the deflation default
 
 
-def test_compose_defaults() -> None:
-    block = run_json("compose", "-r", "2")["spec"]
+def test_compose_defaults(cli) -> None:
+    block = run_json(cli, "compose", "-r", "2")["spec"]
     assert (block["driver"], block["initializer"]["name"], block["updater"]["name"]) == ("block", "pca", "rotation")
     assert block["truncator"]["name"] == "hard" and block["deflator"] is None
-    deflation = run_json("compose", "--deflator", "hotelling", "-r", "2")["spec"]
+    deflation = run_json(cli, "compose", "--deflator", "hotelling", "-r", "2")["spec"]
     assert deflation["driver"] == "deflation"
     assert deflation["updater"]["name"] == "power"
-    assert run_json("compose", "--driver", "deflation", "-r", "2")["spec"]["deflator"]["name"] == "projection"
+    assert run_json(cli, "compose", "--driver", "deflation", "-r", "2")["spec"]["deflator"]["name"] == "projection"
 
 
-def test_compose_reproduces_spcart() -> None:
-    composed = run_json("compose", "--driver", "block", "--initializer", "pca", "--updater", "rotation", "--truncator", "hard", "-r", "6")
-    spcart = run_json("run", "spcart", "-r", "6")
+def test_compose_reproduces_spcart(cli) -> None:
+    composed = run_json(cli, "compose", "--driver", "block", "--initializer", "pca", "--updater", "rotation", "--truncator", "hard", "-r", "6")
+    spcart = run_json(cli, "run", "spcart", "-r", "6")
     assert composed["method"] == "composed"
     np.testing.assert_array_equal(loadings(composed), loadings(spcart))
 
 
-def test_compose_with_data_lam_and_params() -> None:
-    doc = run_json("compose", "--driver", "deflation", "--updater", "power", "--truncator", "sparsity",
+def test_compose_with_data_lam_and_params(cli) -> None:
+    doc = run_json(cli, "compose", "--driver", "deflation", "--updater", "power", "--truncator", "sparsity",
                    "--lam", "40", "--data", RANDOM_SOURCE, "-r", "2", "--param", "n=5")  # fmt: skip
     check_schema(doc, r=2, p=50)
     assert doc["metrics"]["pattern"] == [10, 10]
     assert _stoppers(doc)["max-iterations"]["n"] == 5
 
 
-def test_compose_with_stopper() -> None:
-    doc = run_json("compose", "--stopper", "max-iterations", "--param", "n=2", "-r", "3")
+def test_compose_with_stopper(cli) -> None:
+    doc = run_json(cli, "compose", "--stopper", "max-iterations", "--param", "n=2", "-r", "3")
     assert doc["spec"]["stopper"] == {"name": "max-iterations", "n": 2}
     assert doc["iterations"] == 2
 
 
 # -- --out ------------------------------------------------------------------------------------------
-def test_out_writes_the_same_json(tmp_path: Path) -> None:
+def test_out_writes_the_same_json(cli, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    result = ok("run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--json", "--out", str(out))
+    result = ok(cli, "run", "rsvd-gp", "-r", "6", "--lam", "0.27", "--json", "--out", str(out))
     assert out.read_text() == result.stdout
     assert json.loads(out.read_text()) == json.loads(result.stdout)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]  # no temporary file left
 
 
-def test_out_with_text_output_writes_json(tmp_path: Path) -> None:
+def test_out_with_text_output_writes_json(cli, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
-    result = ok("run", "spcart", "-r", "6", "--out", str(out))
+    result = ok(cli, "run", "spcart", "-r", "6", "--out", str(out))
     assert "topdiam" in result.stdout and not result.stdout.lstrip().startswith("{")
     written = json.loads(out.read_text())
-    reference = run_json("run", "spcart", "-r", "6")
+    reference = run_json(cli, "run", "spcart", "-r", "6")
     check_schema(written, r=6, p=13)
     written.pop("seconds"), reference.pop("seconds")
     assert written == reference
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
 
 
-def test_out_overwrites_an_existing_file(tmp_path: Path) -> None:
+def test_out_overwrites_an_existing_file(cli, tmp_path: Path) -> None:
     out = tmp_path / "result.json"
     out.write_text("old contents\n")
-    result = ok("compose", "-r", "2", "--json", "--out", str(out))
+    result = ok(cli, "compose", "-r", "2", "--json", "--out", str(out))
     assert out.read_text() == result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
 
@@ -611,42 +603,42 @@ def test_out_overwrites_an_existing_file(tmp_path: Path) -> None:
     ],
     ids=lambda a: " ".join(a),
 )
-def test_out_on_failure_leaves_nothing(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_out_on_failure_leaves_nothing(cli, tmp_path: Path, args: tuple[str, ...]) -> None:
     out = tmp_path / "result.json"
-    result = invoke(*args, "--json", "--out", str(out))
+    result = cli.invoke(*args, "--json", "--out", str(out))
     assert result.exit_code == 2, result.output
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []  # no temporary file either
     keep = tmp_path / "keep.json"
     keep.write_text("previous\n")
-    result = invoke(*args, "--out", str(keep))
+    result = cli.invoke(*args, "--out", str(keep))
     assert result.exit_code == 2
     assert keep.read_text() == "previous\n"
     assert [p.name for p in tmp_path.iterdir()] == ["keep.json"]
 
 
-def test_out_on_bad_data_leaves_nothing(tmp_path: Path) -> None:
+def test_out_on_bad_data_leaves_nothing(cli, tmp_path: Path) -> None:
     bad = tmp_path / "data"
     bad.mkdir()
     np.save(bad / "nan.npy", np.array([[1.0, np.nan], [2.0, 3.0], [0.0, 1.0]]))
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    result = invoke("run", "spcart", "--data", str(bad / "nan.npy"), "--out", str(out_dir / "r.json"),
+    result = cli.invoke("run", "spcart", "--data", str(bad / "nan.npy"), "--out", str(out_dir / "r.json"),
                     "--missing", "error")  # NaN are imputed by default (issue 28): refused on request
     assert result.exit_code == 2
     assert list(out_dir.iterdir()) == []
 
 
 # -- reproduce ----------------------------------------------------------------------------------------
-def test_reproduce_table4_check() -> None:
-    result = ok("reproduce", "spcart-table4", "--check")
+def test_reproduce_table4_check(cli) -> None:
+    result = ok(cli, "reproduce", "spcart-table4", "--check")
     assert "Table 4" in result.stdout
     assert "SPCArt" in result.stdout
     assert "FAILED" not in result.stdout
 
 
-def test_reproduce_json() -> None:
-    doc = json.loads(ok("reproduce", "spcart-table4", "--json").stdout)
+def test_reproduce_json(cli) -> None:
+    doc = json.loads(ok(cli, "reproduce", "spcart-table4", "--json").stdout)
     assert doc["name"] == "spcart-table4"
     assert doc["data"] == "builtin:pitprops" and doc["r"] == 6
     assert doc["rows"]
@@ -656,8 +648,8 @@ def test_reproduce_json() -> None:
             assert row["matches"][column], (row["label"], column)
 
 
-def test_reproduce_unknown_experiment() -> None:
-    result = invoke("reproduce", "nosuch")
+def test_reproduce_unknown_experiment(cli) -> None:
+    result = cli.invoke("reproduce", "nosuch")
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "Error: unknown experiment 'nosuch'" in result.stderr
@@ -694,32 +686,31 @@ def test_the_fit_commands_share_one_options_record():
 
 
 @pytest.mark.parametrize("command", ["run", "compose", "path", "cv"])
-def test_each_fit_command_takes_the_shared_options(command):
-    runner = CliRunner()
-    text = runner.invoke(app, [command, "--help"], terminal_width=200).output
+def test_each_fit_command_takes_the_shared_options(cli, command):
+    text = cli.invoke(command, "--help", terminal_width=200).output
     for option in ("--data", "--seed", "--standardize", "--no-center", "--index-col", "--drop", "--columns", "--param"):
         assert option in text, (command, option)
     assert ("--scheduler" in text) == (command != "cv")  # cv fits in memory: its folds hold out rows
 
 
-def test_the_shared_options_reach_the_fit():
-    result = CliRunner().invoke(app, ["run", "spcart", "-k", "4", "-r", "3", "--seed", "7", "--standardize", "--json"])
+def test_the_shared_options_reach_the_fit(cli):
+    result = cli.invoke("run", "spcart", "-k", "4", "-r", "3", "--seed", "7", "--standardize", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.output)
     assert document["seed"] == 7 and len(document["loadings"][0]) == 3
     assert document["input"]["standardize"] is True
 
 
-def test_run_makes_its_json_document_only_when_it_writes_it(count_calls, tmp_path):
+def test_run_makes_its_json_document_only_when_it_writes_it(cli, count_calls, tmp_path):
     """Text output needs no JSON document (on 100 000 variables, 25 MB of text): ``to_dict`` is not called; with
     ``--json`` or ``--out`` it is, and the file holds it."""
     from spcakit.workflows.results import Result
 
     calls = count_calls(Result, "to_dict")
-    text = ok("run", "spcart", "-r", "2", "-d", "builtin:pitprops").stdout
+    text = ok(cli, "run", "spcart", "-r", "2", "-d", "builtin:pitprops").stdout
     assert "CPEV" in text and calls["n"] == 0
-    run_json("run", "spcart", "-r", "2", "-d", "builtin:pitprops")
+    run_json(cli, "run", "spcart", "-r", "2", "-d", "builtin:pitprops")
     assert calls["n"] == 1
     out = tmp_path / "result.json"
-    ok("run", "spcart", "-r", "2", "-d", "builtin:pitprops", "--out", out)
+    ok(cli, "run", "spcart", "-r", "2", "-d", "builtin:pitprops", "--out", out)
     assert calls["n"] == 2 and json.loads(out.read_text())["r"] == 2

@@ -11,9 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from spcakit.cli import app
 from spcakit.inputs.datasets import PITPROPS_NAMES
 
 mpl = pytest.importorskip("matplotlib")
@@ -21,7 +19,6 @@ from matplotlib.image import imread  # noqa: E402
 
 from spcakit import figures, plotting  # noqa: E402
 
-runner = CliRunner()
 #: A pixel is "ink" when one of its channels is below this (white is 1.0).
 INK = 0.92
 #: The size every image test asks for: 5 x 3.5 inches at 80 dpi is 400 x 280 pixels.
@@ -42,19 +39,15 @@ CV_DOCUMENT = {
 }  # fmt: skip
 
 
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def ok(*args: Any) -> Any:
-    result = invoke(*args)
+def ok(cli, *args: Any) -> Any:
+    result = cli.invoke(*args)
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     return result
 
 
-def fails(*args: Any) -> str:
+def fails(cli, *args: Any) -> str:
     """Run a command that must be refused: exit 2, one ``Error:`` line; returns the message."""
-    result = invoke(*args)
+    result = cli.invoke(*args)
     assert result.exit_code == 2, f"exit {result.exit_code}\n{result.output}"
     assert result.exception is None or isinstance(result.exception, SystemExit)
     lines = result.stderr.strip().splitlines()
@@ -72,20 +65,20 @@ def ink(image: np.ndarray) -> float:
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def inputs(cli, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The JSON files each kind reads, written by the commands that write them (and the hand-made cv document)."""
     folder = tmp_path_factory.mktemp("json")
     run, path, path_r2, cv = (folder / f"{name}.json" for name in ("run", "path", "path_r2", "cv"))
-    ok("run", "spcart", "-d", "builtin:pitprops", "-r", "6", "-k", "4", "--json", "--out", run)
-    ok("path", "spcart", "-d", "builtin:pitprops", "-r", "6", "-k", "1:13", "--json", "--out", path)
-    ok("path", "tpower", "-d", "builtin:pitprops", "-r", "2", "-k", "1:5", "--json", "--out", path_r2)
+    ok(cli, "run", "spcart", "-d", "builtin:pitprops", "-r", "6", "-k", "4", "--json", "--out", run)
+    ok(cli, "path", "spcart", "-d", "builtin:pitprops", "-r", "6", "-k", "1:13", "--json", "--out", path)
+    ok(cli, "path", "tpower", "-d", "builtin:pitprops", "-r", "2", "-k", "1:5", "--json", "--out", path_r2)
     # cross-validation needs rows: Gaussian data with a planted support, 60 x 8, three folds, four levels
     data = folder / "spiked.csv"
     rng = np.random.default_rng(3)
     factor = np.array([1.0, -1.0, 1.0, 0, 0, 0, 0, 0])
     x = 2 * rng.standard_normal((60, 1)) * factor + rng.standard_normal((60, 8))
     data.write_text("a,b,c,d,e,f,g,h\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in x) + "\n")
-    ok("cv", "spcart", "-d", data, "-r", "1", "-k", "1:4", "--folds", "3", "--json", "--out", cv)
+    ok(cli, "cv", "spcart", "-d", data, "-r", "1", "-k", "1:4", "--folds", "3", "--json", "--out", cv)
     by_hand = folder / "cv_by_hand.json"
     by_hand.write_text(json.dumps(CV_DOCUMENT))
     return {"run": run, "path": path, "path_r2": path_r2, "cv": cv, "cv_by_hand": by_hand}
@@ -104,9 +97,9 @@ def empty(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
 
 # -- each kind as an image ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kind, source", KIND_INPUTS)
-def test_each_kind_is_a_png_of_the_size_asked_and_not_blank(kind, source, inputs, empty, tmp_path):
+def test_each_kind_is_a_png_of_the_size_asked_and_not_blank(cli, kind, source, inputs, empty, tmp_path):
     out = tmp_path / f"{kind}.png"
-    result = ok("plot", kind, inputs[source], "--out", out, *SIZE)
+    result = ok(cli, "plot", kind, inputs[source], "--out", out, *SIZE)
     assert f"wrote the {kind} plot to {out}" in result.stderr
     image = grey(out)
     assert image.shape == empty.shape == SIZE_PIXELS  # 3.5 x 80 rows, 5 x 80 columns
@@ -115,23 +108,23 @@ def test_each_kind_is_a_png_of_the_size_asked_and_not_blank(kind, source, inputs
 
 
 @pytest.mark.parametrize("kind, source", KIND_INPUTS)
-def test_default_size_is_the_plots_own_at_100_dpi(kind, source, inputs, tmp_path):
+def test_default_size_is_the_plots_own_at_100_dpi(cli, kind, source, inputs, tmp_path):
     out = tmp_path / f"{kind}.png"
-    ok("plot", kind, inputs[source], "--out", out)
+    ok(cli, "plot", kind, inputs[source], "--out", out)
     width, height = figures.figure_from_json(kind, inputs[source]).get_size_inches()
     assert grey(out).shape == (round(height * plotting.DPI), round(width * plotting.DPI))
 
 
-def test_one_side_given_keeps_the_other_default(inputs, tmp_path):
+def test_one_side_given_keeps_the_other_default(cli, inputs, tmp_path):
     out = tmp_path / "wide.png"
-    ok("plot", "path", inputs["path"], "--out", out, "--width", "8")
+    ok(cli, "plot", "path", inputs["path"], "--out", out, "--width", "8")
     assert grey(out).shape == (400, 800)  # plot_tradeoff's default height, 4 inches, at 100 dpi
 
 
 @pytest.mark.parametrize("suffix, magic", [(".svg", b"<?xml"), (".pdf", b"%PDF-")])
-def test_svg_and_pdf_by_suffix(suffix, magic, inputs, tmp_path):
+def test_svg_and_pdf_by_suffix(cli, suffix, magic, inputs, tmp_path):
     out = tmp_path / f"loadings{suffix}"
-    ok("plot", "loadings", inputs["run"], "--out", out)
+    ok(cli, "plot", "loadings", inputs["run"], "--out", out)
     assert out.read_bytes().startswith(magic)
 
 
@@ -148,13 +141,13 @@ def test_path_figure_draws_the_levels_cpev_and_ceiling(inputs):
     assert ax.get_title() == "spcart on builtin:pitprops, r = 6"
 
 
-def test_several_paths_of_the_same_data_and_r_are_one_line_each(inputs, tmp_path):
+def test_several_paths_of_the_same_data_and_r_are_one_line_each(cli, inputs, tmp_path):
     other = tmp_path / "tpower.json"
-    ok("path", "tpower", "-d", "builtin:pitprops", "-r", "6", "-k", "1:13", "--json", "--out", other)
+    ok(cli, "path", "tpower", "-d", "builtin:pitprops", "-r", "6", "-k", "1:13", "--json", "--out", other)
     figure = figures.figure_from_json("path", [inputs["path"], other])
     labels = [line.get_label() for line in figure.axes[0].lines]
     assert labels[:2] == ["spcart", "tpower"] and labels[2].startswith("PCA")
-    ok("plot", "path", inputs["path"], other, "--out", tmp_path / "both.png")
+    ok(cli, "plot", "path", inputs["path"], other, "--out", tmp_path / "both.png")
 
 
 def test_loadings_figure_names_the_variables_and_keeps_the_zeros(inputs):
@@ -207,19 +200,19 @@ def test_title_option_replaces_the_default(inputs):
     assert figures.figure_from_json("path", inputs["path"], title="mine").axes[0].get_title() == "mine"
 
 
-def test_model_file_draws_as_loadings(tmp_path):
+def test_model_file_draws_as_loadings(cli, tmp_path):
     model = tmp_path / "model.json"
-    ok("run", "spcart", "-d", "builtin:random?n=40&p=6&seed=2", "-r", "2", "-k", "3", "--save-model", model)
+    ok(cli, "run", "spcart", "-d", "builtin:random?n=40&p=6&seed=2", "-r", "2", "-k", "3", "--save-model", model)
     figure = figures.figure_from_json("loadings", model)
     assert [t.get_text() for t in figure.axes[0].get_yticklabels()] == [f"x{i}" for i in range(1, 7)]
-    message = fails("plot", "variance", model, "--out", tmp_path / "v.png")
+    message = fails(cli, "plot", "variance", model, "--out", tmp_path / "v.png")
     assert "is a model file (--save-model), which holds no metrics" in message
 
 
 # -- errors: exit 2, the message, nothing written -----------------------------------------------------------
-def test_unknown_kind_names_the_valid_ones(inputs, tmp_path):
+def test_unknown_kind_names_the_valid_ones(cli, inputs, tmp_path):
     out = tmp_path / "x.png"
-    assert fails("plot", "heatmap", inputs["run"], "--out", out) == (
+    assert fails(cli, "plot", "heatmap", inputs["run"], "--out", out) == (
         "Error: unknown kind of plot 'heatmap'; choose one of: path, loadings, variance, cv"
     )
     assert not out.exists()
@@ -235,9 +228,9 @@ def test_unknown_kind_names_the_valid_ones(inputs, tmp_path):
         ("cv", "run", "`spcakit cv METHOD ... --json --out FILE`", "plot it with `spcakit plot loadings`"),
     ],
 )
-def test_input_of_another_command_names_the_command_that_writes_the_right_one(kind, source, writer, hint, inputs, tmp_path):
+def test_input_of_another_command_names_the_command_that_writes_the_right_one(cli, kind, source, writer, hint, inputs, tmp_path):
     out = tmp_path / "x.png"
-    message = fails("plot", kind, inputs[source], "--out", out)
+    message = fails(cli, "plot", kind, inputs[source], "--out", out)
     assert f"is not the JSON of {writer}" in message and hint in message
     assert not out.exists()
 
@@ -254,48 +247,48 @@ def test_input_of_another_command_names_the_command_that_writes_the_right_one(ki
         ({"std_error": [-0.1] * 8}, "a standard error cannot be negative"),
     ],
 )
-def test_malformed_cv_document_is_refused_by_key(change, expected, tmp_path):
+def test_malformed_cv_document_is_refused_by_key(cli, change, expected, tmp_path):
     document = {key: value for key, value in {**CV_DOCUMENT, **change}.items() if value is not None}
     source = tmp_path / "cv.json"
     source.write_text(json.dumps(document))  # the hand-made document, one key changed
     out = tmp_path / "cv.png"
-    assert expected in fails("plot", "cv", source, "--out", out)
+    assert expected in fails(cli, "plot", "cv", source, "--out", out)
     assert not out.exists()
 
 
-def test_file_that_is_not_json_or_missing(tmp_path):
+def test_file_that_is_not_json_or_missing(cli, tmp_path):
     truncated = tmp_path / "cut.json"
     truncated.write_text('{"levels": [1, 2')
-    assert "cut.json: not JSON (" in fails("plot", "path", truncated, "--out", tmp_path / "p.png")
+    assert "cut.json: not JSON (" in fails(cli, "plot", "path", truncated, "--out", tmp_path / "p.png")
     listed = tmp_path / "list.json"
     listed.write_text("[1, 2]")
-    assert "the JSON is a list, not an object" in fails("plot", "path", listed, "--out", tmp_path / "p.png")
-    message = fails("plot", "path", tmp_path / "absent.json", "--out", tmp_path / "p.png")
+    assert "the JSON is a list, not an object" in fails(cli, "plot", "path", listed, "--out", tmp_path / "p.png")
+    message = fails(cli, "plot", "path", tmp_path / "absent.json", "--out", tmp_path / "p.png")
     assert "absent.json' does not exist; give the JSON written by `spcakit path" in message
 
 
-def test_unsupported_suffix_is_refused_before_reading(tmp_path):
+def test_unsupported_suffix_is_refused_before_reading(cli, tmp_path):
     out = tmp_path / "figure.jpg"
-    message = fails("plot", "path", tmp_path / "absent.json", "--out", out)  # the output is checked first
+    message = fails(cli, "plot", "path", tmp_path / "absent.json", "--out", out)  # the output is checked first
     assert "it has the suffix '.jpg'; the file name must end in .png, .svg or .pdf" in message
     assert not out.exists()
 
 
-def test_failure_leaves_an_existing_figure_untouched(inputs, tmp_path):
+def test_failure_leaves_an_existing_figure_untouched(cli, inputs, tmp_path):
     out = tmp_path / "figure.png"
     out.write_bytes(b"the previous figure")
-    fails("plot", "loadings", inputs["path"], "--out", out)
+    fails(cli, "plot", "loadings", inputs["path"], "--out", out)
     assert out.read_bytes() == b"the previous figure"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["figure.png"]  # no temporary file left behind
 
 
-def test_paths_of_different_r_are_not_drawn_together(inputs, tmp_path):
-    message = fails("plot", "path", inputs["path"], inputs["path_r2"], "--out", tmp_path / "p.png")
+def test_paths_of_different_r_are_not_drawn_together(cli, inputs, tmp_path):
+    message = fails(cli, "plot", "path", inputs["path"], inputs["path_r2"], "--out", tmp_path / "p.png")
     assert "the paths have different PCA ceilings" in message and "plot the others separately" in message
 
 
-def test_other_kinds_take_one_input(inputs, tmp_path):
-    message = fails("plot", "loadings", inputs["run"], inputs["run"], "--out", tmp_path / "l.png")
+def test_other_kinds_take_one_input(cli, inputs, tmp_path):
+    message = fails(cli, "plot", "loadings", inputs["run"], inputs["run"], "--out", tmp_path / "l.png")
     assert "`spcakit plot loadings` draws one JSON file; got 2" in message
 
 
@@ -303,23 +296,23 @@ def test_other_kinds_take_one_input(inputs, tmp_path):
     "option, value, expected",
     [("--dpi", "0", "dpi must be a positive number"), ("--width", "-2", "width must be a positive number of inches")],
 )
-def test_sizes_must_be_positive(option, value, expected, inputs, tmp_path):
+def test_sizes_must_be_positive(cli, option, value, expected, inputs, tmp_path):
     out = tmp_path / "p.png"
-    assert expected in fails("plot", "path", inputs["path"], "--out", out, option, value)
+    assert expected in fails(cli, "plot", "path", inputs["path"], "--out", out, option, value)
     assert not out.exists()
 
 
-def test_missing_matplotlib_is_a_clear_error(inputs, tmp_path, monkeypatch):
+def test_missing_matplotlib_is_a_clear_error(cli, inputs, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     out = tmp_path / "p.png"
-    message = fails("plot", "path", inputs["path"], "--out", out)
+    message = fails(cli, "plot", "path", inputs["path"], "--out", out)
     assert message.startswith("Error: plots need matplotlib: pip install matplotlib (or, in spcakit's repository, pip install -e '.[plot]')")
     assert not out.exists()
 
 
-def test_help_lists_plot():
-    assert "plot" in ok("--help").stdout
-    usage = ok("plot", "--help").stdout
+def test_help_lists_plot(cli):
+    assert "plot" in ok(cli, "--help").stdout
+    usage = ok(cli, "plot", "--help").stdout
     for option in ("--out", "--title", "--width", "--height", "--dpi"):
         assert option in usage

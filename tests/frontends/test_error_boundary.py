@@ -2,34 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import attrs
 import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.core.errors import PartFailure
 from spcakit.core.plugins import PluginSession
 
 
-def run_main(capsys, *args: str) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    captured = capsys.readouterr()
-    return info.value.code, captured.out + captured.err
-
-
-def test_success_bad_input_and_usage_errors(capsys, tmp_path):
-    assert run_main(capsys, "run", "spcart", "-r", "2")[0] == 0
-    code, text = run_main(capsys, "run", "nope")
+def test_success_bad_input_and_usage_errors(cli, tmp_path):
+    assert cli.main("run", "spcart", "-r", "2").code == 0
+    code, text = cli.main("run", "nope").code_and_output
     assert code == 2 and "unknown method 'nope'" in text
-    code, text = run_main(capsys, "run", "spcart", "--bogus")
+    code, text = cli.main("run", "spcart", "--bogus").code_and_output
     assert code == 2 and "No such option" in text and "Traceback" not in text
     empty = tmp_path / "empty.npy"
     empty.write_bytes(b"")
-    code, text = run_main(capsys, "run", "spcart", "-d", str(empty))
+    code, text = cli.main("run", "spcart", "-d", str(empty)).code_and_output
     assert code == 2 and "empty or cut short" in text and "Aborted" not in text
 
 
@@ -81,20 +72,20 @@ def test_a_failing_part_is_named_with_its_plugin(broken_registry):
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
-def test_the_cli_reports_an_internal_error_without_traceback_unless_debug(broken_registry, capsys, monkeypatch):
+def test_the_cli_reports_an_internal_error_without_traceback_unless_debug(cli, broken_registry, monkeypatch):
     monkeypatch.delenv("SPCAKIT_DEBUG", raising=False)
-    code, text = run_main(capsys, "run", "spcart", "-r", "2", "--truncator", "test-broken-truncator")
+    code, text = cli.main("run", "spcart", "-r", "2", "--truncator", "test-broken-truncator").code_and_output
     assert code == 1 and "Internal error" in text and "'broken-test'" in text and "Traceback" not in text
-    code, text = run_main(capsys, "run", "spcart", "-r", "2", "--truncator", "test-broken-truncator", "--debug")
+    code, text = cli.main("run", "spcart", "-r", "2", "--truncator", "test-broken-truncator", "--debug").code_and_output
     assert code == 1 and "Traceback" in text
 
 
-def test_an_interruption_says_interrupted_and_exits_130(capsys, monkeypatch):
+def test_an_interruption_says_interrupted_and_exits_130(cli, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.common, "fit", interrupt)  # the fit every command runs through
-    code, text = run_main(capsys, "run", "spcart")
+    monkeypatch.setattr("spcakit.cli.common.fit", interrupt)  # the fit every command runs through
+    code, text = cli.main("run", "spcart").code_and_output
     assert code == 130 and "interrupted" in text and "Traceback" not in text
 
 
@@ -249,12 +240,12 @@ class _OddPlugin:
         register(OddDefaults)
 
 
-def test_listing_parts_survives_defaults_that_fail_to_compute_or_print(capsys):
+def test_listing_parts_survives_defaults_that_fail_to_compute_or_print(cli):
     session = spcakit.core.plugins.get_session()
     session.add(_OddPlugin(), "odd-test")
     try:
         for args in (("parts", "--role", "truncator"), ("parts", "--json")):
-            code, text = run_main(capsys, *args)
+            code, text = cli.main(*args).code_and_output
             assert code == 0 and "test-odd-defaults" in text and "Traceback" not in text
             assert "<computed>" in text and "<_Unprintable>" in text
     finally:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,6 @@ from pathlib import Path
 from hypothesis import HealthCheck, settings
 
 import spcakit.core.plugins
-from spcakit import cli
 
 EXAMPLES = int(os.environ.get("SPCAKIT_FUZZ_EXAMPLES", "0"))
 FUZZ = settings(
@@ -38,19 +36,6 @@ def installed(plugin: object, name: str) -> Iterator[None]:
         yield
     finally:
         session.remove(name)
-
-
-def invoke(*args: str) -> tuple[int, str]:
-    """Run the CLI's entry point in-process: its exit code and everything it printed."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            cli.main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code
-        else:  # pragma: no cover - main always exits
-            code = 0
-    return code, out.getvalue() + err.getvalue()
 
 
 def assert_contract(code: int, text: str, *, allowed: tuple[int, ...] = (0, 2)) -> None:

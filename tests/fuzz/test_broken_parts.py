@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import spcakit
 from spcakit.core.errors import PartFailure, SpcakitError
 
-from .conftest import FUZZ, assert_contract, installed, invoke
+from .conftest import FUZZ, assert_contract, installed
 
 PLUGIN = "fuzz-garbage"
 #: what the part under test returns or raises this example (set by the test before each run)
@@ -144,14 +144,14 @@ def test_the_api_names_the_part_and_its_plugin(role, action):
 
 @FUZZ
 @given(role=st.sampled_from(sorted(r for r, (_, _, cli) in ROLES.items() if cli)), action=garbage)
-def test_the_command_line_names_the_part_and_exits_1(role, action):
+def test_the_command_line_names_the_part_and_exits_1(cli, role, action):
     method, _, options = ROLES[role]
     args = ["run", method] if method else ["compose", "--driver", "block"]
     if role == "deflator":
         args += ["--param", "k=3"]
     BEHAVIOUR["action"] = action
     try:
-        code, text = invoke(*args, "-r", "2", *options)
+        code, text = cli.main(*args, "-r", "2", *options).code_and_output
     finally:
         BEHAVIOUR.clear()
     if code == 1:

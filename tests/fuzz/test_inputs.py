@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 import spcakit
 from spcakit.core.errors import SpcakitError
 
-from .conftest import FUZZ, assert_contract, digest, invoke
+from .conftest import FUZZ, assert_contract, digest
 
 shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6)
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64) | st.sampled_from([0.0, 1.0, 1e-300, 1e155, 1e308])
@@ -50,11 +50,11 @@ def test_the_api_takes_any_array_and_never_changes_it(x, covariance, center):
 
 @FUZZ
 @given(x=arrays, r=st.integers(1, 3))
-def test_npy_files(tmp_path_factory, x, r):
+def test_npy_files(cli, tmp_path_factory, x, r):
     path = tmp_path_factory.mktemp("npy") / "x.npy"
     np.save(path, x)
     before = digest(path)
-    assert_contract(*invoke("run", "spcart", "-d", path, "-r", r))
+    assert_contract(*cli.main("run", "spcart", "-d", path, "-r", r).code_and_output)
     assert digest(path) == before
 
 
@@ -74,7 +74,7 @@ def _npy_bytes(x: np.ndarray) -> bytes:
     cut=st.none() | st.integers(0, 400),
     junk=st.none() | st.binary(max_size=64),
 )
-def test_npz_archives(tmp_path_factory, members, cut, junk):
+def test_npz_archives(cli, tmp_path_factory, members, cut, junk):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for key, value in members.items():
@@ -86,7 +86,7 @@ def test_npz_archives(tmp_path_factory, members, cut, junk):
         content = content[:cut]
     path = tmp_path_factory.mktemp("npz") / "x.npz"
     path.write_bytes(content)
-    assert_contract(*invoke("run", "spcart", "-d", path, "-r", "1"))
+    assert_contract(*cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output)
     assert path.read_bytes() == content
 
 
@@ -106,7 +106,7 @@ cell = st.one_of(
     ending=st.sampled_from(["\n", "\r\n", "\r"]),
     encoding=st.sampled_from(["utf-8", "utf-8-sig", "latin-1", "utf-16"]),
 )
-def test_csv_text(tmp_path_factory, header, rows, separator, suffix, ending, encoding):
+def test_csv_text(cli, tmp_path_factory, header, rows, separator, suffix, ending, encoding):
     lines = ([separator.join(header)] if header is not None else []) + [separator.join(row) for row in rows]
     text = ending.join(lines) + ending
     path = tmp_path_factory.mktemp("csv") / f"x{suffix}"
@@ -115,16 +115,16 @@ def test_csv_text(tmp_path_factory, header, rows, separator, suffix, ending, enc
     except UnicodeEncodeError:
         path.write_bytes(text.encode("utf-8"))
     before = digest(path)
-    assert_contract(*invoke("run", "spcart", "-d", path, "-r", "1"))
+    assert_contract(*cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output)
     assert digest(path) == before
 
 
 @FUZZ
 @given(raw=st.binary(max_size=300), suffix=st.sampled_from([".csv", ".npy", ".npz", ".tsv", ".txt", ""]))
-def test_arbitrary_bytes_in_any_file_type(tmp_path_factory, raw, suffix):
+def test_arbitrary_bytes_in_any_file_type(cli, tmp_path_factory, raw, suffix):
     path = tmp_path_factory.mktemp("raw") / f"x{suffix}"
     path.write_bytes(raw)
-    assert_contract(*invoke("run", "spcart", "-d", path, "-r", "1"))
+    assert_contract(*cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output)
     assert path.read_bytes() == raw
 
 
@@ -135,7 +135,7 @@ def test_arbitrary_bytes_in_any_file_type(tmp_path_factory, raw, suffix):
                             "dangling-link", "read-only-folder"]),
     method=st.sampled_from(["spcart", "nope"]),
 )
-def test_out_never_destroys_a_file(tmp_path_factory, target, method):
+def test_out_never_destroys_a_file(cli, tmp_path_factory, target, method):
     root = tmp_path_factory.mktemp("out")
     data = root / "data.npy"
     np.save(data, np.random.default_rng(0).standard_normal((20, 5)))
@@ -154,7 +154,7 @@ def test_out_never_destroys_a_file(tmp_path_factory, target, method):
     (root / "ro").chmod(0o555)
     files = [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
     before = {p: digest(p) for p in files}
-    code, text = invoke("run", method, "-d", data, "-r", "2", "--out", paths[target])
+    code, text = cli.main("run", method, "-d", data, "-r", "2", "--out", paths[target]).code_and_output
     assert_contract(code, text)
     (root / "ro").chmod(0o755)
     changed = {p for p in files if digest(p) != before[p]}

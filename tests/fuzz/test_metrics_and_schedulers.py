@@ -25,7 +25,7 @@ import spcakit
 from spcakit.core.errors import InvalidParameterError
 from spcakit.core.protocols import Metric
 
-from .conftest import EXAMPLES, FUZZ, assert_contract, installed, invoke
+from .conftest import EXAMPLES, FUZZ, assert_contract, installed
 
 PLUGIN = "fuzz-metrics"
 #: what the metric under test returns or raises this example (set by the test before each run)
@@ -92,11 +92,11 @@ def _finite_json(text: str) -> object:
 
 @FUZZ
 @given(action=st.one_of(values, raised), shown=formats, as_json=st.booleans())
-def test_a_metric_never_costs_the_result(data, tmp_path_factory, action, shown, as_json):
+def test_a_metric_never_costs_the_result(cli, data, tmp_path_factory, action, shown, as_json):
     out = tmp_path_factory.mktemp("out") / "r.json"
     BEHAVIOUR.update(action=action, format=shown)
     try:
-        code, text = invoke("run", "spcart", "-d", data, "-r", "1", *(["--json"] if as_json else []), "--out", out)
+        code, text = cli.main("run", "spcart", "-d", data, "-r", "1", *(["--json"] if as_json else []), "--out", out).code_and_output
     finally:
         BEHAVIOUR.clear()
     assert code == 0, text

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import spcakit
 
-from .conftest import FUZZ, assert_contract, invoke
+from .conftest import FUZZ, assert_contract
 
 REGISTRY = spcakit.get_registry()
 #: methods that finish in milliseconds on Pitprops whatever their parameters (bounded below)
@@ -43,13 +43,13 @@ def _option(name: str, value: str) -> list[str]:
     lam=st.none() | values,
     seed=st.none() | values,
 )
-def test_run_options(method, r, lam, seed):
+def test_run_options(cli, method, r, lam, seed):
     args = ["run", method, "-r", r]
     if lam is not None:
         args += _option("--lam", lam)
     if seed is not None:
         args += _option("--seed", seed)
-    assert_contract(*invoke(*args))
+    assert_contract(*cli.main(*args).code_and_output)
 
 
 @FUZZ
@@ -58,7 +58,7 @@ def test_run_options(method, r, lam, seed):
     params=st.lists(st.tuples(st.sampled_from(PARAMETER_NAMES) | st.text(max_size=5), values), max_size=3),
     raw=st.lists(st.text(max_size=10), max_size=1),
 )
-def test_param_options(method, params, raw):
+def test_param_options(cli, method, params, raw):
     args = ["run", method, "-r", "2"]
     for key, value in params:
         if key in ("n", "max_iter", "restarts", "m") and value.strip().lstrip("-").isdigit():
@@ -66,7 +66,7 @@ def test_param_options(method, params, raw):
         args += ["--param", f"{key}={value}"]
     for text in raw:  # no '=' at all, or several
         args += ["--param", text]
-    assert_contract(*invoke(*args))
+    assert_contract(*cli.main(*args).code_and_output)
 
 
 @FUZZ
@@ -77,13 +77,13 @@ def test_param_options(method, params, raw):
     refiner=st.none() | st.sampled_from(PART_NAMES),
     lam=st.none() | values,
 )
-def test_compose_with_any_part_names(truncator, deflator, stopper, refiner, lam):
+def test_compose_with_any_part_names(cli, truncator, deflator, stopper, refiner, lam):
     args = ["compose", "-r", "2"]
     for option, name in (("--truncator", truncator), ("--deflator", deflator), ("--stopper", stopper),
                          ("--refiner", refiner), ("--lam", lam)):  # fmt: skip
         if name is not None:
             args += [option, name]
-    assert_contract(*invoke(*args))
+    assert_contract(*cli.main(*args).code_and_output)
 
 
 query_values = st.one_of(st.integers(-5, 300).map(str), values)
@@ -95,8 +95,8 @@ query_values = st.one_of(st.integers(-5, 300).map(str), values)
     query=st.lists(st.tuples(st.sampled_from(["n", "p", "seed", "h3_noise", "x", ""]), query_values), max_size=3),
     separator=st.sampled_from(["&", ";", "&&"]),
 )
-def test_built_in_sources(name, query, separator):
+def test_built_in_sources(cli, name, query, separator):
     source = f"builtin:{name}"
     if query:
         source += "?" + separator.join(f"{k}={v}" for k, v in query)
-    assert_contract(*invoke("run", "spcart", "-r", "1", "--data", source))
+    assert_contract(*cli.main("run", "spcart", "-r", "1", "--data", source).code_and_output)

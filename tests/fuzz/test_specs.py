@@ -16,7 +16,7 @@ from spcakit.core.errors import SpcakitError
 from spcakit.core.registry import Registry
 from spcakit.core.specs import load_method_spec
 
-from .conftest import FUZZ, assert_contract, invoke
+from .conftest import FUZZ, assert_contract
 
 
 def toml_value(value) -> str:
@@ -71,19 +71,19 @@ experiments = st.fixed_dictionaries(
 
 @FUZZ
 @given(table=experiments)
-def test_experiment_specs(tmp_path_factory, table):
+def test_experiment_specs(cli, tmp_path_factory, table):
     path = tmp_path_factory.mktemp("spec") / "experiment.toml"
     path.write_text(toml_document(table))
-    assert_contract(*invoke("reproduce", path), allowed=(0, 1, 2))  # 1: --check is not given, so never
+    assert_contract(*cli.main("reproduce", path).code_and_output, allowed=(0, 1, 2))  # 1: --check is not given, so never
     # (exit 1 would only come from --check; an internal error is excluded by assert_contract)
 
 
 @FUZZ
 @given(raw=st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
-def test_raw_bytes_as_an_experiment_spec(tmp_path_factory, raw):
+def test_raw_bytes_as_an_experiment_spec(cli, tmp_path_factory, raw):
     path = tmp_path_factory.mktemp("raw") / "experiment.toml"
     path.write_bytes(raw)
-    assert_contract(*invoke("reproduce", path))
+    assert_contract(*cli.main("reproduce", path).code_and_output)
 
 
 part = st.one_of(st.sampled_from(["pca", "power", "rotation", "hard", "sparsity", "relative-change", "none", ""]),

@@ -23,7 +23,7 @@ from spcakit.core.errors import InvalidDataError
 from spcakit.core import documents
 from spcakit.inputs import limits
 
-from .conftest import EXAMPLES, FUZZ, assert_contract, invoke
+from .conftest import EXAMPLES, FUZZ, assert_contract
 
 #: Examples that write a store or run a fit each: fewer of them by default (the fuzz suite runs in CI in 60 s).
 FEW = settings(FUZZ, max_examples=EXAMPLES or 15)
@@ -36,9 +36,9 @@ def tree_digest(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def timed(*args: object) -> tuple[int, str]:
+def timed(cli, *args: object) -> tuple[int, str]:
     start = time.monotonic()
-    code, text = invoke(*(str(a) for a in args))
+    code, text = cli.main(*(str(a) for a in args)).code_and_output
     assert time.monotonic() - start < 20, f"{args}: too slow for what the file holds"
     return code, text
 
@@ -51,7 +51,7 @@ def timed(*args: object) -> tuple[int, str]:
     allow=st.booleans(), out_inside=st.sampled_from([None, "zarr.json", "chunk", "new.json", "c/new.json"]),
     seed=st.integers(0, 3),
 )  # fmt: skip
-def test_stores_with_lost_or_damaged_chunks(tmp_path_factory, rows, columns, chunk_rows, deleted, corrupted,
+def test_stores_with_lost_or_damaged_chunks(cli, tmp_path_factory, rows, columns, chunk_rows, deleted, corrupted,
                                              garbage, allow, out_inside, seed):  # fmt: skip
     zarr = pytest.importorskip("zarr")
     pytest.importorskip("dask.array")
@@ -71,7 +71,7 @@ def test_stores_with_lost_or_damaged_chunks(tmp_path_factory, rows, columns, chu
         target = (left[0] if left else store / "c") if out_inside == "chunk" else store / out_inside
         args += ["--out", target]
     before = tree_digest(store)
-    code, text = timed(*args)
+    code, text = timed(cli, *args)
     assert_contract(code, text)
     assert tree_digest(store) == before
     if out_inside is not None:
@@ -88,18 +88,18 @@ dimension = st.integers(0, 40) | st.integers(10**8, 10**15) | st.sampled_from([1
 @SOME
 @given(rows=dimension, columns=dimension, entries=dimension, field=st.sampled_from(["real", "integer", "pattern"]),
        lines=st.lists(st.tuples(st.integers(1, 60), st.integers(1, 60), st.floats(-10, 10)), max_size=5))  # fmt: skip
-def test_mtx_headers_declare_any_shape(tmp_path_factory, rows, columns, entries, field, lines):
+def test_mtx_headers_declare_any_shape(cli, tmp_path_factory, rows, columns, entries, field, lines):
     path = tmp_path_factory.mktemp("mtx") / "x.mtx"
     body = "".join(f"{i} {j}\n" if field == "pattern" else f"{i} {j} {int(v) if field == 'integer' else v}\n" for i, j, v in lines)
     path.write_text(f"%%MatrixMarket matrix coordinate {field} general\n{rows} {columns} {entries}\n{body}")
     with mock.patch.object(limits, "memory_limit", lambda: ONE_GIB):
-        assert_contract(*timed("run", "spcart", "-d", path, "-r", "1"))
+        assert_contract(*timed(cli, "run", "spcart", "-d", path, "-r", "1"))
 
 
 @SOME
 @given(fmt=st.sampled_from(["csr", "csc", "coo"]), small=st.integers(2, 40), large=dimension,
        stored=st.integers(0, 6), seed=st.integers(0, 5))  # fmt: skip
-def test_sparse_npz_shapes_are_checked_before_they_are_built(tmp_path_factory, fmt, small, large, stored, seed):
+def test_sparse_npz_shapes_are_checked_before_they_are_built(cli, tmp_path_factory, fmt, small, large, stored, seed):
     sp = pytest.importorskip("scipy.sparse")
     rng = np.random.default_rng(seed)
     large = max(large, 1)
@@ -117,14 +117,14 @@ def test_sparse_npz_shapes_are_checked_before_they_are_built(tmp_path_factory, f
         matrix = getattr(sp, f"{fmt}_array")((data, indices, pointers), shape=shape)
         sp.save_npz(path, matrix)
     with mock.patch.object(limits, "memory_limit", lambda: ONE_GIB):
-        assert_contract(*timed("run", "spcart", "-d", path, "-r", "1"))
+        assert_contract(*timed(cli, "run", "spcart", "-d", path, "-r", "1"))
 
 
 @SOME
 @given(n=dimension, p=dimension)
-def test_generated_data_are_measured_first(n, p):
+def test_generated_data_are_measured_first(cli, n, p):
     with mock.patch.object(limits, "memory_limit", lambda: ONE_GIB):
-        assert_contract(*timed("run", "spcart", "-d", f"builtin:random?n={n}&p={p}", "-r", "1"))
+        assert_contract(*timed(cli, "run", "spcart", "-d", f"builtin:random?n={n}&p={p}", "-r", "1"))
 
 
 # -- nesting and numbers ---------------------------------------------------------------------------------
@@ -142,21 +142,21 @@ def nested_text(draw: st.DrawFn) -> str:
 
 @SOME
 @given(value=nested_text() | brackets)
-def test_param_values_of_any_nesting(value):
-    assert_contract(*timed("run", "spcart", "--param", f"tol={value}"))
+def test_param_values_of_any_nesting(cli, value):
+    assert_contract(*timed(cli, "run", "spcart", "--param", f"tol={value}"))
 
 
 @FEW
 @given(value=nested_text(), key=st.sampled_from(["spec", "format_version", "seed", "loadings", "extra"]))
-def test_model_files_of_any_nesting(tmp_path_factory, value, key):
+def test_model_files_of_any_nesting(cli, tmp_path_factory, value, key):
     folder = tmp_path_factory.mktemp("model")
     model = folder / "m.json"
-    code, text = invoke("run", "spcart", "-d", "builtin:random?n=20&p=4", "-r", "1", "--save-model", str(model))
+    code, text = cli.main("run", "spcart", "-d", "builtin:random?n=20&p=4", "-r", "1", "--save-model", str(model)).code_and_output
     assert code == 0, text
     document = json.loads(model.read_text())
     document[key] = "PLACEHOLDER"
     model.write_text(json.dumps(document).replace('"PLACEHOLDER"', value))
-    assert_contract(*timed("transform", model, "-d", "builtin:random?n=20&p=4"), allowed=(2,))
+    assert_contract(*timed(cli, "transform", model, "-d", "builtin:random?n=20&p=4"), allowed=(2,))
 
 
 @FUZZ

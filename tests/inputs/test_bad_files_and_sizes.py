@@ -6,9 +6,7 @@ a misleading message; now it exits 2 with the message shown here (or succeeds wh
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import io
 import json
 import os
 import threading
@@ -20,18 +18,10 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.core.errors import ConstantColumnWarning, InvalidDataError
 from spcakit.core import documents
 from spcakit.inputs import limits
 from spcakit.inputs.checks import check_frame_columns
-
-
-def invoke(*args: object) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    return info.value.code, out.getvalue() + err.getvalue()
 
 
 def refused(text: str, code: int, *words: str) -> None:
@@ -66,52 +56,52 @@ def chunk_files(store: Path) -> list[Path]:
 # -- 1. outputs never inside an input -------------------------------------------------------------------------
 @pytest.mark.parametrize("option", ["--out", "--save-model"])
 @pytest.mark.parametrize("inside", ["zarr.json", "chunk", "new.json", "sub/new.json"])
-def test_nothing_is_written_inside_a_store(store, option, inside):
+def test_nothing_is_written_inside_a_store(cli, store, option, inside):
     target = chunk_files(store)[0] if inside == "chunk" else store / inside
     before = tree_digest(store)
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1", option, target)
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1", option, target).code_and_output
     refused(text, code, f"{option} {target} lies inside the Zarr store {store}", "choose a path outside it")
     assert tree_digest(store) == before
 
 
-def test_a_link_into_a_store_is_refused_too(store, tmp_path):
+def test_a_link_into_a_store_is_refused_too(cli, store, tmp_path):
     link = tmp_path / "result.json"
     link.symlink_to(chunk_files(store)[0])
     before = tree_digest(store)
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1", "--out", link)
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1", "--out", link).code_and_output
     refused(text, code, "lies inside the Zarr store")
     assert tree_digest(store) == before
 
 
 @pytest.mark.parametrize("command", [["path", "spcart", "-k", "1:2"], ["cv", "spcart", "-k", "1:2"]])
-def test_path_and_cv_refuse_an_out_inside_the_store(store, command):
+def test_path_and_cv_refuse_an_out_inside_the_store(cli, store, command):
     before = tree_digest(store)
-    code, text = invoke(*command, "-d", store, "--out", store / "levels.json")
+    code, text = cli.main(*command, "-d", store, "--out", store / "levels.json").code_and_output
     refused(text, code, "lies inside the Zarr store")
     assert tree_digest(store) == before
 
 
-def test_an_out_under_a_file_says_the_file_is_not_a_folder(tmp_path):
+def test_an_out_under_a_file_says_the_file_is_not_a_folder(cli, tmp_path):
     (tmp_path / "a.csv").write_text("x,y\n1,2\n")
-    code, text = invoke("run", "spcart", "--out", tmp_path / "a.csv" / "x.json")
+    code, text = cli.main("run", "spcart", "--out", tmp_path / "a.csv" / "x.json").code_and_output
     refused(text, code, "a.csv is a file, not a folder")
     assert "does not exist" not in text
 
 
 # -- 2. declared sizes and files that are not files -----------------------------------------------------------
-def quickly(*args: object) -> tuple[int, str]:
+def quickly(cli, *args: object) -> tuple[int, str]:
     """A refusal of a declared size must come before anything of that size is built: well within seconds."""
     start = time.monotonic()
-    result = invoke(*args)
+    result = cli.main(*args).code_and_output
     assert time.monotonic() - start < 10, "the declared size was believed before it was checked"
     return result
 
 
-def test_a_tiny_mtx_that_claims_a_hundred_million_columns(tmp_path):
+def test_a_tiny_mtx_that_claims_a_hundred_million_columns(cli, tmp_path):
     path = tmp_path / "big.mtx"
     path.write_text("%%MatrixMarket matrix coordinate real general\n2 100000000 1\n1 1 1.0\n")
     assert path.stat().st_size < 80
-    code, text = quickly("run", "spcart", "-d", path)
+    code, text = quickly(cli, "run", "spcart", "-d", path)
     refused(text, code, "declares a 2 x 100,000,000 matrix", "MAX_VARIABLES", "GiB")
 
 
@@ -124,29 +114,29 @@ def _sparse_npz(path: Path, fmt: str, shape: tuple[int, int]) -> Path:
     return path
 
 
-def test_a_small_sparse_npz_with_a_billion_columns(tmp_path):
+def test_a_small_sparse_npz_with_a_billion_columns(cli, tmp_path):
     path = _sparse_npz(tmp_path / "wide.npz", "csr", (50, 10**9))
-    code, text = quickly("run", "spcart", "-d", path)
+    code, text = quickly(cli, "run", "spcart", "-d", path)
     refused(text, code, "declares a 50 x 1,000,000,000 matrix", "MAX_VARIABLES")
 
 
-def test_a_small_sparse_npz_with_a_billion_rows_is_measured_against_the_memory(tmp_path, monkeypatch):
+def test_a_small_sparse_npz_with_a_billion_rows_is_measured_against_the_memory(cli, tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "memory_limit", lambda: 1 << 30)  # the same on every machine
     path = _sparse_npz(tmp_path / "tall.npz", "csc", (10**9, 8))
-    code, text = quickly("run", "spcart", "-d", path)
+    code, text = quickly(cli, "run", "spcart", "-d", path)
     refused(text, code, "declares a 1,000,000,000 x 8 matrix", "needs about", "GiB of memory", "1 GiB available")
 
 
-def test_a_generated_data_set_is_measured_before_it_is_made():
-    code, text = quickly("run", "spcart", "-d", "builtin:random?n=2&p=50000000")
+def test_a_generated_data_set_is_measured_before_it_is_made(cli):
+    code, text = quickly(cli, "run", "spcart", "-d", "builtin:random?n=2&p=50000000")
     refused(text, code, "builtin:random?n=2&p=50000000 asks for a 2 x 50,000,000 matrix", "give a smaller n or p")
 
 
-def test_a_csv_header_with_too_many_columns(tmp_path, monkeypatch):
+def test_a_csv_header_with_too_many_columns(cli, tmp_path, monkeypatch):
     monkeypatch.setattr(limits, "MAX_VARIABLES", 3)
     path = tmp_path / "wide.csv"
     path.write_text("a,b,c,d\n1,2,3,4\n5,6,7,9\n")
-    code, text = invoke("run", "spcart", "-d", path, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output
     refused(text, code, "4 variables (columns), more than spcakit takes (3")
 
 
@@ -158,15 +148,15 @@ def test_estimated_bytes_grow_with_the_declared_shape():
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 @pytest.mark.parametrize("name", ["z.csv", "z.npy", "z.mtx"])
-def test_a_link_to_a_device_is_refused_at_once(tmp_path, name):
+def test_a_link_to_a_device_is_refused_at_once(cli, tmp_path, name):
     link = tmp_path / name
     link.symlink_to("/dev/zero")
-    code, text = quickly("run", "spcart", "-d", link)
+    code, text = quickly(cli, "run", "spcart", "-d", link)
     refused(text, code, "a symbolic link to /dev/zero", "character device, not a regular file")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
-def test_a_named_pipe_is_read_to_its_end(tmp_path):
+def test_a_named_pipe_is_read_to_its_end(cli, tmp_path):
     pipe = tmp_path / "data.csv"
     os.mkfifo(pipe)
     text = "a,b,c\n" + "\n".join(",".join(f"{v:.6f}" for v in row) for row in DATA[:, :3]) + "\n"
@@ -177,34 +167,34 @@ def test_a_named_pipe_is_read_to_its_end(tmp_path):
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
-    code, output = invoke("run", "spcart", "-d", pipe, "-r", "1", "--json")
+    code, output = cli.main("run", "spcart", "-d", pipe, "-r", "1", "--json").code_and_output
     writer.join(timeout=10)
     assert code == 0, output
     document = json.loads(output)
     assert document["data"] == str(pipe) and document["input"]["shape"] == [40, 3]
 
 
-def test_a_model_file_that_is_a_device_is_refused(tmp_path):
+def test_a_model_file_that_is_a_device_is_refused(cli, tmp_path):
     if not Path("/dev/zero").exists():
         pytest.skip("needs /dev/zero")
     link = tmp_path / "model.json"
     link.symlink_to("/dev/zero")
-    code, text = quickly("transform", link, "-d", "builtin:pitprops")
+    code, text = quickly(cli, "transform", link, "-d", "builtin:pitprops")
     refused(text, code, "model file", "character device")
 
 
 # -- 3. stores read completely or refused ---------------------------------------------------------------------
-def test_a_store_with_a_missing_chunk_is_refused(store):
+def test_a_store_with_a_missing_chunk_is_refused(cli, store):
     lost = chunk_files(store)[2]
     lost.unlink()
     key = lost.relative_to(store).as_posix()
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1").code_and_output
     refused(text, code, f"{store}: the Zarr store holds 3 of its 4 chunks (missing: {key})", "--allow-missing-chunks")
 
 
-def test_missing_chunks_read_as_the_fill_value_when_allowed(store):
+def test_missing_chunks_read_as_the_fill_value_when_allowed(cli, store):
     chunk_files(store)[2].unlink()
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1", "--json", "--allow-missing-chunks")
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1", "--json", "--allow-missing-chunks").code_and_output
     assert code == 0, text
     filled = DATA.copy()
     filled[20:30] = 0.0
@@ -212,11 +202,11 @@ def test_missing_chunks_read_as_the_fill_value_when_allowed(store):
     assert np.allclose(np.abs(json.loads(text)["loadings"]), np.abs(expected.loadings), atol=1e-8)
 
 
-def test_a_corrupt_chunk_is_a_data_error_naming_the_store_and_the_chunk(store):
+def test_a_corrupt_chunk_is_a_data_error_naming_the_store_and_the_chunk(cli, store):
     damaged = chunk_files(store)[1]
     damaged.write_bytes(b"not a compressed chunk")
     key = damaged.relative_to(store).as_posix()
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1").code_and_output
     refused(text, code, f"{store}: chunk {key} cannot be read", "the Zarr store is damaged")
 
 
@@ -230,20 +220,20 @@ def test_the_python_api_refuses_a_missing_chunk_too(store):
 DEEP = "[" * 5000 + "]" * 5000
 
 
-def test_a_param_of_five_thousand_brackets():
-    code, text = invoke("run", "spcart", "--param", f"tol={DEEP}")
+def test_a_param_of_five_thousand_brackets(cli):
+    code, text = cli.main("run", "spcart", "--param", f"tol={DEEP}").code_and_output
     refused(text, code, "--param tol: nests arrays or tables 5000 deep, more than 64")
 
 
-def test_a_param_of_five_thousand_digits():
-    code, text = invoke("run", "spcart", "--param", "tol=" + "9" * 5000)
+def test_a_param_of_five_thousand_digits(cli):
+    code, text = cli.main("run", "spcart", "--param", "tol=" + "9" * 5000).code_and_output
     refused(text, code, "--param tol: a number of 5,000 characters")
 
 
 @pytest.fixture
-def model_text(tmp_path) -> str:
+def model_text(cli, tmp_path) -> str:
     path = tmp_path / "m.json"
-    code, text = invoke("run", "spcart", "-d", "builtin:random?n=50&p=6", "-r", "2", "--save-model", path)
+    code, text = cli.main("run", "spcart", "-d", "builtin:random?n=50&p=6", "-r", "2", "--save-model", path).code_and_output
     assert code == 0, text
     return path.read_text()
 
@@ -259,13 +249,13 @@ def model_text(tmp_path) -> str:
     ],
     ids=["long-version", "deep", "zero-loadings", "tiny-scale"],
 )
-def test_degenerate_model_files_are_refused_at_load(tmp_path, model_text, change, message):
+def test_degenerate_model_files_are_refused_at_load(cli, tmp_path, model_text, change, message):
     document = json.loads(model_text)
     text = json.dumps(change(document))
     text = text.replace(json.dumps("9" * 5000), "9" * 5000).replace(json.dumps(DEEP), DEEP)  # as raw JSON
     path = tmp_path / "bad.json"
     path.write_text(text)
-    code, output = invoke("transform", path, "-d", "builtin:random?n=50&p=6")
+    code, output = cli.main("transform", path, "-d", "builtin:random?n=50&p=6").code_and_output
     refused(output, code, str(path), message)
 
 
@@ -291,26 +281,26 @@ def test_nesting_is_measured_without_recursion_and_outside_strings():
     ],
     ids=["path", "cv", "zero"],
 )
-def test_a_k_range_beyond_p_is_refused_before_the_grid_is_built(args):
-    code, text = quickly(*args)
+def test_a_k_range_beyond_p_is_refused_before_the_grid_is_built(cli, args):
+    code, text = quickly(cli, *args)
     refused(text, code, "is not a sparsity level", "is an integer in [1, p]")
 
 
 # -- 6. messages that name the real cause ---------------------------------------------------------------------
-def test_int64_near_two_to_the_63_is_lost_precision_not_constant(tmp_path):
+def test_int64_near_two_to_the_63_is_lost_precision_not_constant(cli, tmp_path):
     values = (2**63 - 1 - np.random.default_rng(0).integers(0, 1000, size=(30, 3))).astype(np.int64)
     path = tmp_path / "big.npy"
     np.save(path, values)
-    code, text = invoke("run", "spcart", "-d", path, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output
     refused(text, code, "int64 integers beyond 2**53", "lost precision, not constant columns", "x - x.min(axis=0)")
     assert "constant (zero variance)" not in text
 
 
-def test_a_large_offset_is_called_an_offset(tmp_path):
+def test_a_large_offset_is_called_an_offset(cli, tmp_path):
     values = 2.0**48 + np.random.default_rng(0).integers(0, 10, size=(30, 3))
     path = tmp_path / "offset.npy"
     np.save(path, values)
-    code, text = invoke("run", "spcart", "-d", path, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output
     refused(text, code, "3 column(s) vary by less than 1e-12 of their magnitude", "a large offset", "281474976710656")
     assert "constant (zero variance)" not in text
 
@@ -339,10 +329,10 @@ def test_the_frame_check_names_categorical_and_datetime_columns():
 
 
 # -- round 2 leftovers: every reader and writer outside the first round's area ---------------------------------
-def test_an_experiment_toml_nested_five_thousand_deep_is_refused(tmp_path):
+def test_an_experiment_toml_nested_five_thousand_deep_is_refused(cli, tmp_path):
     path = tmp_path / "deep.toml"
     path.write_text(f'name = "x"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\nextra = {DEEP}\n')
-    code, text = invoke("reproduce", path)
+    code, text = cli.main("reproduce", path).code_and_output
     refused(text, code, f"{path}: nests arrays or tables 5000 deep, more than 64")
 
 
@@ -353,54 +343,54 @@ def _plot_input(tmp_path: Path, text: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["path", "cv"])
-def test_plot_refuses_json_nested_five_thousand_deep(tmp_path, kind):
+def test_plot_refuses_json_nested_five_thousand_deep(cli, tmp_path, kind):
     pytest.importorskip("matplotlib")
     path = _plot_input(tmp_path, '{"levels": ' + DEEP + "}")
     out = tmp_path / "f.png"
-    code, text = invoke("plot", kind, path, "--out", out)
+    code, text = cli.main("plot", kind, path, "--out", out).code_and_output
     refused(text, code, f"{path}: nests arrays or tables 5001 deep, more than 64")
     assert not out.exists()
 
 
-def test_plot_refuses_a_json_number_of_five_thousand_digits(tmp_path):
+def test_plot_refuses_a_json_number_of_five_thousand_digits(cli, tmp_path):
     pytest.importorskip("matplotlib")
     path = _plot_input(tmp_path, '{"levels": [' + "7" * 5000 + "]}")
-    code, text = invoke("plot", "path", path, "--out", tmp_path / "f.png")
+    code, text = cli.main("plot", "path", path, "--out", tmp_path / "f.png").code_and_output
     refused(text, code, "a number of 5,000 characters")
 
 
-def test_plot_refuses_a_device_at_once(tmp_path):
+def test_plot_refuses_a_device_at_once(cli, tmp_path):
     pytest.importorskip("matplotlib")
     link = tmp_path / "zero.json"
     link.symlink_to("/dev/zero")
     out = tmp_path / "f.png"
-    code, text = quickly("plot", "path", link, "--out", out)
+    code, text = quickly(cli, "plot", "path", link, "--out", out)
     refused(text, code, "is a character device, not a regular file", "/dev/zero")
     assert not out.exists()
 
 
 @pytest.fixture
-def model_of_store(store, tmp_path) -> Path:
+def model_of_store(cli, store, tmp_path) -> Path:
     model = tmp_path / "m.json"
-    code, text = invoke("run", "spcart", "-d", store, "-r", "1", "--save-model", model)
+    code, text = cli.main("run", "spcart", "-d", store, "-r", "1", "--save-model", model).code_and_output
     assert code == 0, text
     return model
 
 
-def test_transform_writes_nothing_inside_the_store_it_reads(store, model_of_store):
+def test_transform_writes_nothing_inside_the_store_it_reads(cli, store, model_of_store):
     before = tree_digest(store)
     for target in (store / "scores.csv", chunk_files(store)[0]):
-        code, text = invoke("transform", model_of_store, "-d", store, "--out", target)
+        code, text = cli.main("transform", model_of_store, "-d", store, "--out", target).code_and_output
         refused(text, code, f"--out {target} lies inside the Zarr store {store}")
     assert tree_digest(store) == before
 
 
-def test_no_writer_writes_inside_any_zarr_store(store, model_of_store, tmp_path):
+def test_no_writer_writes_inside_any_zarr_store(cli, store, model_of_store, tmp_path):
     """A store this command does not read is still a store: a file written there changes it or is read as
     part of it."""
     pytest.importorskip("matplotlib")
     result = tmp_path / "r.json"
-    assert invoke("run", "spcart", "-d", store, "-r", "1", "--json", "--out", result)[0] == 0
+    assert cli.main("run", "spcart", "-d", store, "-r", "1", "--json", "--out", result).code == 0
     experiment = tmp_path / "e.toml"
     experiment.write_text('name = "e"\ntitle = "t"\npaper = "p"\ndata = "builtin:pitprops"\nr = 1\ncolumns = ["nz"]\n'
                           '\n[[rows]]\nmethod = "spcart"\nparams = { k = 3 }\n')  # fmt: skip
@@ -412,16 +402,16 @@ def test_no_writer_writes_inside_any_zarr_store(store, model_of_store, tmp_path)
         ["reproduce", experiment, "--out", store / "outcome"],
     ]
     for command in commands:
-        code, text = invoke(*command)
+        code, text = cli.main(*command).code_and_output
         refused(text, code, f"lies inside the Zarr store {os.path.realpath(store)}", "choose a path outside it")
     assert tree_digest(store) == before
     assert not (store / "outcome").exists()
 
 
-def test_path_plot_inside_the_store_it_reads_names_the_option(store):
+def test_path_plot_inside_the_store_it_reads_names_the_option(cli, store):
     pytest.importorskip("matplotlib")
     before = tree_digest(store)
-    code, text = invoke("path", "spcart", "-d", store, "-r", "1", "-k", "1:2", "--plot", store / "f.png")
+    code, text = cli.main("path", "spcart", "-d", store, "-r", "1", "-k", "1:2", "--plot", store / "f.png").code_and_output
     refused(text, code, f"--plot {store / 'f.png'} lies inside the Zarr store {store}")
     assert tree_digest(store) == before
 
@@ -469,8 +459,8 @@ def test_the_estimator_names_a_categorical_or_datetime_column(method):
         getattr(model, method)(bad)
 
 
-def test_an_experiment_spec_that_is_a_device_is_refused_at_once(tmp_path):
+def test_an_experiment_spec_that_is_a_device_is_refused_at_once(cli, tmp_path):
     link = tmp_path / "zero.toml"
     link.symlink_to("/dev/zero")
-    code, text = quickly("reproduce", link)
+    code, text = quickly(cli, "reproduce", link)
     refused(text, code, f"{link}: is a device or a socket, not a regular file")

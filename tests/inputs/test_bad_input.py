@@ -17,10 +17,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.errors import (
     InvalidDataError,
@@ -29,8 +27,6 @@ from spcakit.core.errors import (
     UnknownNameError,
     ZeroLoadingError,
 )
-
-runner = CliRunner()
 
 
 # -- data files -------------------------------------------------------------------------------------
@@ -111,12 +107,6 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # -- helpers ----------------------------------------------------------------------------------------------
-def invoke(args: list[str], files: Path | None = None) -> Any:
-    if files is not None:
-        args = [a.replace("{files}", str(files)) for a in args]
-    return runner.invoke(app, args)
-
-
 def assert_bad(result: Any, *phrases: str) -> str:
     """Exit 2, a single ``Error: ...`` line on stderr that contains every phrase, no traceback, no stdout."""
     assert result.exit_code == 2, f"exit code {result.exit_code}; output:\n{result.output}\nexception: {result.exception!r}"
@@ -268,8 +258,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("args,phrases", CASES)
-def test_cli_bad_input(files: Path, args: list[str], phrases: list[str]) -> None:
-    assert_bad(invoke(args, files), *phrases)
+def test_cli_bad_input(cli, files: Path, args: list[str], phrases: list[str]) -> None:
+    assert_bad(cli.invoke(*(a.replace("{files}", str(files)) for a in args)), *phrases)
 
 
 @pytest.mark.parametrize(
@@ -284,9 +274,9 @@ def test_cli_bad_input(files: Path, args: list[str], phrases: list[str]) -> None
         pytest.param(["run", "spcart", "--lam"], id="option-without-value"),
     ],
 )
-def test_cli_usage_errors(args: list[str]) -> None:
+def test_cli_usage_errors(cli, args: list[str]) -> None:
     """Errors found by the option parser: exit 2 with a usage message on stderr, no traceback."""
-    result = invoke(args)
+    result = cli.invoke(*args)
     assert result.exit_code == 2, result.output
     assert isinstance(result.exception, SystemExit)
     assert "Traceback" not in result.output
@@ -294,7 +284,7 @@ def test_cli_usage_errors(args: list[str]) -> None:
     assert "Usage" in result.stderr or "Error" in result.stderr
 
 
-def test_bad_input_writes_nothing_to_out(files: Path, tmp_path: Path) -> None:
+def test_bad_input_writes_nothing_to_out(cli, files: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     for args in (
         ["run", "gpower-l0", "--lam", "100"],
@@ -303,10 +293,10 @@ def test_bad_input_writes_nothing_to_out(files: Path, tmp_path: Path) -> None:
         ["run", "spcart", "--lam", "1"],
         ["run", "spcart", "--param", "tol"],
     ):
-        assert_bad(invoke([*args, "--json", "--out", str(out)]))
+        assert_bad(cli.invoke(*args, "--json", "--out", str(out)))
     assert list(tmp_path.iterdir()) == []
     assert not (files / "no").exists()  # --out into a missing folder does not create it
-    assert_bad(invoke(["run", "spcart", "--out", str(files / "no" / "r.json")]))
+    assert_bad(cli.invoke("run", "spcart", "--out", str(files / "no" / "r.json")))
     assert not (files / "no").exists()
 
 

@@ -8,7 +8,6 @@ test_output.py, test_plugins.py.)
 
 from __future__ import annotations
 
-import contextlib
 import io
 from pathlib import Path
 
@@ -16,14 +15,6 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
-
-
-def invoke(*args: object) -> tuple[int, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    return info.value.code, out.getvalue() + err.getvalue()
 
 
 def _npz_bytes() -> bytes:
@@ -63,25 +54,25 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("name", "content", "extra", "message"), REFUSED, ids=[r[0] for r in REFUSED])
-def test_bad_files_are_refused_with_exit_2(tmp_path, name, content, extra, message):
+def test_bad_files_are_refused_with_exit_2(cli, tmp_path, name, content, extra, message):
     path = _write(tmp_path, name, content)
-    code, text = invoke("run", "spcart", "-d", path, "-r", "1", *extra)
+    code, text = cli.main("run", "spcart", "-d", path, "-r", "1", *extra).code_and_output
     assert code == 2 and "Traceback" not in text and "Aborted" not in text, text
     assert message.lower() in text.lower()
     assert "allow_pickle" not in text and "pickle.load" not in text  # never numpy's unsafe advice
 
 
-def test_a_wrongly_named_npz_names_array_is_refused(tmp_path):
+def test_a_wrongly_named_npz_names_array_is_refused(cli, tmp_path):
     path = tmp_path / "x.npz"
     np.savez(path, X=GAUSS, names=np.array(["a", "b", "c"]))
-    code, text = invoke("run", "spcart", "-d", path, "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", path, "-r", "1").code_and_output
     assert code == 2 and "'names' has 3" in text and "4 columns" in text
 
 
 @pytest.mark.parametrize("content", [_npz_bytes()[:100], b"not a zip"])
-def test_a_damaged_w0_file_is_bad_input(tmp_path, content):
+def test_a_damaged_w0_file_is_bad_input(cli, tmp_path, content):
     path = _write(tmp_path, "w0.npz", content)
-    code, text = invoke("run", "fspca-ipu", "-r", "1", "--param", f"w0={path}")
+    code, text = cli.main("run", "fspca-ipu", "-r", "1", "--param", f"w0={path}").code_and_output
     assert code == 2 and "w0" in text and "Traceback" not in text
 
 
@@ -91,8 +82,8 @@ def test_a_damaged_w0_file_is_bad_input(tmp_path, content):
     ("builtin:zou?h3_noise=-1", "a number in [0, 1e+12]"),
     ("", "the data source is empty"),
 ])  # fmt: skip
-def test_built_in_sources_and_an_empty_source(source, message):
-    code, text = invoke("run", "spcart", "-d", source, "-r", "1")
+def test_built_in_sources_and_an_empty_source(cli, source, message):
+    code, text = cli.main("run", "spcart", "-d", source, "-r", "1").code_and_output
     assert code == 2 and message in text and "is a folder" not in text
 
 
@@ -103,34 +94,34 @@ def test_built_in_sources_and_an_empty_source(source, message):
     (EXPERIMENT + "parmas = { k = 3 }\n", "did you mean 'params'"),
     (EXPERIMENT.replace("r = 2", 'r = "two"'), "r: must be a positive integer"),
 ])  # fmt: skip
-def test_experiment_specs_with_wrong_types_or_typos(tmp_path, spec, message):
-    code, text = invoke("reproduce", _write(tmp_path, "x.toml", spec))
+def test_experiment_specs_with_wrong_types_or_typos(cli, tmp_path, spec, message):
+    code, text = cli.main("reproduce", _write(tmp_path, "x.toml", spec)).code_and_output
     assert code == 2 and message in text, text
 
 
-def test_experiment_spec_files_that_cannot_be_read(tmp_path):
+def test_experiment_spec_files_that_cannot_be_read(cli, tmp_path):
     not_utf8 = _write(tmp_path, "latin.toml", EXPERIMENT.replace('title = "x"', 'title = "caf\xe9"').encode("latin-1"))
     folder = tmp_path / "folder.toml"
     folder.mkdir()
     for path, message in ((not_utf8, "UTF-8"), (folder, "folder")):
-        code, text = invoke("reproduce", path)
+        code, text = cli.main("reproduce", path).code_and_output
         assert code == 2 and message in text and "Traceback" not in text, text
 
 
 @pytest.mark.parametrize("separator", [";", "\t"])
-def test_semicolon_and_tab_csv_files_are_read(tmp_path, separator):
+def test_semicolon_and_tab_csv_files_are_read(cli, tmp_path, separator):
     rows = [separator.join(["a", "b", "c"])] + [separator.join(f"{v:.6f}" for v in row) for row in GAUSS[:, :3]]
-    code, text = invoke("run", "spcart", "-d", _write(tmp_path, "x.csv", "\n".join(rows) + "\n"), "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", _write(tmp_path, "x.csv", "\n".join(rows) + "\n"), "-r", "1").code_and_output
     assert code == 0 and "p=3" in text, text
 
 
 @pytest.mark.parametrize("scale", [1e-13, 1e150])
-def test_valid_data_at_extreme_scales_is_not_called_constant(tmp_path, scale):
+def test_valid_data_at_extreme_scales_is_not_called_constant(cli, tmp_path, scale):
     x = GAUSS.copy()
     x[:, 0] *= scale  # one column far from the others (1e150), or everything tiny (1e-13, below)
     if scale < 1:
         x *= scale
-    code, text = invoke("run", "spcart", "-d", _write(tmp_path, "x.npy", x), "-r", "1")
+    code, text = cli.main("run", "spcart", "-d", _write(tmp_path, "x.npy", x), "-r", "1").code_and_output
     assert code == 0 and "constant" not in text, text
 
 
@@ -150,16 +141,16 @@ def test_a_sparse_covariance_is_refused_with_toarray_advice():
     np.testing.assert_allclose(spcakit.fit(sparse.csr_matrix(GAUSS), "spcart", r=1).loadings, dense.loadings, atol=1e-12)
 
 
-def test_computation_interrupted_exits_130(monkeypatch):
+def test_computation_interrupted_exits_130(cli, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli.common, "fit", interrupt)  # the fit every command runs through
-    code, text = invoke("run", "spcart")
+    monkeypatch.setattr("spcakit.cli.common.fit", interrupt)  # the fit every command runs through
+    code, text = cli.main("run", "spcart").code_and_output
     assert code == 130 and "interrupted" in text
 
 
-def test_a_stopper_returning_42_is_refused():
+def test_a_stopper_returning_42_is_refused(cli):
     @spcakit.part("example-answer-stopper")
     class Answer(spcakit.Stopper):
         """returns 42"""
@@ -175,7 +166,7 @@ def test_a_stopper_returning_42_is_refused():
     session = spcakit.core.plugins.get_session()
     session.add(Plugin(), "example-42")
     try:
-        code, text = invoke("compose", "-r", "1", "--stopper", "example-answer-stopper")
+        code, text = cli.main("compose", "-r", "1", "--stopper", "example-answer-stopper").code_and_output
     finally:
         session.remove("example-42")
     assert code == 1 and "example-answer-stopper" in text and "example-42" in text and "42" in text

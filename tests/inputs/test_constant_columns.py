@@ -17,11 +17,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
 from spcakit.workflows.configure import takes_k
-from spcakit.cli import app
 from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
 from spcakit.analysis.metrics import compute_metrics
 from spcakit.workflows.model import Model
@@ -31,7 +29,6 @@ from spcakit.inputs import as_problem
 from spcakit.core.records import IssuedWarning
 from spcakit.testing import EXAMPLE_LAMBDAS
 
-runner = CliRunner()
 
 #: The constant columns inserted: their values (a zero column, a large one, a negative one, one of
 #: rounding noise about 7 - constant relative to its own magnitude).
@@ -363,23 +360,23 @@ def constant_name(file: Path) -> str:
     return f"{column} ({names[column]})"
 
 
-def test_cli_run_warns_on_stderr_and_in_the_json(constant_csv: Path) -> None:
+def test_cli_run_warns_on_stderr_and_in_the_json(cli, constant_csv: Path) -> None:
     named = constant_name(constant_csv)
-    result = runner.invoke(app, ["run", "spcart", "--data", str(constant_csv), "-r", "2", "-k", "6", "--json"])
+    result = cli.invoke("run", "spcart", "--data", str(constant_csv), "-r", "2", "-k", "6", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["warnings"][0] == (f"1 column(s) are constant (zero variance): {named}; they get zero loadings in "
                                        "every component (the method runs on the 5 of the 6 that vary)")
     assert "k=6 is more than the 5 variables that vary" in document["warnings"][1]
     assert result.stderr.splitlines() == [f"warning: {w}" for w in document["warnings"]]
-    text = runner.invoke(app, ["run", "spcart", "--data", str(constant_csv), "-r", "2", "--standardize"])
+    text = cli.invoke("run", "spcart", "--data", str(constant_csv), "-r", "2", "--standardize")
     assert text.exit_code == 0 and f"warning: 1 column(s) are constant (zero variance): {named}" in text.stdout
     assert f"warning: 1 column(s) are constant (zero variance): {named}" in text.stderr
 
 
 @pytest.mark.parametrize("command", [["path", "spcart", "-k", "1:6"], ["cv", "spcart", "-k", "1:3", "--folds", "3"]])
-def test_cli_path_and_cv_warn_once_on_stderr(constant_csv: Path, command: list[str]) -> None:
-    result = runner.invoke(app, [*command, "--data", str(constant_csv), "-r", "1", "--json"])
+def test_cli_path_and_cv_warn_once_on_stderr(cli, constant_csv: Path, command: list[str]) -> None:
+    result = cli.invoke(*command, "--data", str(constant_csv), "-r", "1", "--json")
     assert result.exit_code == 0, result.output
     lines = result.stderr.splitlines()
     assert lines[0].startswith(f"warning: 1 column(s) are constant (zero variance): {constant_name(constant_csv)}")
@@ -389,12 +386,12 @@ def test_cli_path_and_cv_warn_once_on_stderr(constant_csv: Path, command: list[s
     assert warned[0] == lines[0].removeprefix("warning: ")
 
 
-def test_cli_errors_exit_2(constant_csv: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["run", "spcart", "--data", str(constant_csv), "-r", "6"])
+def test_cli_errors_exit_2(cli, constant_csv: Path, tmp_path: Path) -> None:
+    result = cli.invoke("run", "spcart", "--data", str(constant_csv), "-r", "6")
     assert result.exit_code == 2 and "valid: 1 <= r <= 5" in result.stderr and "Traceback" not in result.output
     flat = tmp_path / "flat.csv"
     flat.write_text("a,b\n1,2\n1,2\n1,2\n")
     for command in (["run", "spcart"], ["path", "spcart"], ["cv", "spcart"]):
-        result = runner.invoke(app, [*command, "--data", str(flat), "-r", "1"])
+        result = cli.invoke(*command, "--data", str(flat), "-r", "1")
         assert result.exit_code == 2, (command, result.output)
         assert "2 column(s) are constant (zero variance): 0 (a), 1 (b)" in result.stderr

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import subprocess
 import sys
@@ -17,7 +15,6 @@ distributed = pytest.importorskip("distributed")
 zarr = pytest.importorskip("zarr")
 
 import spcakit  # noqa: E402
-from spcakit import cli  # noqa: E402
 from spcakit.inputs import dask_arrays  # noqa: E402
 from spcakit.inputs.dask_arrays import DaskCovariance, block_moments, merge_moments  # noqa: E402
 from spcakit.core.errors import InvalidDataError, InvalidParameterError  # noqa: E402
@@ -242,13 +239,6 @@ def test_import_spcakit_imports_no_dask():
 
 
 # -- the command line: Zarr stores and --scheduler --------------------------------------------------------
-def invoke(*args: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    return info.value.code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
     root = tmp_path_factory.mktemp("zarr")
@@ -263,18 +253,18 @@ def stores(tmp_path_factory):
     return root
 
 
-def test_the_cli_reads_a_zarr_store_as_the_same_array_in_memory(stores, tmp_path):
+def test_the_cli_reads_a_zarr_store_as_the_same_array_in_memory(cli, stores, tmp_path):
     out = tmp_path / "r.json"
-    code, text, _ = invoke("run", "tpower", "--data", stores / "tall.zarr", "-k", "4", "--json", "--out", out)
+    code, text, _ = cli.main("run", "tpower", "--data", stores / "tall.zarr", "-k", "4", "--json", "--out", out)
     assert code == 0
     document = json.loads(text)
-    code, text, _ = invoke("run", "tpower", "--data", stores / "tall.npy", "-k", "4", "--json")
+    code, text, _ = cli.main("run", "tpower", "--data", stores / "tall.npy", "-k", "4", "--json")
     np.testing.assert_allclose(document["loadings"], json.loads(text)["loadings"], rtol=0, atol=1e-10)
     assert document["input"]["sha256"] is None and document["data"] == str(stores / "tall.zarr")
     assert json.loads(out.read_text()) == document
 
 
-def test_scheduler_runs_the_fit_on_that_cluster(cluster, stores):
+def test_scheduler_runs_the_fit_on_that_cluster(cli, cluster, stores):
     local, client = cluster
 
     class BlocksDone(distributed.diagnostics.plugin.SchedulerPlugin):  # the scheduler runs in this process
@@ -286,7 +276,7 @@ def test_scheduler_runs_the_fit_on_that_cluster(cluster, stores):
 
     done = BlocksDone()
     local.scheduler.add_plugin(done)
-    code, text, err = invoke("compose", "--data", stores / "tall.zarr", "-k", "4", "--json",
+    code, text, err = cli.main("compose", "--data", stores / "tall.zarr", "-k", "4", "--json",
                              "--scheduler", local.scheduler_address)  # fmt: skip
     assert code == 0, err
     local.scheduler.remove_plugin(name=done.name)
@@ -305,26 +295,26 @@ def test_scheduler_runs_the_fit_on_that_cluster(cluster, stores):
     ("group.zarr", "group.zarr: a Zarr group (X), not an array"),
     ("folder.zarr", "folder.zarr: not a readable Zarr store"),
 ], ids=["missing", "1-d", "complex", "group", "not-a-store"])  # fmt: skip
-def test_bad_zarr_stores_are_refused_with_exit_2(stores, tmp_path, store, message):
+def test_bad_zarr_stores_are_refused_with_exit_2(cli, stores, tmp_path, store, message):
     out = tmp_path / "r.json"
-    code, text, err = invoke("run", "spcart", "--data", stores / store, "--out", out)
+    code, text, err = cli.main("run", "spcart", "--data", stores / store, "--out", out)
     assert code == 2 and message in err and not text and not out.exists()
 
 
-def test_bad_schedulers_are_refused_with_exit_2(stores, tmp_path, monkeypatch):
+def test_bad_schedulers_are_refused_with_exit_2(cli, stores, tmp_path, monkeypatch):
     monkeypatch.setattr(dask_arrays, "SCHEDULER_TIMEOUT", 0.5)
     out = tmp_path / "r.json"
-    code, text, err = invoke("run", "spcart", "--data", stores / "tall.zarr", "--scheduler", "tcp://127.0.0.1:9",
+    code, text, err = cli.main("run", "spcart", "--data", stores / "tall.zarr", "--scheduler", "tcp://127.0.0.1:9",
                              "--out", out)  # fmt: skip
     assert code == 2 and "--scheduler tcp://127.0.0.1:9: no dask.distributed scheduler answered" in err
     assert "leave --scheduler out to use the local threaded scheduler" in err and not out.exists() and not text
-    code, _, err = invoke("run", "spcart", "--data", stores / "tall.npy", "--scheduler", "tcp://127.0.0.1:9")
+    code, _, err = cli.main("run", "spcart", "--data", stores / "tall.npy", "--scheduler", "tcp://127.0.0.1:9")
     assert code == 2 and "--scheduler runs the computations on data read by dask, a Zarr store" in err
 
 
-def test_a_missing_extra_is_named(stores, monkeypatch):
+def test_a_missing_extra_is_named(cli, stores, monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.array", None)  # "import dask.array" now raises ImportError
-    code, _, err = invoke("run", "spcart", "--data", stores / "tall.zarr")
+    code, _, err = cli.main("run", "spcart", "--data", stores / "tall.zarr")
     assert code == 2 and "needs dask, distributed and zarr, which are not installed" in err
     assert "pip install dask distributed zarr" in err and "pip install -e '.[dask]'" in err
     with pytest.raises(InvalidParameterError, match=r"pip install -e '\.\[dask\]'"):

@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.inputs import csv_files, datasets
 from spcakit.inputs.datasets import load_source
 from spcakit.core.errors import InvalidDataError
@@ -46,13 +45,6 @@ def refusal(source: object, **kwargs: object) -> str:
     with pytest.raises(InvalidDataError) as info:
         as_problem(source, **kwargs)
     return str(info.value)
-
-
-def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        cli.main(list(args))
-    captured = capsys.readouterr()
-    return info.value.code, captured.out, captured.err  # type: ignore[return-value]
 
 
 # -- CSV: what is read ---------------------------------------------------------------------------------------
@@ -208,7 +200,7 @@ def test_a_mapped_npy_is_a_read_only_plain_array_of_the_same_numbers(tmp_path, l
     assert path.read_bytes() == before
 
 
-def test_a_fit_from_a_path_and_spcakit_run_map_the_npy_file(tmp_path, monkeypatch, capsys):
+def test_a_fit_from_a_path_and_spcakit_run_map_the_npy_file(cli, tmp_path, monkeypatch):
     from spcakit.inputs import numpy_files
 
     np.save(tmp_path / "x.npy", X)
@@ -216,7 +208,7 @@ def test_a_fit_from_a_path_and_spcakit_run_map_the_npy_file(tmp_path, monkeypatc
     real = numpy_files.load_npy
     monkeypatch.setattr(numpy_files, "load_npy", lambda path, *, mapped=False: calls.append(mapped) or real(path, mapped=mapped))
     spcakit.fit(str(tmp_path / "x.npy"), "spcart", r=1, k=2)
-    assert run_main(capsys, "run", "spcart", "-d", str(tmp_path / "x.npy"), "-r", "1", "-k", "2")[0] == 0
+    assert cli.main("run", "spcart", "-d", str(tmp_path / "x.npy"), "-r", "1", "-k", "2").code == 0
     assert calls == [True, True]
     assert load_source(str(tmp_path / "x.npy")).matrix.flags.writeable and calls[-1] is False  # the public default reads
 
@@ -507,12 +499,12 @@ def test_an_explicit_covariance_too_large_for_products_is_refused():
 
 
 # -- the command line -------------------------------------------------------------------------------------
-def test_cli_reads_a_semicolon_csv_and_a_tsv(tmp_path, capsys):
+def test_cli_reads_a_semicolon_csv_and_a_tsv(cli, tmp_path):
     import json
 
     for name, separator in (("x.csv", ";"), ("x.tsv", "\t")):
         path = write(tmp_path / name, table(separator))
-        code, out, err = run_main(capsys, "run", "spcart", "-d", str(path), "-r", "2", "--json")
+        code, out, err = cli.main("run", "spcart", "-d", str(path), "-r", "2", "--json")
         assert code == 0, err
         assert json.loads(out)["feature_names"] == list(NAMES)
 
@@ -525,7 +517,7 @@ def test_cli_reads_a_semicolon_csv_and_a_tsv(tmp_path, capsys):
     (lambda d: (np.savez(d / "n.npz", X=X, names=np.array(["a"])), str(d / "n.npz"))[1], "'names' has 1 entry but"),
     (lambda d: (np.save(d / "o.npy", X * 1e200), str(d / "o.npy"))[1], "too large for a covariance"),
 ])  # fmt: skip
-def test_cli_refuses_bad_data_with_exit_2_and_one_line(tmp_path, capsys, make, phrase):
-    code, out, err = run_main(capsys, "run", "spcart", "-d", make(tmp_path))
+def test_cli_refuses_bad_data_with_exit_2_and_one_line(cli, tmp_path, make, phrase):
+    code, out, err = cli.main("run", "spcart", "-d", make(tmp_path))
     assert code == 2 and out == "" and "Traceback" not in err
     assert err.startswith("Error: ") and len(err.strip().splitlines()) == 1 and phrase in err

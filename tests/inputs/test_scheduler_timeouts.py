@@ -9,7 +9,6 @@ docs/cli.md): no test waits more than a few seconds.
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import socket
 import subprocess
@@ -21,7 +20,6 @@ import numpy as np
 import pytest
 
 import spcakit
-from spcakit import cli
 from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs import clusters
 from spcakit.inputs.dask_arrays import ClusterError, connected, scheduler_address  # re-exported from clusters
@@ -82,13 +80,6 @@ def http():
     stub.stop()
 
 
-def invoke(*args: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    return info.value.code, out.getvalue(), err.getvalue()
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("stores") / "x.zarr"
@@ -143,11 +134,11 @@ def test_an_http_server_is_refused_with_what_it_sent(http):
             pass
 
 
-def test_the_cli_refuses_a_silent_port_with_exit_2_within_the_timeout(silent, store, monkeypatch, tmp_path):
+def test_the_cli_refuses_a_silent_port_with_exit_2_within_the_timeout(cli, silent, store, monkeypatch, tmp_path):
     monkeypatch.setenv("SPCAKIT_SCHEDULER_TIMEOUT", "0.5")
     out = tmp_path / "r.json"
     with elapsed(5.0):
-        code, text, err = invoke("run", "spcart", "-d", store, "--scheduler", silent.address, "--out", out)
+        code, text, err = cli.main("run", "spcart", "-d", store, "--scheduler", silent.address, "--out", out)
     assert code == 2 and not text and not out.exists()
     assert f"Error: --scheduler {silent.address}: no dask.distributed scheduler answered there within 0.5 s" in err
     assert "Traceback" not in err and "Internal error" not in err

@@ -317,19 +317,16 @@ def test_import_and_the_dense_fit_path_leave_scipy_sparse_unimported():
 
 
 # -- files and the CLI ----------------------------------------------------------------------------------
-def test_the_cli_reads_sparse_npz_and_matrix_market_files(tmp_path):
+def test_the_cli_reads_sparse_npz_and_matrix_market_files(cli, tmp_path):
     import scipy.io
-    from typer.testing import CliRunner
 
-    from spcakit.cli import app
 
     sp.save_npz(tmp_path / "x.npz", sp.csc_array(X_SPARSE))
     scipy.io.mmwrite(tmp_path / "x.mtx", X_SPARSE)
     np.save(tmp_path / "x.npy", X_DENSE)
-    runner = CliRunner()
     docs = {}
     for name in ("x.npz", "x.mtx", "x.npy"):
-        out = runner.invoke(app, ["run", "spcart", "--data", str(tmp_path / name), "-r", "3", "-k", "5", "--json"])
+        out = cli.invoke("run", "spcart", "--data", str(tmp_path / name), "-r", "3", "-k", "5", "--json")
         assert out.exit_code == 0, out.output
         docs[name] = json.loads(out.stdout)
     assert docs["x.npz"]["input"]["sha256"] == docs["x.mtx"]["input"]["sha256"]  # one matrix, two formats

@@ -18,10 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidDataError, InvalidParameterError
 from spcakit.numerics.operators import DenseCovariance
 from spcakit.inputs.dense import Covariance
@@ -211,25 +209,24 @@ def test_the_estimator_agrees_with_fit():
 
 
 # -- command line ------------------------------------------------------------------------------------------
-def test_cli_standardize_on_run_and_compose(tmp_path: Path):
+def test_cli_standardize_on_run_and_compose(cli, tmp_path: Path):
     x = mixed_data()
     names = [f"v{j}" for j in range(x.shape[1])]
     path = tmp_path / "mixed.csv"
     path.write_text(",".join(names) + "\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in x) + "\n")
-    runner = CliRunner()
     expected = spcakit.fit(x, "spcart", r=2, standardize=True)
     for command in (["run", "spcart"], ["compose"]):
-        result = runner.invoke(app, [*command, "-d", str(path), "-r", "2", "--standardize", "--json"])
+        result = cli.invoke(*command, "-d", str(path), "-r", "2", "--standardize", "--json")
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)
         assert doc["input"]["standardize"] is True and doc["input"]["center"] is True
         assert doc["feature_names"] == names
         np.testing.assert_allclose(doc["loadings"], expected.loadings, rtol=0, atol=LOADING_TOL)
-        raw = json.loads(runner.invoke(app, [*command, "-d", str(path), "-r", "2", "--json"]).stdout)
+        raw = json.loads(cli.invoke(*command, "-d", str(path), "-r", "2", "--json").stdout)
         assert raw["input"]["standardize"] is False
         assert not np.allclose(raw["loadings"], doc["loadings"], atol=1e-3)
     # a covariance source becomes its correlation matrix (Pitprops is one already: nothing changes)
-    plain = json.loads(runner.invoke(app, ["run", "spcart", "-r", "3", "--json"]).stdout)
-    scaled = json.loads(runner.invoke(app, ["run", "spcart", "-r", "3", "--json", "--standardize"]).stdout)
+    plain = json.loads(cli.invoke("run", "spcart", "-r", "3", "--json").stdout)
+    scaled = json.loads(cli.invoke("run", "spcart", "-r", "3", "--json", "--standardize").stdout)
     assert scaled["input"] == {**plain["input"], "standardize": True}
     np.testing.assert_allclose(scaled["loadings"], plain["loadings"], rtol=0, atol=LOADING_TOL)

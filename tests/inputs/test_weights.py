@@ -11,10 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, InvalidParameterError
 from spcakit.workflows.model import Model
 
@@ -215,11 +213,6 @@ def test_estimator_sample_weight_equals_repeated_rows() -> None:
 
 
 # -- the command line ------------------------------------------------------------------------------------------
-runner = CliRunner()
-
-
-def _run(*args: object) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
 
 
 @pytest.fixture
@@ -235,9 +228,9 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.mark.parametrize("kind", ["csv", "npy"])
 @pytest.mark.parametrize("command", [("run", "tpower"), ("compose", "--truncator", "sparsity")])
-def test_cli_weights_equal_repeated_rows(files: dict[str, Path], kind: str, command: tuple[str, ...]) -> None:
-    weighted = _run(*command, "-d", files["x"], "-k", 3, "--weights", files[kind], "--json")
-    repeated = _run(*command, "-d", files["rep"], "-k", 3, "--json")
+def test_cli_weights_equal_repeated_rows(cli, files: dict[str, Path], kind: str, command: tuple[str, ...]) -> None:
+    weighted = cli.invoke(*command, "-d", files["x"], "-k", 3, "--weights", files[kind], "--json")
+    repeated = cli.invoke(*command, "-d", files["rep"], "-k", 3, "--json")
     assert weighted.exit_code == 0, weighted.output
     assert repeated.exit_code == 0, repeated.output
     a, b = json.loads(weighted.stdout), json.loads(repeated.stdout)
@@ -246,9 +239,9 @@ def test_cli_weights_equal_repeated_rows(files: dict[str, Path], kind: str, comm
     assert a["input"]["weights"]["count"] == 30
 
 
-def test_cli_saved_model_centres_by_the_weighted_mean(files: dict[str, Path], tmp_path: Path) -> None:
+def test_cli_saved_model_centres_by_the_weighted_mean(cli, files: dict[str, Path], tmp_path: Path) -> None:
     model = tmp_path / "model.json"
-    result = _run("run", "tpower", "-d", files["x"], "-k", 3, "--weights", files["npy"], "--save-model", model)
+    result = cli.invoke("run", "tpower", "-d", files["x"], "-k", 3, "--weights", files["npy"], "--save-model", model)
     assert result.exit_code == 0, result.output
     x, w = np.load(files["x"]), np.load(files["npy"])
     document = json.loads(model.read_text())
@@ -267,18 +260,18 @@ def test_cli_saved_model_centres_by_the_weighted_mean(files: dict[str, Path], tm
         ("w\n" + "1\n" * 29 + "-1\n", "negative"),
     ],
 )
-def test_cli_bad_weight_files_exit_2(files: dict[str, Path], tmp_path: Path, content: str, words: str) -> None:
+def test_cli_bad_weight_files_exit_2(cli, files: dict[str, Path], tmp_path: Path, content: str, words: str) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(content)
-    result = _run("run", "tpower", "-d", files["x"], "-k", 3, "--weights", bad)
+    result = cli.invoke("run", "tpower", "-d", files["x"], "-k", 3, "--weights", bad)
     assert result.exit_code == 2, result.output
     assert words in result.output
 
 
-def test_cli_missing_or_wrong_weight_files_exit_2(files: dict[str, Path], tmp_path: Path) -> None:
+def test_cli_missing_or_wrong_weight_files_exit_2(cli, files: dict[str, Path], tmp_path: Path) -> None:
     for path, words in ((tmp_path / "none.csv", "no such file"), (files["x"], "one column")):
-        result = _run("run", "tpower", "-d", files["x"], "-k", 3, "--weights", path)
+        result = cli.invoke("run", "tpower", "-d", files["x"], "-k", 3, "--weights", path)
         assert result.exit_code == 2, result.output
         assert words in result.output
-    result = _run("cv", "tpower", "-d", files["x"], "--weights", files["csv"])
+    result = cli.invoke("cv", "tpower", "-d", files["x"], "--weights", files["csv"])
     assert result.exit_code == 2 and "run, compose and path only" in result.output

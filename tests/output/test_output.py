@@ -10,14 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from spcakit.cli import app
 from spcakit.output.files import check_output, write_output
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
 
 
 @pytest.fixture
@@ -28,7 +22,7 @@ def data(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("spelling", ["same", "dotted", "symlink", "hardlink"])
-def test_out_refuses_the_input_file_under_any_name(data: Path, spelling: str):
+def test_out_refuses_the_input_file_under_any_name(cli, data: Path, spelling: str):
     before = data.read_bytes()
     out = {"same": data, "dotted": data.parent / "." / data.name}.get(spelling)
     if spelling == "symlink":
@@ -37,24 +31,24 @@ def test_out_refuses_the_input_file_under_any_name(data: Path, spelling: str):
     if spelling == "hardlink":
         out = data.parent / "hard.npy"
         os.link(data, out)
-    result = invoke("run", "spcart", "-d", str(data), "--out", str(out))
+    result = cli.invoke("run", "spcart", "-d", str(data), "--out", str(out))
     assert result.exit_code == 2 and "would destroy the input" in result.output, result.output
     assert data.read_bytes() == before
 
 
-def test_out_writes_through_a_symlink_and_keeps_the_link(data: Path, tmp_path: Path):
+def test_out_writes_through_a_symlink_and_keeps_the_link(cli, data: Path, tmp_path: Path):
     target = tmp_path / "result.json"
     target.write_text("old")
     link = tmp_path / "link.json"
     link.symlink_to(target)
-    result = invoke("run", "spcart", "-d", str(data), "--json", "--out", str(link))
+    result = cli.invoke("run", "spcart", "-d", str(data), "--json", "--out", str(link))
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and json.loads(target.read_text())["method"] == "spcart"
 
 
-def test_out_streams_into_a_device_instead_of_replacing_it(data: Path):
+def test_out_streams_into_a_device_instead_of_replacing_it(cli, data: Path):
     before = os.stat("/dev/null")
-    result = invoke("run", "spcart", "-d", str(data), "--out", "/dev/null")
+    result = cli.invoke("run", "spcart", "-d", str(data), "--out", "/dev/null")
     assert result.exit_code == 0, result.output
     after = os.stat("/dev/null")
     assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
@@ -71,7 +65,7 @@ def test_out_streams_into_a_fifo(tmp_path: Path):
     assert received == ['{"ok": true}\n'] and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
-def test_a_failed_write_keeps_the_old_file_and_prints_the_result(data: Path, tmp_path: Path, monkeypatch):
+def test_a_failed_write_keeps_the_old_file_and_prints_the_result(cli, data: Path, tmp_path: Path, monkeypatch):
     out = tmp_path / "result.json"
     out.write_text("previous")
 
@@ -79,7 +73,7 @@ def test_a_failed_write_keeps_the_old_file_and_prints_the_result(data: Path, tmp
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(os, "replace", refuse)  # the rename at the end of the atomic write fails
-    result = invoke("run", "spcart", "-d", str(data), "--out", str(out))
+    result = cli.invoke("run", "spcart", "-d", str(data), "--out", str(out))
     assert result.exit_code == 2 and "cannot write --out" in result.output
     assert json.loads(result.stdout)["method"] == "spcart"  # the result is not lost
     assert out.read_text() == "previous"

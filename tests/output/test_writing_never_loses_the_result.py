@@ -167,43 +167,37 @@ def test_a_writable_file_and_a_long_name_are_still_written(tmp_path):
 
 # -- the figure's resolution and size --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def path_json(tmp_path_factory) -> Path:
-    from spcakit import cli
-
+def path_json(cli, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("plot") / "p.json"
-    with pytest.raises(SystemExit) as info:
-        cli.main(["path", "spcart", "-d", "builtin:pitprops", "-r", "1", "-k", "1:3", "--json", "--out", str(path)])
-    assert info.value.code == 0
+    ran = cli.main("path", "spcart", "-d", "builtin:pitprops", "-r", "1", "-k", "1:3", "--json", "--out", path)
+    assert ran.code == 0, ran.output
     return path
 
 
-def plot_refused(capsys, *args: object) -> str:
-    from spcakit import cli
-
-    with pytest.raises(SystemExit) as info:
-        cli.main([str(a) for a in args])
-    err = capsys.readouterr().err
-    assert info.value.code == 2, err
+def plot_refused(cli, *args: object) -> str:
+    ran = cli.main(*args)
+    err = ran.err
+    assert ran.code == 2, err
     assert "Traceback" not in err and "Internal error" not in err and "MemoryError" not in err
     return err
 
 
 @pytest.mark.parametrize("dpi", ["100000", "5", "0", "nan", "inf"])
-def test_a_dpi_outside_the_range_is_refused_before_any_work(path_json, tmp_path, capsys, dpi):
+def test_a_dpi_outside_the_range_is_refused_before_any_work(cli, path_json, tmp_path, dpi):
     pytest.importorskip("matplotlib")
     out = tmp_path / "f.png"
-    err = plot_refused(capsys, "plot", "path", path_json, "--out", out, "--dpi", dpi)
+    err = plot_refused(cli, "plot", "path", path_json, "--out", out, "--dpi", dpi)
     assert "dpi must be a positive number of dots per inch from 10 to 2400 (spcakit.plotting.DPI_RANGE" in err
     assert not out.exists()
 
 
 @pytest.mark.parametrize("size", [["--dpi", "2400"], ["--width", "1000", "--height", "1000"], ["--width", "700"]])
-def test_a_figure_of_too_many_pixels_is_refused_before_it_is_rendered(path_json, tmp_path, capsys, size):
+def test_a_figure_of_too_many_pixels_is_refused_before_it_is_rendered(cli, path_json, tmp_path, size):
     pytest.importorskip("matplotlib")
     from spcakit import plotting
 
     out = tmp_path / "f.png"
-    err = plot_refused(capsys, "plot", "path", path_json, "--out", out, *size)
+    err = plot_refused(cli, "plot", "path", path_json, "--out", out, *size)
     assert f"spcakit renders at most {plotting.MAX_PIXELS:,} pixels" in err and "lower the dpi, the width or the height" in err
     assert not out.exists()
 

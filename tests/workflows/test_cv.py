@@ -16,17 +16,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.workflows.cv import (
     RULES, UNPREDICTABLE, CrossValidation, choose_level, cross_validate, fold_indices, leave_one_variable_out_residuals,
 )  # fmt: skip
 from spcakit.inputs.datasets import pitprops, planted_support
 from spcakit.core.errors import InvalidParameterError
-
-runner = CliRunner()
 
 
 def spiked(n: int, p: int, sizes: list[int], strengths: list[float], seed: int) -> np.ndarray:
@@ -265,10 +261,6 @@ def test_the_exports() -> None:
 
 
 # -- spcakit cv -------------------------------------------------------------------------------------------------
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
 @pytest.fixture(scope="module")
 def six_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     file = tmp_path_factory.mktemp("cv") / "spiked.csv"
@@ -277,8 +269,8 @@ def six_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return file
 
 
-def test_cli_json(six_csv: Path) -> None:
-    result = invoke("cv", "spcart", "--data", six_csv, "-r", 1, "--k", "1:12", "--json")
+def test_cli_json(cli, six_csv: Path) -> None:
+    result = cli.invoke("cv", "spcart", "--data", six_csv, "-r", 1, "--k", "1:12", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["levels"] == list(range(1, 13)) and document["rule"] == "1se" and document["folds"] == 5
@@ -290,12 +282,12 @@ def test_cli_json(six_csv: Path) -> None:
     assert len(nonzero) == document["chosen"]
 
 
-def test_cli_text_csv_and_out(six_csv: Path, tmp_path: Path) -> None:
-    result = invoke("cv", "tpower", "-d", six_csv, "-k", "5:7", "--folds", 3, "--rule", "min")
+def test_cli_text_csv_and_out(cli, six_csv: Path, tmp_path: Path) -> None:
+    result = cli.invoke("cv", "tpower", "-d", six_csv, "-k", "5:7", "--folds", 3, "--rule", "min")
     assert result.exit_code == 0, result.output
     assert "3-fold cross-validation" in result.stdout and "*" in result.stdout and "Component 1" in result.stdout
     out = tmp_path / "curve.csv"
-    result = invoke("cv", "tpower", "-d", six_csv, "-k", "5:7", "--folds", 3, "--csv", "--out", out)
+    result = cli.invoke("cv", "tpower", "-d", six_csv, "-k", "5:7", "--folds", 3, "--csv", "--out", out)
     assert result.exit_code == 0, result.output
     assert [row["k"] for row in csv.DictReader(out.open())] == ["5", "6", "7"]
 
@@ -310,7 +302,7 @@ def test_cli_text_csv_and_out(six_csv: Path, tmp_path: Path) -> None:
         (["-d", "DATA", "--json", "--csv"], "give one of them"),
     ],
 )
-def test_cli_refuses_bad_input(six_csv: Path, args: list[Any], message: str) -> None:
-    result = invoke("cv", "spcart", "-k", "1:3", *(six_csv if a == "DATA" else a for a in args))
+def test_cli_refuses_bad_input(cli, six_csv: Path, args: list[Any], message: str) -> None:
+    result = cli.invoke("cv", "spcart", "-k", "1:3", *(six_csv if a == "DATA" else a for a in args))
     assert result.exit_code == 2, result.output
     assert result.stdout == "" and message in result.stderr

@@ -21,10 +21,8 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.workflows.cv import UNPREDICTABLE, cross_validate, fold_indices
 from spcakit.workflows.cv.criterion import observed_residual_sums, observed_residuals
 from spcakit.core.errors import (
@@ -37,8 +35,6 @@ from spcakit.workflows.imputation import impute_and_fit
 from spcakit.inputs import read_missing
 from spcakit.inputs.datasets import planted_support
 from spcakit.inputs.missing import missing_values
-
-runner = CliRunner()
 
 
 def with_holes(x: np.ndarray, fraction: float, seed: int) -> np.ndarray:
@@ -188,23 +184,19 @@ def test_em_is_silent_and_auto_warns_once() -> None:
 
 
 # -- the command line ------------------------------------------------------------------------------------
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def test_cv_command_on_a_csv_with_empty_cells(tmp_path: Any) -> None:
+def test_cv_command_on_a_csv_with_empty_cells(cli, tmp_path: Any) -> None:
     x = with_holes(planted_support(90, 8, [3], [3.0], seed=2).matrix, 0.08, 2)
     path = tmp_path / "holes.csv"
     lines = [",".join(f"v{j}" for j in range(8))] + [",".join("" if np.isnan(a) else f"{a:.6f}" for a in row) for row in x]
     path.write_text("\n".join(lines) + "\n")
-    result = invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--folds", 3)
+    result = cli.invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--folds", 3)
     assert result.exit_code == 0, result.output
     assert "missing:" in result.output and "imputed by EM" in result.output
-    quiet = invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--folds", 3, "--missing", "em", "--json")
+    quiet = cli.invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--folds", 3, "--missing", "em", "--json")
     assert quiet.exit_code == 0, quiet.output
-    bad = invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--missing", "nope")
+    bad = cli.invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--missing", "nope")
     assert bad.exit_code == 2 and "--missing takes auto, em or error" in bad.output
-    refused = invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--missing", "error")
+    refused = cli.invoke("cv", "tpower", "-d", path, "-r", 1, "-k", "1:5", "--missing", "error")
     assert refused.exit_code == 2 and "--missing auto or em" in refused.output
 
 

@@ -26,14 +26,11 @@ import numpy as np
 import pytest
 import scipy.io
 import scipy.sparse as sp
-from typer.testing import CliRunner
 
-from spcakit.cli import app
 from spcakit.workflows.cv import cross_validate, held_out
 from spcakit.core.errors import ConstantColumnWarning, InvalidParameterError
 from spcakit.inputs.datasets import planted_support
 
-runner = CliRunner()
 #: Relative tolerance of a fold error against the dense computation (see the module's description).
 RTOL = 1e-8
 
@@ -240,14 +237,14 @@ def test_weights_are_refused_clearly(odd: np.ndarray, name: str) -> None:
 
 
 # -- the command line ------------------------------------------------------------------------------------------
-def cli_json(path: Path, *extra: str) -> dict[str, Any]:
-    result = runner.invoke(app, ["cv", "spcart", "--data", str(path), "-k", "1:8", "--json", *extra])
+def cli_json(cli, path: Path, *extra: str) -> dict[str, Any]:
+    result = cli.invoke("cv", "spcart", "--data", str(path), "-k", "1:8", "--json", *extra)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize("suffix", [".npz", ".mtx", ".zarr"])
-def test_cli_cv_on_sparse_and_zarr_files(odd: np.ndarray, tmp_path: Path, suffix: str) -> None:
+def test_cli_cv_on_sparse_and_zarr_files(cli, odd: np.ndarray, tmp_path: Path, suffix: str) -> None:
     np.save(tmp_path / "odd.npy", odd)
     path = tmp_path / f"odd{suffix}"
     if suffix == ".npz":
@@ -258,8 +255,8 @@ def test_cli_cv_on_sparse_and_zarr_files(odd: np.ndarray, tmp_path: Path, suffix
         da = pytest.importorskip("dask.array")
         pytest.importorskip("zarr")
         da.from_array(odd, chunks=(64, 20)).to_zarr(str(path))
-    dense = cli_json(tmp_path / "odd.npy", "--standardize")
-    found = cli_json(path, "--standardize")
+    dense = cli_json(cli, tmp_path / "odd.npy", "--standardize")
+    found = cli_json(cli, path, "--standardize")
     np.testing.assert_allclose(found["fold_errors"], dense["fold_errors"], rtol=RTOL, atol=0)
     assert (found["chosen"], found["least"], found["warnings"]) == (dense["chosen"], dense["least"], dense["warnings"])
     assert found["data"] == str(path) and found["n_samples"] == 200

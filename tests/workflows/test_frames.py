@@ -11,10 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidDataError, InvalidParameterError
 from spcakit.inputs.dense import Covariance
 from spcakit.inputs import as_problem
@@ -26,7 +24,6 @@ NAMES = ("height", "weight", "age", "income", "score")
 #: The same numbers in another memory layout (a DataFrame's columns, a selected copy) reach BLAS in another
 #: summation order: the covariance differs by rounding (n * eps), the loadings by far less than this.
 SAME = 1e-12
-runner = CliRunner()
 
 
 def table(n: int = 40, seed: int = 0) -> np.ndarray:
@@ -130,44 +127,44 @@ def write_csv(path: Path, frame: pd.DataFrame) -> Path:
     return path
 
 
-def run_json(*args: str) -> dict:
-    result = runner.invoke(app, [*args, "--json"])
+def run_json(cli, *args: str) -> dict:
+    result = cli.invoke(*args, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
-def fail(*args: str) -> str:
-    result = runner.invoke(app, list(args))
+def fail(cli, *args: str) -> str:
+    result = cli.invoke(*args)
     assert result.exit_code == 2, result.output
     return result.output
 
 
-def test_cli_index_col_drop_and_columns(tmp_path: Path):
+def test_cli_index_col_drop_and_columns(cli, tmp_path: Path):
     numeric = frame_with_labels().drop(columns="species")
     path = write_csv(tmp_path / "people.csv", numeric)
     reference = spcakit.fit(table(), "spcart", r=2, feature_names=NAMES)
     for choice in (["--index-col", "id"], ["--index-col", "0"], ["--drop", "id"], ["--columns", ",".join(NAMES)]):
-        doc = run_json("run", "spcart", "-d", str(path), "-r", "2", *choice)
+        doc = run_json(cli, "run", "spcart", "-d", str(path), "-r", "2", *choice)
         assert doc["feature_names"] == list(NAMES), choice
         np.testing.assert_allclose(doc["loadings"], reference.loadings, rtol=0, atol=SAME)
         assert doc["input"]["shape"] == [40, 5] and doc["input"]["sha256"] == reference.input.sha256
-    doc = run_json("compose", "-d", str(path), "--index-col", "id", "--drop", "age,income", "--drop", "score")
+    doc = run_json(cli, "compose", "-d", str(path), "--index-col", "id", "--drop", "age,income", "--drop", "score")
     assert doc["feature_names"] == ["height", "weight"]
-    doc = run_json("run", "spcart", "-d", str(path), "--columns", "score,height", "--columns", "age")
+    doc = run_json(cli, "run", "spcart", "-d", str(path), "--columns", "score,height", "--columns", "age")
     assert doc["feature_names"] == ["score", "height", "age"]
-    doc = run_json("run", "spcart", "-d", str(path), "--index-col", "2", "-r", "1")  # position 2 is 'weight'
+    doc = run_json(cli, "run", "spcart", "-d", str(path), "--index-col", "2", "-r", "1")  # position 2 is 'weight'
     assert "weight" not in doc["feature_names"] and "id" in doc["feature_names"]
 
 
-def test_cli_index_col_names_a_label_column_the_reader_set_aside(tmp_path: Path):
+def test_cli_index_col_names_a_label_column_the_reader_set_aside(cli, tmp_path: Path):
     frame = frame_with_labels().drop(columns="id")
     frame.insert(0, "name", [f"sample {i}" for i in range(len(frame))])  # text: read as row labels
     path = write_csv(tmp_path / "named.csv", frame.drop(columns="species"))
-    expected = run_json("run", "spcart", "-d", str(path))
+    expected = run_json(cli, "run", "spcart", "-d", str(path))
     assert expected["feature_names"] == list(NAMES)
     for spec in ("name", "0"):
-        assert run_json("run", "spcart", "-d", str(path), "--index-col", spec) == {**expected, "seconds": ANY}
-    assert run_json("run", "spcart", "-d", str(path), "--index-col", "1")["feature_names"] == list(NAMES[1:])
+        assert run_json(cli, "run", "spcart", "-d", str(path), "--index-col", spec) == {**expected, "seconds": ANY}
+    assert run_json(cli, "run", "spcart", "-d", str(path), "--index-col", "1")["feature_names"] == list(NAMES[1:])
 
 
 class _Any:
@@ -178,17 +175,17 @@ class _Any:
 ANY = _Any()
 
 
-def test_cli_bad_column_choices(tmp_path: Path):
+def test_cli_bad_column_choices(cli, tmp_path: Path):
     path = write_csv(tmp_path / "people.csv", frame_with_labels().drop(columns="species"))
     assert "Error: drop: the data have no column 'hieght'; did you mean 'height' or 'weight'?" in fail(
-        "run", "spcart", "-d", str(path), "--drop", "hieght")
+        cli, "run", "spcart", "-d", str(path), "--drop", "hieght")
     assert "Error: --index-col: the data have no column 'ID'; did you mean 'id'?" in fail(
-        "run", "spcart", "-d", str(path), "--index-col", "ID")
+        cli, "run", "spcart", "-d", str(path), "--index-col", "ID")
     assert "Error: --index-col 9: the data have 6 columns, at positions 0 to 5" in fail(
-        "run", "spcart", "-d", str(path), "--index-col", "9")
-    assert "no column is left" in fail("run", "spcart", "-d", str(path), "--columns", "id", "--index-col", "id")
-    assert "a covariance matrix has none" in fail("run", "spcart", "--index-col", "topdiam")
-    assert "the data have no column 'x'" in fail("run", "spcart", "--drop", "x")  # pitprops: its own names
+        cli, "run", "spcart", "-d", str(path), "--index-col", "9")
+    assert "no column is left" in fail(cli, "run", "spcart", "-d", str(path), "--columns", "id", "--index-col", "id")
+    assert "a covariance matrix has none" in fail(cli, "run", "spcart", "--index-col", "topdiam")
+    assert "the data have no column 'x'" in fail(cli, "run", "spcart", "--drop", "x")  # pitprops: its own names
 
 
 # -- frames out --------------------------------------------------------------------------------------------
@@ -265,15 +262,15 @@ def test_repr_of_many_components_is_elided_and_warnings_are_counted():
 
 
 # -- CSV columns that are never read (labels and IDs as text) -------------------------------------------------
-def test_text_columns_that_are_dropped_are_never_read(tmp_path: Path):
+def test_text_columns_that_are_dropped_are_never_read(cli, tmp_path: Path):
     frame = frame_with_labels()
     frame.insert(3, "code", [f"c-{i}" for i in range(len(frame))])  # text in the middle, too
     path = write_csv(tmp_path / "labelled.csv", frame)
     reference = spcakit.fit(table(), "spcart", r=2, feature_names=NAMES)
-    message = fail("run", "spcart", "-d", str(path))
+    message = fail(cli, "run", "spcart", "-d", str(path))
     assert "column 'code': 'c-0'" in message and "leave it out with --drop code,species" in message
     for choice in (["--drop", "species,code", "--index-col", "id"], ["--columns", ",".join(NAMES)]):
-        doc = run_json("run", "spcart", "-d", str(path), "-r", "2", *choice)
+        doc = run_json(cli, "run", "spcart", "-d", str(path), "-r", "2", *choice)
         assert doc["feature_names"] == list(NAMES)
         np.testing.assert_allclose(doc["loadings"], reference.loadings, rtol=0, atol=SAME)
         assert doc["input"]["sha256"] == reference.input.sha256
@@ -282,10 +279,10 @@ def test_text_columns_that_are_dropped_are_never_read(tmp_path: Path):
     assert spcakit.fit(str(path), r=1, columns=["age", "height"]).feature_names == ("age", "height")
 
 
-def test_a_bad_cell_is_still_found_beside_columns_that_are_not_read(tmp_path: Path):
+def test_a_bad_cell_is_still_found_beside_columns_that_are_not_read(cli, tmp_path: Path):
     frame = frame_with_labels().astype({"age": object})
     frame.loc[7, "age"] = "NA"
     path = write_csv(tmp_path / "missing.csv", frame)
-    message = fail("run", "spcart", "-d", str(path), "--drop", "species", "--missing", "error")  # else imputed (issue 28)
+    message = fail(cli, "run", "spcart", "-d", str(path), "--drop", "species", "--missing", "error")  # else imputed (issue 28)
     assert "1 cell is not a number: line 9, column 'age': 'NA' (a missing value)" in message
     assert "species" not in message.split("Error:")[1].split(";")[0]

@@ -15,12 +15,10 @@ import math
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
 from spcakit import InvalidParameterError
 from spcakit.workflows.configure import DEFAULT_K_RULE, default_k, methods_taking_k, needs_k
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.errors import SpecError
 from spcakit.core.plugins import get_registry
@@ -38,8 +36,6 @@ NEED_K = {"tpower", "greedy", "exhaustive", "fspca-go", "fspca-ipu", "fspca-exha
 SHARED_SUPPORT = {"fspca-exhaustive", "fspca-go", "fspca-ipu", "encoder-batch"}
 #: The methods that take no k.
 NO_K = {"pca", "gpower-l0", "gpower-l1", "gpower-l0-block", "gpower-l1-block"}
-
-runner = CliRunner()
 
 
 def cov() -> spcakit.Covariance:
@@ -171,31 +167,31 @@ def test_the_estimator_without_k_reports_the_k_it_used(data, method):
 
 # -- the command line -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("method", sorted(NEED_K | PAPER_DEFAULT))
-def test_spcakit_run_without_k_runs_and_says_which_k(method):
-    text = runner.invoke(app, ["run", method, "-r", "2"])
+def test_spcakit_run_without_k_runs_and_says_which_k(cli, method):
+    text = cli.invoke("run", method, "-r", "2")
     assert text.exit_code == 0, text.output
     line = f"k = {DEFAULT} (default: {DEFAULT_K_RULE})"
     assert (line in text.stdout.splitlines()[:3]) == (method in NEED_K), text.stdout
-    document = json.loads(runner.invoke(app, ["run", method, "-r", "2", "--json"]).stdout)
+    document = json.loads(cli.invoke("run", method, "-r", "2", "--json").stdout)
     if method in NEED_K:
         assert document["spec"]["default_k"] == {"k": DEFAULT, "rule": DEFAULT_K_RULE}
         check_default_support(np.asarray(document["loadings"]), method, DEFAULT)
     else:
         assert "default_k" not in document["spec"]
-    explicit = runner.invoke(app, ["run", method, "-r", "2", "-k", "3"])
+    explicit = cli.invoke("run", method, "-r", "2", "-k", "3")
     assert explicit.exit_code == 0 and "(default:" not in explicit.stdout
 
 
-def test_spcakit_compose_and_a_raised_default_say_which_k():
-    composed = runner.invoke(app, ["compose", "--truncator", "row-sparse", "-r", "2"])
+def test_spcakit_compose_and_a_raised_default_say_which_k(cli):
+    composed = cli.invoke("compose", "--truncator", "row-sparse", "-r", "2")
     assert composed.exit_code == 0, composed.output
     assert f"k = {DEFAULT} (default: {DEFAULT_K_RULE})" in composed.stdout
-    raised = runner.invoke(app, ["run", "fspca-ipu", "-r", "6"])
+    raised = cli.invoke("run", "fspca-ipu", "-r", "6")
     assert raised.exit_code == 0 and "k = 6 (default: ceil(sqrt(p)) = 4, raised to r = 6)" in raised.stdout
 
 
-def test_the_readme_command_prints_no_k_line():
-    result = runner.invoke(app, ["run", "spcart", "--data", "builtin:pitprops", "-r", "6"])
+def test_the_readme_command_prints_no_k_line(cli):
+    result = cli.invoke("run", "spcart", "--data", "builtin:pitprops", "-r", "6")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[1].startswith("stopped: ") and not any("(default:" in line for line in lines)

@@ -20,24 +20,17 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidParameterError, MissingValuesError, MissingValueWarning
 from spcakit.inputs.datasets import planted_support
 
-runner = CliRunner()
 PLANTED = [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
 
 #: The CPEV target, as a fraction of PCA's CPEV. SPCArt's ratios at k = 4 and 5 are 0.822 and 0.991 on the complete
 #: data, 0.864 and 0.990 with the holes (each over PCA's on its own completed data): 0.95 lies 0.04 or more from
 #: each, so the planted k = 5 is the smallest that reaches it on both.
 TARGET = 0.95
-
-
-def invoke(*args: object) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def supports(loadings: np.ndarray) -> list[list[int]]:
@@ -190,19 +183,19 @@ def test_the_paths_target_picks_the_same_level(paths: Any) -> None:
 
 
 # -- the command line ----------------------------------------------------------------------------------------
-def test_path_imputes_and_says_so(holes_csv: tuple[Path, np.ndarray]) -> None:
+def test_path_imputes_and_says_so(cli, holes_csv: tuple[Path, np.ndarray]) -> None:
     path, missing = holes_csv
     count = int(missing.sum())
-    result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1")
+    result = cli.invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1")
     assert result.exit_code == 0, result.output
     assert f"missing: {count} entries" in result.stdout and "imputed by EM at each level" in result.stdout
     assert "warning: the data have" in result.stderr and "each level of the path" in result.stderr
 
 
-def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, np.ndarray]) -> None:
+def test_path_em_json_records_the_imputation(cli, holes_csv: tuple[Path, np.ndarray]) -> None:
     path, missing = holes_csv
     count = int(missing.sum())
-    result = invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1", "--missing", "em", "--json",
+    result = cli.invoke("path", "tpower", "--data", path, "-k", "1:4", "-r", "1", "--missing", "em", "--json",
                     "--target-cpev", "0.9")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "warning" not in result.stderr
@@ -215,12 +208,12 @@ def test_path_em_json_records_the_imputation(holes_csv: tuple[Path, np.ndarray])
 # (refusals and bad values of --missing: tests/workflows/test_missing_cli.py, for run and path alike)
 
 
-def test_run_with_a_target_imputes_or_refuses_as_missing_says(holes_csv: tuple[Path, np.ndarray]) -> None:
+def test_run_with_a_target_imputes_or_refuses_as_missing_says(cli, holes_csv: tuple[Path, np.ndarray]) -> None:
     path, missing = holes_csv
     count = int(missing.sum())
-    result = invoke("run", "tpower", "--data", path, "-r", "1", "--target-cpev", "0.9", "--missing", "em", "--json")
+    result = cli.invoke("run", "tpower", "--data", path, "-r", "1", "--target-cpev", "0.9", "--missing", "em", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     assert document["input"]["missing"]["count"] == count and document["target"]["k"] >= 1
-    refused = invoke("run", "tpower", "--data", path, "-r", "1", "--target-cpev", "0.9", "--missing", "error")
+    refused = cli.invoke("run", "tpower", "--data", path, "-r", "1", "--target-cpev", "0.9", "--missing", "error")
     assert refused.exit_code == 2 and "cells are not numbers" in refused.stderr

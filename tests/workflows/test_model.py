@@ -2,7 +2,7 @@
 
 The scores of ``spcakit transform`` are compared with ``spcakit.SparsePCA.transform``
 on the breast-cancer data (569 x 30, scikit-learn's copy): train on the first 400 rows,
-score the other 169. The commands run in-process through typer's ``CliRunner``.
+score the other 169. The commands run in-process through typer's ``CliRunner`` (the ``cli`` fixture).
 """
 
 from __future__ import annotations
@@ -16,30 +16,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpecError
 from spcakit.workflows.model import FORMAT_VERSION, Model, regression_map
 
-runner = CliRunner()
 TRAIN_ROWS = 400
 
 
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def ok(*args: Any) -> Any:
-    result = invoke(*args)
+def ok(cli, *args: Any) -> Any:
+    result = cli.invoke(*args)
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     return result
 
 
-def refused(*args: Any) -> str:
+def refused(cli, *args: Any) -> str:
     """Run a command that must fail as bad input: exit 2, one ``Error:`` line, no traceback; its stderr."""
-    result = invoke(*args)
+    result = cli.invoke(*args)
     assert result.exit_code == 2, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.output
     return result.stderr
@@ -73,17 +66,17 @@ def table() -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory, table: np.ndarray) -> dict[str, Path]:
+def files(cli, tmp_path_factory: pytest.TempPathFactory, table: np.ndarray) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("model")
     train = write_csv(folder / "train.csv", NAMES, table[:80])
     new = write_csv(folder / "new.csv", NAMES, table[80:])
     model = folder / "model.json"
-    ok("run", "spcart", "--data", train, "-r", 2, "-k", 3, "--standardize", "--save-model", model)
+    ok(cli, "run", "spcart", "--data", train, "-r", 2, "-k", 3, "--standardize", "--save-model", model)
     return {"folder": folder, "train": train, "new": new, "model": model}
 
 
-def scores_of(model: Path, data: Path, *options: Any) -> np.ndarray:
-    header, scores = read_scores(ok("transform", model, "--data", data, *options).stdout)
+def scores_of(cli, model: Path, data: Path, *options: Any) -> np.ndarray:
+    header, scores = read_scores(ok(cli, "transform", model, "--data", data, *options).stdout)
     assert header == ["PC1", "PC2"]
     return scores
 
@@ -178,12 +171,12 @@ def cancer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.mark.parametrize("standardize", [False, True], ids=["raw", "standardized"])
 @pytest.mark.parametrize("method", ["spcart", "tpower"])
-def test_transform_reproduces_the_estimator(cancer: dict[str, Any], method: str, standardize: bool) -> None:
+def test_transform_reproduces_the_estimator(cli, cancer: dict[str, Any], method: str, standardize: bool) -> None:
     frame, folder = cancer["frame"], cancer["folder"]
     model = folder / f"{method}-{standardize}.json"
     flags = ["--standardize"] if standardize else []
-    ok("run", method, "--data", cancer["train"], "-r", 3, "-k", 5, *flags, "--save-model", model)
-    header, scores = read_scores(ok("transform", model, "--data", cancer["new"]).stdout)
+    ok(cli, "run", method, "--data", cancer["train"], "-r", 3, "-k", 5, *flags, "--save-model", model)
+    header, scores = read_scores(ok(cli, "transform", model, "--data", cancer["new"]).stdout)
 
     # the estimator's default random_state=0 is the CLI's default --seed 0: the same fit
     estimator = spcakit.SparsePCA(n_components=3, method=method, k=5, standardize=standardize)
@@ -200,72 +193,72 @@ def test_transform_reproduces_the_estimator(cancer: dict[str, Any], method: str,
     np.testing.assert_allclose(saved.transform(frame.iloc[TRAIN_ROWS:]), expected, rtol=0, atol=tolerance)
 
 
-def test_compose_saves_a_model_too(cancer: dict[str, Any]) -> None:
+def test_compose_saves_a_model_too(cli, cancer: dict[str, Any]) -> None:
     model = cancer["folder"] / "composed.json"
-    ok("compose", "--truncator", "sparsity", "--data", cancer["train"], "-r", 2, "-k", 4, "--standardize",
+    ok(cli, "compose", "--truncator", "sparsity", "--data", cancer["train"], "-r", 2, "-k", 4, "--standardize",
        "--save-model", model)  # fmt: skip
     saved = Model.load(model)
     assert saved.method == "composed" and saved.input.standardize
     assert [int(n) for n in np.count_nonzero(saved.loadings, axis=0)] == [4, 4]
-    assert scores_of_cancer(model, cancer["new"]).shape == (len(cancer["frame"]) - TRAIN_ROWS, 2)
+    assert scores_of_cancer(cli, model, cancer["new"]).shape == (len(cancer["frame"]) - TRAIN_ROWS, 2)
 
 
-def scores_of_cancer(model: Path, data: Path) -> np.ndarray:
-    return read_scores(ok("transform", model, "--data", data).stdout)[1]
+def scores_of_cancer(cli, model: Path, data: Path) -> np.ndarray:
+    return read_scores(ok(cli, "transform", model, "--data", data).stdout)[1]
 
 
 # -- columns of the new data ---------------------------------------------------------------------------------
-def test_reordered_columns_give_identical_scores(files: dict[str, Path], table: np.ndarray) -> None:
+def test_reordered_columns_give_identical_scores(cli, files: dict[str, Path], table: np.ndarray) -> None:
     order = [3, 0, 5, 1, 4, 2]
     shuffled = write_csv(files["folder"] / "shuffled.csv", [NAMES[j] for j in order], table[80:, order])
     # matched by name and put back in the model's order, the arithmetic is the same to the last bit
-    np.testing.assert_array_equal(scores_of(files["model"], shuffled), scores_of(files["model"], files["new"]))
+    np.testing.assert_array_equal(scores_of(cli, files["model"], shuffled), scores_of(cli, files["model"], files["new"]))
 
 
-def test_missing_columns_are_refused_by_name(files: dict[str, Path], table: np.ndarray) -> None:
+def test_missing_columns_are_refused_by_name(cli, files: dict[str, Path], table: np.ndarray) -> None:
     fewer = write_csv(files["folder"] / "fewer.csv", NAMES[:4], table[80:, :4])
-    message = refused("transform", files["model"], "--data", fewer)
+    message = refused(cli, "transform", files["model"], "--data", fewer)
     assert "lack 2 of the model's 6 variables: 'epsilon', 'zeta'" in message
 
 
-def test_a_misspelt_column_is_refused_with_the_close_name(files: dict[str, Path], table: np.ndarray) -> None:
+def test_a_misspelt_column_is_refused_with_the_close_name(cli, files: dict[str, Path], table: np.ndarray) -> None:
     misspelt = write_csv(files["folder"] / "misspelt.csv", [*NAMES[:5], "zetta"], table[80:])
-    message = refused("transform", files["model"], "--data", misspelt)
+    message = refused(cli, "transform", files["model"], "--data", misspelt)
     assert "'zeta' (did you mean 'zetta'?)" in message
 
 
-def test_extra_columns_are_refused_unless_dropped(files: dict[str, Path], table: np.ndarray) -> None:
+def test_extra_columns_are_refused_unless_dropped(cli, files: dict[str, Path], table: np.ndarray) -> None:
     rows = np.column_stack([table[80:], np.arange(40.0)])
     wider = write_csv(files["folder"] / "wider.csv", [*NAMES, "batch"], rows)
-    message = refused("transform", files["model"], "--data", wider)
+    message = refused(cli, "transform", files["model"], "--data", wider)
     assert "1 column(s) the model was not fitted to: 'batch'" in message and "--drop 'batch'" in message
-    expected = scores_of(files["model"], files["new"])
-    np.testing.assert_array_equal(scores_of(files["model"], wider, "--drop", "batch"), expected)
-    np.testing.assert_array_equal(scores_of(files["model"], wider, "--columns", ",".join(NAMES)), expected)
+    expected = scores_of(cli, files["model"], files["new"])
+    np.testing.assert_array_equal(scores_of(cli, files["model"], wider, "--drop", "batch"), expected)
+    np.testing.assert_array_equal(scores_of(cli, files["model"], wider, "--columns", ",".join(NAMES)), expected)
 
 
-def test_label_and_id_columns(files: dict[str, Path], table: np.ndarray) -> None:
+def test_label_and_id_columns(cli, files: dict[str, Path], table: np.ndarray) -> None:
     # a first column of text is the rows' labels (the reader sets it aside); a numeric ID column must be left out
     labels = [f"sample-{i}" for i in range(40)]
     rows = np.column_stack([table[80:], 1000.0 + np.arange(40)])
     labelled = write_csv(files["folder"] / "labelled.csv", [*NAMES, "id"], rows, labels=labels)
-    expected = scores_of(files["model"], files["new"])
-    assert "'id'" in refused("transform", files["model"], "--data", labelled)
-    np.testing.assert_array_equal(scores_of(files["model"], labelled, "--index-col", "id"), expected)
-    np.testing.assert_array_equal(scores_of(files["model"], labelled, "--drop", "id"), expected)
-    np.testing.assert_array_equal(scores_of(files["model"], labelled, "--index-col", "label", "--drop", "id"), expected)
+    expected = scores_of(cli, files["model"], files["new"])
+    assert "'id'" in refused(cli, "transform", files["model"], "--data", labelled)
+    np.testing.assert_array_equal(scores_of(cli, files["model"], labelled, "--index-col", "id"), expected)
+    np.testing.assert_array_equal(scores_of(cli, files["model"], labelled, "--drop", "id"), expected)
+    np.testing.assert_array_equal(scores_of(cli, files["model"], labelled, "--index-col", "label", "--drop", "id"), expected)
 
 
-def test_unnamed_data_go_by_position(files: dict[str, Path], table: np.ndarray) -> None:
+def test_unnamed_data_go_by_position(cli, files: dict[str, Path], table: np.ndarray) -> None:
     np.save(files["folder"] / "new.npy", table[80:])
     np.save(files["folder"] / "five.npy", table[80:, :5])
-    expected = scores_of(files["model"], files["new"])
-    np.testing.assert_array_equal(scores_of(files["model"], files["folder"] / "new.npy"), expected)
-    message = refused("transform", files["model"], "--data", files["folder"] / "five.npy")
+    expected = scores_of(cli, files["model"], files["new"])
+    np.testing.assert_array_equal(scores_of(cli, files["model"], files["folder"] / "new.npy"), expected)
+    message = refused(cli, "transform", files["model"], "--data", files["folder"] / "five.npy")
     assert "5 columns but the model has p = 6 variables" in message
 
 
-def test_sparse_data_are_scored_without_densifying(files: dict[str, Path], table: np.ndarray) -> None:
+def test_sparse_data_are_scored_without_densifying(cli, files: dict[str, Path], table: np.ndarray) -> None:
     """A scipy.sparse matrix (and a .npz of save_npz) gives the dense data's scores, X W - 1 (mu^T W)."""
     scipy_sparse = pytest.importorskip("scipy.sparse")
     rows = table[80:].copy()
@@ -277,14 +270,14 @@ def test_sparse_data_are_scored_without_densifying(files: dict[str, Path], table
     np.testing.assert_allclose(model.transform(scipy_sparse.csr_array(rows[:, ::-1]), NAMES[::-1]), dense,
                                rtol=1e-12, atol=1e-12)  # fmt: skip
     scipy_sparse.save_npz(files["folder"] / "new_sparse.npz", scipy_sparse.csr_array(rows))
-    np.testing.assert_allclose(scores_of(files["model"], files["folder"] / "new_sparse.npz"), dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(scores_of(cli, files["model"], files["folder"] / "new_sparse.npz"), dense, rtol=1e-12, atol=1e-12)
     holes = scipy_sparse.csr_array(rows)
     holes.data[3] = np.inf
     with pytest.raises(InvalidDataError, match="NaN or infinite"):
         model.transform(holes)
 
 
-def test_missing_values_are_scored_from_the_observed_entries(files: dict[str, Path], table: np.ndarray) -> None:
+def test_missing_values_are_scored_from_the_observed_entries(cli, files: dict[str, Path], table: np.ndarray) -> None:
     # (refused until missing values were supported, issue 28: a row with NaN is now scored from its observed
     # entries by least squares, spcakit.workflows.imputation.observed_scores; infinite entries stay refused)
     rows = table[80:].copy()
@@ -300,52 +293,52 @@ def test_missing_values_are_scored_from_the_observed_entries(files: dict[str, Pa
     expected = np.linalg.lstsq(model.loadings[observed], centred, rcond=None)[0]
     np.testing.assert_allclose(scores[4], expected, rtol=1e-10, atol=1e-12)
     holes = write_csv(files["folder"] / "holes.csv", NAMES, rows)
-    np.testing.assert_allclose(scores_of(files["model"], holes), scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(scores_of(cli, files["model"], holes), scores, rtol=1e-12, atol=1e-12)
     rows[4, 2] = np.inf
     with pytest.raises(InvalidDataError, match=r"infinite at row 4, column 2 \('gamma'\)"):
         model.transform(rows, NAMES)
 
 
-def test_json_output_and_out_file(files: dict[str, Path]) -> None:
-    expected = scores_of(files["model"], files["new"])
-    document = json.loads(ok("transform", files["model"], "--data", files["new"], "--json").stdout)
+def test_json_output_and_out_file(cli, files: dict[str, Path]) -> None:
+    expected = scores_of(cli, files["model"], files["new"])
+    document = json.loads(ok(cli, "transform", files["model"], "--data", files["new"], "--json").stdout)
     assert document["component_names"] == ["PC1", "PC2"] and document["n"] == 40 and document["r"] == 2
     np.testing.assert_array_equal(np.array(document["scores"]), expected)
     out = files["folder"] / "scores.csv"
-    result = ok("transform", files["model"], "--data", files["new"], "--out", out)
+    result = ok(cli, "transform", files["model"], "--data", files["new"], "--out", out)
     assert result.stdout == ""  # the scores go to the file only
     header, scores = read_scores(out.read_text())
     assert header == ["PC1", "PC2"]
     np.testing.assert_array_equal(scores, expected)
 
 
-def test_transform_never_writes_over_its_inputs(files: dict[str, Path]) -> None:
+def test_transform_never_writes_over_its_inputs(cli, files: dict[str, Path]) -> None:
     for target in (files["new"], files["model"]):
         before = target.read_bytes()
-        message = refused("transform", files["model"], "--data", files["new"], "--out", target)
+        message = refused(cli, "transform", files["model"], "--data", files["new"], "--out", target)
         assert "would destroy the input" in message and target.read_bytes() == before
 
 
 # -- --save-model ---------------------------------------------------------------------------------------------
-def test_save_model_never_overwrites_the_input(files: dict[str, Path]) -> None:
+def test_save_model_never_overwrites_the_input(cli, files: dict[str, Path]) -> None:
     train = files["train"]
     link = files["folder"] / "link.csv"
     if not link.exists():
         os.symlink(train, link)
     before = train.read_bytes()
     for target in (train, link):
-        message = refused("run", "spcart", "--data", train, "-k", 3, "--save-model", target)
+        message = refused(cli, "run", "spcart", "--data", train, "-k", 3, "--save-model", target)
         assert message.startswith(f"Error: --save-model {target} is the input file")
     assert train.read_bytes() == before and link.is_symlink()
 
 
-def test_save_model_is_written_only_when_the_run_succeeds(files: dict[str, Path]) -> None:
+def test_save_model_is_written_only_when_the_run_succeeds(cli, files: dict[str, Path]) -> None:
     target = files["folder"] / "failed.json"
-    refused("run", "spcart", "--data", files["train"], "-k", 99, "--save-model", target)
+    refused(cli, "run", "spcart", "--data", files["train"], "-k", 99, "--save-model", target)
     assert not target.exists()
-    refused("run", "spcart", "--data", "builtin:pitprops", "--save-model", target)  # a covariance: no means
+    refused(cli, "run", "spcart", "--data", "builtin:pitprops", "--save-model", target)  # a covariance: no means
     assert not target.exists()
-    message = refused("run", "spcart", "--data", files["train"], "--out", target, "--save-model", target)
+    message = refused(cli, "run", "spcart", "--data", files["train"], "--out", target, "--save-model", target)
     assert "same file" in message and not target.exists()
 
 
@@ -376,34 +369,34 @@ BAD_MODELS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_MODELS))
-def test_bad_model_files_are_refused_clearly(files: dict[str, Path], case: str) -> None:
+def test_bad_model_files_are_refused_clearly(cli, files: dict[str, Path], case: str) -> None:
     change, expected = BAD_MODELS[case]
     path = _edited(files, f"{case}.json", change)
-    message = refused("transform", path, "--data", files["new"])
+    message = refused(cli, "transform", path, "--data", files["new"])
     assert message.startswith(f"Error: {path}: ") and expected in message
     with pytest.raises(SpecError, match="^" + str(path).replace("\\", "\\\\")):
         Model.load(path)
 
 
-def test_truncated_and_misplaced_files_are_refused_clearly(files: dict[str, Path]) -> None:
+def test_truncated_and_misplaced_files_are_refused_clearly(cli, files: dict[str, Path]) -> None:
     truncated = files["folder"] / "truncated.json"
     truncated.write_bytes(files["model"].read_bytes()[:300])
-    message = refused("transform", truncated, "--data", files["new"])
+    message = refused(cli, "transform", truncated, "--data", files["new"])
     assert "not JSON" in message and "it may be truncated" in message and "--save-model" in message
-    swapped = refused("transform", files["new"], "--data", files["model"])  # data and model swapped
+    swapped = refused(cli, "transform", files["new"], "--data", files["model"])  # data and model swapped
     assert "the new data go in --data" in swapped
     result_json = files["folder"] / "result.json"
-    ok("run", "spcart", "--data", files["train"], "-k", 3, "--out", result_json)
-    assert "this is the JSON result of spcakit run" in refused("transform", result_json, "--data", files["new"])
-    assert "does not exist" in refused("transform", files["folder"] / "nope.json", "--data", files["new"])
+    ok(cli, "run", "spcart", "--data", files["train"], "-k", 3, "--out", result_json)
+    assert "this is the JSON result of spcakit run" in refused(cli, "transform", result_json, "--data", files["new"])
+    assert "does not exist" in refused(cli, "transform", files["folder"] / "nope.json", "--data", files["new"])
 
 
-def test_a_dataframe_is_matched_by_name_and_its_text_columns_can_be_dropped(files: dict[str, Path], table: np.ndarray) -> None:
+def test_a_dataframe_is_matched_by_name_and_its_text_columns_can_be_dropped(cli, files: dict[str, Path], table: np.ndarray) -> None:
     pandas = pytest.importorskip("pandas")
     model = Model.load(files["model"])
     frame = pandas.DataFrame(table[80:][:, ::-1], columns=NAMES[::-1])
     frame["diagnosis"] = ["M", "B"] * 20
-    expected = scores_of(files["model"], files["new"])
+    expected = scores_of(cli, files["model"], files["new"])
     np.testing.assert_array_equal(model.transform(frame, drop="diagnosis"), expected)
     with pytest.raises(InvalidDataError, match="not fitted to: 'diagnosis'"):
         model.transform(frame)

@@ -10,17 +10,13 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.workflows.configure import configure, is_nonnegative, methods_taking_nonnegative, with_nonnegative
 from spcakit.core.errors import InvalidParameterError
 from spcakit.workflows.model import Model
 from spcakit.core.plugins import get_registry
 from spcakit.core.specs import MethodSpec
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -162,42 +158,38 @@ def test_estimator(data):
 
 
 # -- the command line ----------------------------------------------------------------------------------------------
-def _invoke(*args: str):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def test_cli_run_and_compose(tmp_path, data):
+def test_cli_run_and_compose(cli, tmp_path, data):
     source = tmp_path / "data.npy"
     np.save(source, data)
-    done = _invoke("run", "tpower", "--data", source, "-r", "3", "-k", "4", "--nonnegative", "--json")
+    done = cli.invoke("run", "tpower", "--data", source, "-r", "3", "-k", "4", "--nonnegative", "--json")
     assert done.exit_code == 0, done.output
     document = json.loads(done.stdout)
     loadings = np.asarray(document["loadings"])
     assert np.all(loadings >= 0) and document["spec"]["nonnegative"] is True
-    text = _invoke("run", "tpower", "--data", source, "-r", "3", "-k", "4", "--nonnegative")
+    text = cli.invoke("run", "tpower", "--data", source, "-r", "3", "-k", "4", "--nonnegative")
     assert text.exit_code == 0 and " -0" not in text.stdout and "  x" in text.stdout
     listed = [line.split()[-1] for line in text.stdout.splitlines() if line.startswith("  x")]
     assert listed and all(value.startswith("+") for value in listed)  # every printed loading is positive
-    composed = _invoke("compose", "--data", source, "--updater", "power", "--truncator", "sparsity", "-k", "3",
+    composed = cli.invoke("compose", "--data", source, "--updater", "power", "--truncator", "sparsity", "-k", "3",
                        "--nonnegative", "--json")  # fmt: skip
     assert composed.exit_code == 0, composed.output
     assert np.all(np.asarray(json.loads(composed.stdout)["loadings"]) >= 0)
 
 
-def test_cli_refusals(tmp_path, data):
+def test_cli_refusals(cli, tmp_path, data):
     source = tmp_path / "data.npy"
     np.save(source, data)
-    refused = _invoke("run", "greedy", "--data", source, "-k", "3", "--nonnegative")
+    refused = cli.invoke("run", "greedy", "--data", source, "-k", "3", "--nonnegative")
     assert refused.exit_code != 0 and "cannot keep its loadings non-negative" in refused.output
     assert "Traceback" not in refused.output
-    as_param = _invoke("run", "tpower", "--data", source, "-k", "3", "--param", "nonnegative=true")
+    as_param = cli.invoke("run", "tpower", "--data", source, "-k", "3", "--param", "nonnegative=true")
     assert as_param.exit_code != 0 and "not a part parameter" in as_param.output
 
 
-def test_cli_path(tmp_path, data):
+def test_cli_path(cli, tmp_path, data):
     source = tmp_path / "data.npy"
     np.save(source, data)
-    done = _invoke("path", "tpower", "--data", source, "-r", "2", "-k", "2,4", "--nonnegative", "--json")
+    done = cli.invoke("path", "tpower", "--data", source, "-r", "2", "-k", "2,4", "--nonnegative", "--json")
     assert done.exit_code == 0, done.output
     document = json.loads(done.stdout)
     assert document  # a path ran; each level's loadings are checked through the API in test_path_and_cross_validation

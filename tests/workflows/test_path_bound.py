@@ -13,10 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidDataError, InvalidParameterError
 from spcakit.inputs.datasets import pitprops
 from spcakit.inputs.dense import Covariance
@@ -116,23 +114,22 @@ def test_plot_tradeoff_refuses_a_bound_below_what_it_bounds(call, error, fragmen
         call()
 
 
-def test_path_plot_writes_the_figure(tmp_path: Path):
-    runner = CliRunner()
+def test_path_plot_writes_the_figure(cli, tmp_path: Path):
     figure = tmp_path / "path.svg"
-    outcome = runner.invoke(app, ["path", "exact", "-d", PITPROPS, "-r", "1", "-k", "1:6", "--plot", str(figure)])
+    outcome = cli.invoke("path", "exact", "-d", PITPROPS, "-r", "1", "-k", "1:6", "--plot", str(figure))
     assert outcome.exit_code == 0, outcome.output
     assert f"wrote the path plot to {figure}" in outcome.output and figure.read_bytes().startswith(b"<?xml")
-    refused = runner.invoke(app, ["path", "exact", "-d", PITPROPS, "-k", "1:3", "--plot", str(tmp_path / "p.jpg")])
+    refused = cli.invoke("path", "exact", "-d", PITPROPS, "-k", "1:3", "--plot", str(tmp_path / "p.jpg"))
     assert refused.exit_code == 2 and "must end in .png, .svg or .pdf" in refused.output
-    same = runner.invoke(app, ["path", "exact", "-d", PITPROPS, "-k", "1:3", "--plot", str(figure), "--out", str(figure)])
+    same = cli.invoke("path", "exact", "-d", PITPROPS, "-k", "1:3", "--plot", str(figure), "--out", str(figure))
     assert same.exit_code == 2 and "--plot and --out name the same file" in same.output
 
 
-def test_a_saved_one_loading_path_is_redrawn_with_its_bound(tmp_path: Path):
+def test_a_saved_one_loading_path_is_redrawn_with_its_bound(cli, tmp_path: Path):
     from spcakit import figures
 
     saved = tmp_path / "path.json"
-    outcome = CliRunner().invoke(app, ["path", "spcart", "-d", PITPROPS, "-r", "1", "-k", "1:6", "--json"])
+    outcome = cli.invoke("path", "spcart", "-d", PITPROPS, "-r", "1", "-k", "1:6", "--json")
     assert outcome.exit_code == 0, outcome.output
     saved.write_text(outcome.stdout, encoding="utf-8")
     document = json.loads(outcome.stdout)

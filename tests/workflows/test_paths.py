@@ -16,10 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops, planted_support, zou_covariance
 from spcakit.core.errors import InvalidParameterError
 from spcakit.workflows.paths import (
@@ -27,7 +25,6 @@ from spcakit.workflows.paths import (
     smallest_reaching, target_k,
 )  # fmt: skip
 
-runner = CliRunner()
 
 #: SPCArt stops when its loadings change by less than 1% per iteration (the paper's rule), so each
 #: level ends near, not at, its fixed point: on Pitprops (r = 6) its CPEV dips by 0.0035 from k = 7
@@ -48,18 +45,14 @@ def spiked(n: int, p: int, sizes: list[int], strengths: list[float], seed: int) 
     return planted_support(n, p, sizes, strengths, seed, shuffle=False).matrix
 
 
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def ok(*args: Any) -> Any:
-    result = invoke(*args)
+def ok(cli, *args: Any) -> Any:
+    result = cli.invoke(*args)
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     return result
 
 
-def refused(*args: Any) -> str:
-    result = invoke(*args)
+def refused(cli, *args: Any) -> str:
+    result = cli.invoke(*args)
     assert result.exit_code == 2, f"exit {result.exit_code}\n{result.output}"
     assert result.stdout == ""
     return result.stderr
@@ -137,10 +130,10 @@ def test_a_sparsity_that_leaves_nothing_names_the_sparsest_level() -> None:
 
 
 # -- the path ----------------------------------------------------------------------------------------
-def test_done_when_pitprops_spcart_path_csv() -> None:
+def test_done_when_pitprops_spcart_path_csv(cli) -> None:
     """`spcakit path spcart -d builtin:pitprops -r 6 --k 1:13 --csv`: 13 rows, CPEV non-decreasing within
     SPCArt's noise, and the last row (k = p: no truncation) at PCA's CPEV."""
-    result = ok("path", "spcart", "-d", "builtin:pitprops", "-r", 6, "--k", "1:13", "--csv")
+    result = ok(cli, "path", "spcart", "-d", "builtin:pitprops", "-r", 6, "--k", "1:13", "--csv")
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == 13
     assert [int(row["k"]) for row in rows] == list(range(1, 14))
@@ -311,14 +304,14 @@ def test_target_cpev_is_the_smallest_k_of_a_full_scan(case: str) -> None:
             assert bisected.k == expected and bisected.search.startswith("bisection")
 
 
-def test_done_when_cli_target_cpev_on_pitprops() -> None:
-    document = json.loads(ok("run", "spcart", "-r", 6, "--target-cpev", 0.9, "--json").stdout)
+def test_done_when_cli_target_cpev_on_pitprops(cli) -> None:
+    document = json.loads(ok(cli, "run", "spcart", "-r", 6, "--target-cpev", 0.9, "--json").stdout)
     full = path("builtin:pitprops", "spcart", r=6, k="1:13")
     assert document["target"]["k"] == smallest_k_by_scan(full, 0.9) == 4
     assert document["metrics"]["pattern"] == [4] * 6
     assert document["metrics"]["cpev"] >= 0.9 * pca_cpev(pitprops().matrix, 6)
     assert document["target"]["ceiling"] == pytest.approx(pca_cpev(pitprops().matrix, 6), abs=1e-12)
-    text = ok("run", "spcart", "-r", 6, "--target-cpev", 0.9).stdout
+    text = ok(cli, "run", "spcart", "-r", 6, "--target-cpev", 0.9).stdout
     assert "target CPEV >= 0.9 x PCA's" in text and "k = 4" in text
 
 
@@ -411,8 +404,8 @@ def test_path_target_picks_a_level_of_the_grid() -> None:
 
 
 # -- the command line ----------------------------------------------------------------------------------
-def test_cli_path_text_table_marks_the_target() -> None:
-    text = ok("path", "spcart", "-r", 6, "--target-cpev", 0.9).stdout
+def test_cli_path_text_table_marks_the_target(cli) -> None:
+    text = ok(cli, "path", "spcart", "-r", 6, "--target-cpev", 0.9).stdout
     lines = text.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["k", "nz"])
     assert lines[header].split() == ["k", "nz", "CPEV", "CPEV/PCA", "NOR", "seconds"]
@@ -423,14 +416,14 @@ def test_cli_path_text_table_marks_the_target() -> None:
     assert "target CPEV >= 0.9 x PCA's" in text
 
 
-def test_cli_path_json_and_out(tmp_path: Path) -> None:
-    document = json.loads(ok("path", "fspca-go", "-d", "builtin:zou", "-r", 2, "--json", "--target-sparsity", 0.6).stdout)
+def test_cli_path_json_and_out(cli, tmp_path: Path) -> None:
+    document = json.loads(ok(cli, "path", "fspca-go", "-d", "builtin:zou", "-r", 2, "--json", "--target-sparsity", 0.6).stdout)
     assert document["data"] == "builtin:zou" and document["knob"] == "k" and document["auto"]
     assert [level["k"] for level in document["levels"]] == list(range(2, 11))
     assert document["ceiling"] == pytest.approx(pca_cpev(zou_covariance().matrix, 2), abs=1e-12)
     assert document["target"]["k"] == 4  # round(0.4 x 10)
     out = tmp_path / "path.csv"
-    result = ok("path", "spcart", "-r", 2, "--k", "1:4", "--csv", "--out", out)
+    result = ok(cli, "path", "spcart", "-r", 2, "--k", "1:4", "--csv", "--out", out)
     assert result.stdout == "" and "wrote 4 level(s)" in result.stderr
     assert len(list(csv.DictReader(out.open()))) == 4
 
@@ -442,24 +435,24 @@ def test_cli_path_json_and_out(tmp_path: Path) -> None:
      (["--k", "1:5", "--target-cpev", 0.99], "best reachable"), (["--k", "1:3", "--target-sparsity", 0.5], "not in this path's grid"),
      (["--target-cpev", 0.9, "--target-sparsity", 0.5], "give one of them"), (["--param", "k=3"], "-k GRID")],
 )  # fmt: skip
-def test_cli_path_errors_exit_2_and_write_nothing(args: list[Any], fragment: str, tmp_path: Path) -> None:
+def test_cli_path_errors_exit_2_and_write_nothing(cli, args: list[Any], fragment: str, tmp_path: Path) -> None:
     out = tmp_path / "never.csv"
-    message = refused("path", "spcart", "-r", 6, *args, "--out", out)
+    message = refused(cli, "path", "spcart", "-r", 6, *args, "--out", out)
     assert fragment in message and message.startswith("Error: ")
     assert not out.exists()
 
 
-def test_cli_path_refuses_methods_without_k() -> None:
-    assert "takes no k" in refused("path", "pca", "-r", 2)
-    assert "unknown method" in refused("path", "nope", "-r", 2)
+def test_cli_path_refuses_methods_without_k(cli) -> None:
+    assert "takes no k" in refused(cli, "path", "pca", "-r", 2)
+    assert "unknown method" in refused(cli, "path", "nope", "-r", 2)
 
 
-def test_cli_run_targets() -> None:
-    by_sparsity = json.loads(ok("run", "spcart", "-r", 6, "--target-sparsity", 0.7, "--json").stdout)
-    by_k = json.loads(ok("run", "spcart", "-r", 6, "--target-k", 4, "--json").stdout)
+def test_cli_run_targets(cli) -> None:
+    by_sparsity = json.loads(ok(cli, "run", "spcart", "-r", 6, "--target-sparsity", 0.7, "--json").stdout)
+    by_k = json.loads(ok(cli, "run", "spcart", "-r", 6, "--target-k", 4, "--json").stdout)
     assert by_sparsity["target"] == {**by_sparsity["target"], "kind": "sparsity", "k": 4, "search": "rounding"}
     assert by_sparsity["loadings"] == by_k["loadings"]
-    assert "give one of them" in refused("run", "spcart", "-r", 6, "--target-cpev", 0.9, "-k", 3)
-    assert "--lam" in refused("run", "spcart", "-r", 6, "--target-sparsity", 0.5, "--lam", 0.1)
-    assert "unreachable" in refused("run", "spcart", "-r", 6, "--target-cpev", 1.5)
-    assert "k = 1" in refused("run", "spcart", "-r", 6, "--target-sparsity", 0.99)
+    assert "give one of them" in refused(cli, "run", "spcart", "-r", 6, "--target-cpev", 0.9, "-k", 3)
+    assert "--lam" in refused(cli, "run", "spcart", "-r", 6, "--target-sparsity", 0.5, "--lam", 0.1)
+    assert "unreachable" in refused(cli, "run", "spcart", "-r", 6, "--target-cpev", 1.5)
+    assert "k = 1" in refused(cli, "run", "spcart", "-r", 6, "--target-sparsity", 0.99)

@@ -14,10 +14,8 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.numerics.operators import DenseCovariance
 from spcakit.inputs.dense import Covariance
 from spcakit.inputs import as_problem
@@ -26,7 +24,6 @@ from spcakit.inputs.checks import content_sha256
 REPO = Path(__file__).resolve().parents[2]
 #: Keys of the JSON output that measure time; everything else must repeat exactly.
 TIMING_KEYS = ("seconds",)
-runner = CliRunner()
 
 
 def data(n: int = 50, p: int = 7, seed: int = 4) -> np.ndarray:
@@ -163,14 +160,14 @@ def test_to_dict_holds_the_record():
 
 
 # -- command line ---------------------------------------------------------------------------------------------
-def test_version_option():
-    result = runner.invoke(app, ["--version"])
+def test_version_option(cli):
+    result = cli.invoke("--version")
     assert result.exit_code == 0 and result.stdout == f"spcakit {spcakit.__version__}\n"
     console = subprocess.run([sys.executable, "-m", "spcakit", "--version"], capture_output=True, text=True, timeout=120)
     assert console.returncode == 0 and console.stdout == f"spcakit {spcakit.__version__}\n" and console.stderr == ""
 
 
-def test_cli_json_records_version_seed_flags_shape_and_hash(tmp_path: Path):
+def test_cli_json_records_version_seed_flags_shape_and_hash(cli, tmp_path: Path):
     x = data()
     csv = tmp_path / "x.csv"
     csv.write_text(",".join(f"v{j}" for j in range(7)) + "\n" + "\n".join(",".join(repr(float(v)) for v in row) for row in x))
@@ -178,22 +175,22 @@ def test_cli_json_records_version_seed_flags_shape_and_hash(tmp_path: Path):
     np.save(npy, x)
     docs = []
     for source in (csv, npy):
-        result = runner.invoke(app, ["run", "spcart", "-d", str(source), "--no-center", "--json"])
+        result = cli.invoke("run", "spcart", "-d", str(source), "--no-center", "--json")
         assert result.exit_code == 0, result.output
         docs.append(json.loads(result.stdout))
     for doc in docs:
         assert doc["spcakit_version"] == spcakit.__version__ and doc["seed"] == 0
         assert doc["input"] == {"kind": "data", "shape": [50, 7], "center": False, "standardize": False,
                                 "sha256": recipe(x)}  # fmt: skip
-    seeded = json.loads(runner.invoke(app, ["compose", "--initializer", "random", "--seed", "7", "--json"]).stdout)
+    seeded = json.loads(cli.invoke("compose", "--initializer", "random", "--seed", "7", "--json").stdout)
     assert seeded["seed"] == 7
 
 
-def test_cli_default_seed_is_zero():
+def test_cli_default_seed_is_zero(cli):
     args = ["compose", "--initializer", "random", "--updater", "rotation", "--truncator", "hard", "-r", "3", "--json"]
-    default = json.loads(runner.invoke(app, args).stdout)
-    zero = json.loads(runner.invoke(app, [*args, "--seed", "0"]).stdout)
-    one = json.loads(runner.invoke(app, [*args, "--seed", "1"]).stdout)
+    default = json.loads(cli.invoke(*args).stdout)
+    zero = json.loads(cli.invoke(*args, "--seed", "0").stdout)
+    one = json.loads(cli.invoke(*args, "--seed", "1").stdout)
     for doc in (default, zero, one):
         for key in TIMING_KEYS:
             doc.pop(key)

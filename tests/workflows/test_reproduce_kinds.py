@@ -7,22 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from spcakit.cli import app
 from spcakit.core.errors import SpecError
 from spcakit.workflows.reproduce import list_experiments, load_experiment, run_experiment
 
 REPO = Path(__file__).resolve().parents[2]
-runner = CliRunner()
-
-
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, ["reproduce", *(str(a) for a in args)])
 
 
 def write(tmp_path: Path, text: str, name: str = "x.toml") -> Path:
@@ -83,11 +75,11 @@ tune = { GPower-l1 = "threshold" }
 
 
 # -- sweep ----------------------------------------------------------------------------------------------
-def test_a_sweep_writes_its_csv_json_svg_and_markdown_and_replots_the_same_svg(tmp_path):
+def test_a_sweep_writes_its_csv_json_svg_and_markdown_and_replots_the_same_svg(cli, tmp_path):
     pytest.importorskip("matplotlib")
     spec = write(tmp_path, SWEEP)
     out = tmp_path / "figures"
-    result = invoke(spec, "--out", out, "--json")
+    result = cli.invoke("reproduce", spec, "--out", out, "--json")
     assert result.exit_code == 0, result.output
     names = sorted(p.name for p in out.iterdir())
     assert names == ["mini-sweep.csv", "mini-sweep.json", "mini-sweep.md", "mini-sweep.svg"]
@@ -110,14 +102,14 @@ def test_a_sweep_writes_its_csv_json_svg_and_markdown_and_replots_the_same_svg(t
     svg = (out / "mini-sweep.svg").read_bytes()
     (out / "mini-sweep.svg").unlink()
     (out / "mini-sweep.csv").unlink()
-    replot = invoke(spec, "--replot", "--out", out)
+    replot = cli.invoke("reproduce", spec, "--replot", "--out", out)
     assert replot.exit_code == 0, replot.output
     assert (out / "mini-sweep.svg").read_bytes() == svg  # from the JSON alone: nothing else was written
     assert not (out / "mini-sweep.csv").exists()
 
 
-def test_the_papers_sweep_runs_by_name_and_its_text_lists_every_point():
-    result = invoke("encoders-fig1-pitprops")
+def test_the_papers_sweep_runs_by_name_and_its_text_lists_every_point(cli):
+    result = cli.invoke("reproduce", "encoders-fig1-pitprops")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("Fig. 1, Pitprops")
@@ -130,9 +122,9 @@ def test_reduced_runs_the_sparsities_of_the_spec(tmp_path):
     assert sorted({rec["r"] for rec in outcome.records}) == [5]
 
 
-def test_tune_writes_the_densest_feasible_penalty_into_the_spec(tmp_path):
+def test_tune_writes_the_densest_feasible_penalty_into_the_spec(cli, tmp_path):
     spec = write(tmp_path, SWEEP)
-    result = invoke(spec, "--tune")
+    result = cli.invoke("reproduce", spec, "--tune")
     assert result.exit_code == 0, result.output
     tuned = load_experiment(str(spec))
     values = {row.label: row.params["threshold"] for row in tuned.rows if row.method == "gpower-l1"}
@@ -153,15 +145,15 @@ def test_tune_writes_the_densest_feasible_penalty_into_the_spec(tmp_path):
     (["--replot", "--out", "."], "--replot is for an experiment of kind 'sweep'"),
     (["--tune"], "--tune is for an experiment of kind 'sweep'"),
 ])
-def test_figure_options_are_refused_where_they_do_not_apply(args, words):
+def test_figure_options_are_refused_where_they_do_not_apply(cli, args, words):
     name = "encoders-fig1-pitprops" if args == ["--replot"] else "spcart-table4"
-    result = invoke(name, *args)
+    result = cli.invoke("reproduce", name, *args)
     assert result.exit_code == 2 and words in result.stderr, result.output
 
 
-def test_replot_without_the_json_says_so(tmp_path):
+def test_replot_without_the_json_says_so(cli, tmp_path):
     pytest.importorskip("matplotlib")
-    result = invoke(write(tmp_path, SWEEP), "--replot", "--out", tmp_path)
+    result = cli.invoke("reproduce", write(tmp_path, SWEEP), "--replot", "--out", tmp_path)
     assert result.exit_code == 2 and "mini-sweep.json: not found" in result.stderr, result.output
 
 
@@ -176,8 +168,8 @@ def test_replot_without_the_json_says_so(tmp_path):
     (lambda t: t.replace('show_pattern = ["GPower-l1"]', 'show_pattern = ["GPower"]'), "sweep.show_pattern: unknown series 'GPower'"),
     (lambda t: t.replace("plot_title", "plot_titel"), "sweep: unknown key(s) ['plot_titel'] (did you mean 'plot_title'?)"),
 ])
-def test_a_bad_sweep_spec_is_refused_with_exit_2(tmp_path, edit, words):
-    result = invoke(write(tmp_path, edit(SWEEP)))
+def test_a_bad_sweep_spec_is_refused_with_exit_2(cli, tmp_path, edit, words):
+    result = cli.invoke("reproduce", write(tmp_path, edit(SWEEP)))
     assert result.exit_code == 2 and words in result.stderr, result.stderr
 
 
@@ -228,8 +220,8 @@ start = "fantope"
 """
 
 
-def test_realizations_score_every_row_against_the_reference(tmp_path):
-    result = invoke(write(tmp_path, REALIZATIONS), "--json")
+def test_realizations_score_every_row_against_the_reference(cli, tmp_path):
+    result = cli.invoke("reproduce", write(tmp_path, REALIZATIONS), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["kind"] == "realizations" and list(doc["scores"]) == ["C", "E"]
@@ -285,8 +277,8 @@ score = "fspca-bound"
 """
 
 
-def test_a_curve_scores_each_row_at_each_value(tmp_path):
-    result = invoke(write(tmp_path, CURVE), "--json")
+def test_a_curve_scores_each_row_at_each_value(cli, tmp_path):
+    result = cli.invoke("reproduce", write(tmp_path, CURVE), "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["values"] == [3, 6, 9] and list(doc["curves"]) == ["Go", "IPU", "TPower (G)", "bound"]
@@ -294,7 +286,7 @@ def test_a_curve_scores_each_row_at_each_value(tmp_path):
         go, ipu, greedy, bound = (doc["curves"][label][i] for label in ("Go", "IPU", "TPower (G)", "bound"))
         assert go <= ipu + 1e-12 and ipu <= bound + 1e-12 and bound <= 1.0 and 0.0 < greedy <= 1.0 + 1e-12
     assert doc["curves"]["IPU"] == sorted(doc["curves"]["IPU"])  # more rows allowed: never less variance
-    text = invoke(write(tmp_path, CURVE)).stdout.splitlines()
+    text = cli.invoke("reproduce", write(tmp_path, CURVE)).stdout.splitlines()
     assert text[3].split() == ["k", "Go", "IPU", "TPower", "(G)", "bound"] and [t.split()[0] for t in text[5:8]] == ["3", "6", "9"]
 
 
@@ -325,9 +317,9 @@ method = "fspca-go"
 """
 
 
-def test_traces_record_the_objective_after_every_step(tmp_path):
+def test_traces_record_the_objective_after_every_step(cli, tmp_path):
     out = tmp_path / "out"
-    result = invoke(write(tmp_path, TRACES), "--reduced", "--json", "--out", out)
+    result = cli.invoke("reproduce", write(tmp_path, TRACES), "--reduced", "--json", "--out", out)
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc == json.loads((out / "mini-traces.json").read_text(encoding="utf-8"))
@@ -348,8 +340,8 @@ def test_traces_record_the_objective_after_every_step(tmp_path):
     (CURVE, lambda t: t.replace("values = [3, 6, 9]", "valeus = [3, 6, 9]"), "unknown key(s) ['valeus'] (did you mean 'values'?)"),
     (TRACES, lambda t: t.replace("each_seed = true", 'score = "fspca-refined"'), "rows[1].score: only a curve's rows have a score"),
 ])
-def test_a_bad_study_spec_is_refused_with_exit_2(tmp_path, text, edit, words):
-    result = invoke(write(tmp_path, edit(text)))
+def test_a_bad_study_spec_is_refused_with_exit_2(cli, tmp_path, text, edit, words):
+    result = cli.invoke("reproduce", write(tmp_path, edit(text)))
     assert result.exit_code == 2 and words in result.stderr, result.stderr
 
 
@@ -362,10 +354,10 @@ def test_every_paper_experiment_is_a_spec_of_a_known_kind():
 
 
 @pytest.mark.reproduction
-def test_a_paper_study_runs_by_name_in_its_reduced_form(shared_data):
+def test_a_paper_study_runs_by_name_in_its_reduced_form(cli, shared_data):
     if not (shared_data / "lymphoma_cov_500.npz").exists():
         pytest.skip("lymphoma_cov_500.npz is absent")
-    result = invoke("fspca-fig4-lymphoma", "--reduced", "--root", REPO)
+    result = cli.invoke("reproduce", "fspca-fig4-lymphoma", "--reduced", "--root", REPO)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("Fig. 4, Lymphoma") and lines[3].split() == ["row", "steps", "first", "last"]

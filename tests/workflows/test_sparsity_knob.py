@@ -14,12 +14,10 @@ import json
 import attrs
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
 from spcakit import InvalidParameterError
 from spcakit.workflows.configure import check_k, methods_taking_k, set_k, takes_k
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.errors import SpecError
 from spcakit.core.plugins import get_registry
@@ -43,8 +41,6 @@ TRANSLATION = {
     "fspca-exhaustive": ("updater", "k"), "fspca-go": ("updater", "k"), "fspca-ipu": ("updater", "k"),
     "encoder-batch": ("initializer", "sparsity"), "encoder-iterative": ("initializer", "sparsity"),
 }  # fmt: skip
-
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -269,13 +265,9 @@ def test_part_declares_an_existing_field() -> None:
 
 
 # -- command line ---------------------------------------------------------------------------------------------
-def cli(*args: str) -> object:
-    return runner.invoke(app, list(args))
-
-
 @pytest.mark.parametrize("flag", [["-k", "4"], ["--k", "4"], ["--param", "k=4"]])
-def test_cli_k(flag) -> None:
-    result = cli("run", "spcart", "-r", "3", *flag, "--json")
+def test_cli_k(cli, flag) -> None:
+    result = cli.invoke("run", "spcart", "-r", "3", *flag, "--json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["spec"]["truncator"] == {"name": "sparsity", "n_zeros": P - K, "k": K}
@@ -283,15 +275,15 @@ def test_cli_k(flag) -> None:
 
 
 @pytest.mark.parametrize("value", ["3,5,8", "[3,5,8]"])
-def test_cli_k_per_component(value) -> None:
+def test_cli_k_per_component(cli, value) -> None:
     for args in (["-k", value], ["--param", "k=[3,5,8]"]):
-        result = cli("run", "encoder-iterative", "-r", "3", *args, "--json")
+        result = cli.invoke("run", "encoder-iterative", "-r", "3", *args, "--json")
         assert result.exit_code == 0, result.output
         assert nonzeros(np.asarray(json.loads(result.stdout)["loadings"])) == [3, 5, 8]
 
 
-def test_cli_compose_takes_k() -> None:
-    result = cli("compose", "--updater", "power", "-k", "3", "-r", "2", "--json")
+def test_cli_compose_takes_k(cli) -> None:
+    result = cli.invoke("compose", "--updater", "power", "-k", "3", "-r", "2", "--json")
     assert result.exit_code == 0, result.output
     assert nonzeros(np.asarray(json.loads(result.stdout)["loadings"])) == [3, 3]
 
@@ -303,14 +295,14 @@ def test_cli_compose_takes_k() -> None:
     (["run", "spcart", "-k", "99"], "k must be an integer in [1, 13]; got 99"),
     (["run", "gpower-l1", "-k", "4"], "choose a method that takes k: "),
 ])  # fmt: skip
-def test_cli_bad_k_exits_2(args, message) -> None:
-    result = cli(*args)
+def test_cli_bad_k_exits_2(cli, args, message) -> None:
+    result = cli.invoke(*args)
     assert result.exit_code == 2 and message in result.output, result.output
 
 
-def test_help_shows_k_first() -> None:
+def test_help_shows_k_first(cli) -> None:
     for command in ("run", "compose"):
-        text = cli(command, "--help").output
+        text = cli.invoke(command, "--help").output
         assert "-k" in text
         assert text.index("--k") < min(text.index("--lam"), text.index("--truncator"), text.index("--param")), command
 

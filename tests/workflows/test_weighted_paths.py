@@ -24,14 +24,11 @@ from typing import Any
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValueWarning
 from spcakit.inputs.datasets import planted_support
 
-runner = CliRunner()
 
 #: Complete data: the weighted and repeated problems differ by rounding only.
 TOL = 1e-10
@@ -42,10 +39,6 @@ EM_TOL = 1e-4
 #: The CPEV target, as a fraction of PCA's. SPCArt's ratios at k = 2 and 3 are 0.717 and 0.985 on the complete
 #: data, 0.755 and 0.987 with the holes (weighted and repeated alike): 0.9 lies 0.08 or more from each.
 TARGET = 0.9
-
-
-def invoke(*args: object) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
 
 
 def signs_fixed(loadings: np.ndarray) -> np.ndarray:
@@ -181,10 +174,10 @@ def weights_file(holes_csv: tuple[Path, np.ndarray], tmp_path_factory: pytest.Te
     return path, w
 
 
-def test_run_target_cpev_with_weights_imputes_the_holes(holes_csv: Any, weights_file: Any) -> None:
+def test_run_target_cpev_with_weights_imputes_the_holes(cli, holes_csv: Any, weights_file: Any) -> None:
     csv, _ = holes_csv
     path, w = weights_file
-    result = invoke("run", "spcart", "-d", csv, "--weights", path, "--target-cpev", TARGET, "--json")
+    result = cli.invoke("run", "spcart", "-d", csv, "--weights", path, "--target-cpev", TARGET, "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     with warnings.catch_warnings():
@@ -200,19 +193,19 @@ def test_run_target_cpev_with_weights_imputes_the_holes(holes_csv: Any, weights_
     ("1\n" * 79, "79 weights but the data have 80 rows"),
     ("1\n" * 79 + "-1\n", "weights must be >= 0"),
 ])  # fmt: skip
-def test_run_target_with_bad_weights_exits_2(holes_csv: Any, tmp_path: Path, weights: str, words: str) -> None:
+def test_run_target_with_bad_weights_exits_2(cli, holes_csv: Any, tmp_path: Path, weights: str, words: str) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(weights)
     for command in (["run", "spcart", "--target-cpev", TARGET], ["path", "spcart", "-k", "1:3"]):
-        result = invoke(*command, "-d", holes_csv[0], "--weights", bad)
+        result = cli.invoke(*command, "-d", holes_csv[0], "--weights", bad)
         assert result.exit_code == 2, result.output
         assert words in result.output and "Traceback" not in result.output
 
 
-def test_path_takes_weights(holes_csv: Any, weights_file: Any) -> None:
+def test_path_takes_weights(cli, holes_csv: Any, weights_file: Any) -> None:
     csv, _ = holes_csv
     path, w = weights_file
-    result = invoke("path", "spcart", "-d", csv, "--weights", path, "-k", "1:4", "--json")
+    result = cli.invoke("path", "spcart", "-d", csv, "--weights", path, "-k", "1:4", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
     with warnings.catch_warnings():
@@ -223,6 +216,6 @@ def test_path_takes_weights(holes_csv: Any, weights_file: Any) -> None:
     assert document["input"]["missing"]["iterations"] == api.missing.iterations
 
 
-def test_cv_still_refuses_weights(holes_csv: Any, weights_file: Any) -> None:
-    result = invoke("cv", "spcart", "-d", holes_csv[0], "--weights", weights_file[0])
+def test_cv_still_refuses_weights(cli, holes_csv: Any, weights_file: Any) -> None:
+    result = cli.invoke("cv", "spcart", "-d", holes_csv[0], "--weights", weights_file[0])
     assert result.exit_code == 2 and "run, compose and path only" in result.output

@@ -22,10 +22,8 @@ import pytest
 import scipy.linalg
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.errors import InvalidParameterError
 from spcakit.analysis.metrics import compute_metrics
@@ -354,34 +352,33 @@ def test_composed_power_energy_schur_runs(pitprops_cov):
 
 
 # -- the CLI ---------------------------------------------------------------------------------------
-runner = CliRunner()
 
 
-def cli(*args: str):
-    result = runner.invoke(app, list(args))
+def ok(cli, *args: str):
+    result = cli.invoke(*args)
     assert result.exit_code == 0, f"exit {result.exit_code}\n{result.output}\n{result.exception!r}"
     return result
 
 
-def cli_json(*args: str) -> dict:
-    return json.loads(cli(*args, "--json").stdout)
+def cli_json(cli, *args: str) -> dict:
+    return json.loads(ok(cli, *args, "--json").stdout)
 
 
-def test_cli_rsvd_gp_with_schur_deflation():
-    assert cli("run", "rsvd-gp", "--deflator", "schur", "-r", "3").stdout.strip()
-    doc = cli_json("run", "rsvd-gp", "--deflator", "schur", "-r", "3")
+def test_cli_rsvd_gp_with_schur_deflation(cli):
+    assert ok(cli, "run", "rsvd-gp", "--deflator", "schur", "-r", "3").stdout.strip()
+    doc = cli_json(cli, "run", "rsvd-gp", "--deflator", "schur", "-r", "3")
     assert doc["spec"]["deflator"]["name"] == "schur"
     assert np.asarray(doc["loadings"]).shape == (13, 3)
 
 
-def test_cli_tpower_with_generalized_deflation_and_k():
-    doc = cli_json("run", "tpower", "--deflator", "generalized", "--param", "k=3", "-r", "3")
+def test_cli_tpower_with_generalized_deflation_and_k(cli):
+    doc = cli_json(cli, "run", "tpower", "--deflator", "generalized", "--param", "k=3", "-r", "3")
     assert doc["spec"]["deflator"]["name"] == "generalized"
     assert doc["metrics"]["pattern"] == [3, 3, 3]
 
 
-def test_cli_greedy_reports_additional_and_cumulative_variance(greedy_runs):
-    doc = cli_json("run", "greedy", "--param", "k=4", "-r", "6")
+def test_cli_greedy_reports_additional_and_cumulative_variance(cli, greedy_runs):
+    doc = cli_json(cli, "run", "greedy", "--param", "k=4", "-r", "6")
     metrics = doc["metrics"]
     assert len(metrics["additional_variance"]) == 6
     assert len(metrics["cumulative_variance"]) == 6
@@ -392,9 +389,9 @@ def test_cli_greedy_reports_additional_and_cumulative_variance(greedy_runs):
     np.testing.assert_allclose(metrics["cumulative_variance"], expected["cumulative_variance"], atol=1e-12)
 
 
-def test_cli_compose_power_energy_schur():
-    cli("compose", "--driver", "deflation", "--updater", "power", "--truncator", "energy", "--deflator", "schur")
-    doc = cli_json("compose", "--driver", "deflation", "--updater", "power", "--truncator", "energy", "--deflator", "schur")
+def test_cli_compose_power_energy_schur(cli):
+    ok(cli, "compose", "--driver", "deflation", "--updater", "power", "--truncator", "energy", "--deflator", "schur")
+    doc = cli_json(cli, "compose", "--driver", "deflation", "--updater", "power", "--truncator", "energy", "--deflator", "schur")
     assert doc["spec"]["deflator"]["name"] == "schur"
     assert doc["spec"]["truncator"]["name"] == "energy"
 

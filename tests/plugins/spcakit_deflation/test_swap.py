@@ -12,10 +12,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.numerics.linalg import added_variance_problem, generalized_top
 from spcakit.analysis.metrics import cpev
 from spcakit.testing import strategies as sps
@@ -172,19 +170,18 @@ def test_fit_records_the_refinement_in_the_metrics():
     assert not any(key.startswith("refiner_") for key in plain.metrics)
 
 
-def test_the_cli_run_of_issue_16():
+def test_the_cli_run_of_issue_16(cli):
     """``spcakit run spcart -d builtin:pitprops -r 6 -k 4 --refiner swap --json``: CPEV >= the unrefined run's, 4 nonzeros each."""
-    runner = CliRunner()
     command = ["run", "spcart", "-d", "builtin:pitprops", "-r", "6", "-k", "4", "--json"]
-    plain = runner.invoke(app, command)
-    refined = runner.invoke(app, [*command, "--refiner", "swap"])
+    plain = cli.invoke(*command)
+    refined = cli.invoke(*command, "--refiner", "swap")
     assert plain.exit_code == 0 and refined.exit_code == 0, plain.output + refined.output
     before, after = json.loads(plain.stdout), json.loads(refined.stdout)
     assert after["metrics"]["pattern"] == [4] * 6
     assert after["metrics"]["cpev"] >= before["metrics"]["cpev"]
     assert after["metrics"]["refiner_cpev_before"] == pytest.approx(before["metrics"]["cpev"], rel=1e-12)
     assert after["metrics"]["refiner_swaps"] >= 1
-    text = runner.invoke(app, command[:-1] + ["--refiner", "swap"])
+    text = cli.invoke(*command[:-1], "--refiner", "swap")
     assert text.exit_code == 0 and "refiner_swaps" in text.stdout and "refiner_cpev_after" in text.stdout
 
 

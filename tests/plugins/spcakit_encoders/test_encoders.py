@@ -9,10 +9,8 @@ import tracemalloc
 import attrs
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops, square_root
 from spcakit.core.errors import InvalidParameterError
 from spcakit.numerics.operators import DenseCovariance
@@ -21,8 +19,6 @@ from spcakit.core.records import Carry
 from spcakit_encoders.carry import FEATURES_FOUND, SQUARE_ROOT, features_found
 from spcakit_encoders.columns import dual_set_columns, leverage_sampling_columns, top_leverage_columns
 from spcakit_encoders.encoder import cssp_encoder
-
-runner = CliRunner()
 
 
 def pitprops_cov() -> spcakit.Covariance:
@@ -185,19 +181,19 @@ def test_the_carry_counts_the_features_for_per_feature_sparsities():
 
 
 # -- CLI --------------------------------------------------------------------------------------------
-def test_cli_runs_both_methods_and_reports_the_encoder_metrics():
-    out = runner.invoke(app, ["run", "encoder-batch", "-r", "2", "--param", "sparsity=5", "--json"])
+def test_cli_runs_both_methods_and_reports_the_encoder_metrics(cli):
+    out = cli.invoke("run", "encoder-batch", "-r", "2", "--param", "sparsity=5", "--json")
     assert out.exit_code == 0, out.output
     doc = json.loads(out.stdout)
     assert doc["metrics"]["pattern"] == [5, 5]
     assert doc["metrics"]["normalized_loss"] >= 1.0
-    out = runner.invoke(app, ["run", "encoder-iterative", "-r", "2", "--param", "sparsity=[3,6]"])
+    out = cli.invoke("run", "encoder-iterative", "-r", "2", "--param", "sparsity=[3,6]")
     assert out.exit_code == 0, out.output
     assert "norm.loss" in out.stdout and "sym. EV" in out.stdout
 
 
-def test_cli_bad_sparsity_exits_2_with_a_message():
-    out = runner.invoke(app, ["run", "encoder-batch", "-r", "3", "--param", "sparsity=2"])
+def test_cli_bad_sparsity_exits_2_with_a_message(cli):
+    out = cli.invoke("run", "encoder-batch", "-r", "3", "--param", "sparsity=2")
     assert out.exit_code == 2
     assert "sparsity 2 is below the number of features k = 3" in out.output
 

@@ -310,18 +310,15 @@ def test_certificates_on_standardised_data_with_tied_and_constant_columns_hold_i
     assert runs[0].metrics["additional_variance"] == pytest.approx(runs[1].metrics["additional_variance"], rel=1e-9)
 
 
-def test_the_command_line_takes_a_time_limit():
-    from typer.testing import CliRunner
+def test_the_command_line_takes_a_time_limit(cli):
 
-    from spcakit.cli import app
 
-    runner = CliRunner()
-    done = runner.invoke(app, ["run", "exact", "-k", "4", "-r", "1", "--time-limit", "30", "--json"])
+    done = cli.invoke("run", "exact", "-k", "4", "-r", "1", "--time-limit", "30", "--json")
     assert done.exit_code == 0, done.output
     assert '"time_limit": 30.0' in done.output and "optimal (certified" in done.output
-    twice = runner.invoke(app, ["run", "exact", "-k", "4", "--time-limit", "3", "--param", "time_limit=3"])
+    twice = cli.invoke("run", "exact", "-k", "4", "--time-limit", "3", "--param", "time_limit=3")
     assert twice.exit_code == 2 and "given twice" in twice.output
-    other = runner.invoke(app, ["run", "spcart", "--time-limit", "3"])
+    other = cli.invoke("run", "spcart", "--time-limit", "3")
     assert other.exit_code == 2 and "no part of method 'spcart' takes a parameter 'time_limit'" in other.output
 
 

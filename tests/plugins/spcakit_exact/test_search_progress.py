@@ -14,11 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from spcakit_exact.search import PRUNE_RTOL, TASK, branch_and_bound
-from typer.testing import CliRunner
 
 import spcakit
 from spcakit.output import progress
-from spcakit.cli import app
 from spcakit.numerics.linalg import generalized_top
 from spcakit.testing import strategies as sps
 
@@ -97,7 +95,7 @@ def test_fit_from_python_is_silent_and_reports_only_to_a_listener(capsys):
     assert capsys.readouterr().err == "" and not progress.listening()
 
 
-def test_the_command_line_draws_no_progress_when_stderr_is_not_a_terminal():
-    outcome = CliRunner().invoke(app, ["run", "exact", "-k", "6", "-r", "2", "--time-limit", "5"])
+def test_the_command_line_draws_no_progress_when_stderr_is_not_a_terminal(cli):
+    outcome = cli.invoke("run", "exact", "-k", "6", "-r", "2", "--time-limit", "5")
     assert outcome.exit_code == 0, outcome.output
     assert "branch and bound" not in outcome.output and "optimal (certified" in outcome.output

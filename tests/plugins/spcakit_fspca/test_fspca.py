@@ -13,10 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.inputs.datasets import pitprops
 from spcakit.core.errors import InvalidParameterError
 from spcakit.numerics.operators import DenseCovariance
@@ -25,16 +23,11 @@ from spcakit_fspca import algorithms as alg
 from spcakit_fspca import metrics
 from spcakit_fspca.parts import SubspaceStart
 
-runner = CliRunner()
 PITPROPS = spcakit.Covariance(pitprops().matrix, pitprops().feature_names)
 
 
-def invoke(*args: Any) -> Any:
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def run_json(*args: Any) -> dict[str, Any]:
-    result = invoke(*args, "--json")
+def run_json(cli, *args: Any) -> dict[str, Any]:
+    result = cli.invoke(*args, "--json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -307,8 +300,8 @@ def test_go_is_within_the_thm_5_1_factor_of_the_optimum():
         (["compose", "--truncator", "row-sparse", "-r", "2", "--param", "k=0"], "must be an integer in [1, 13]"),
     ],
 )
-def test_bad_parameters_exit_with_code_2_and_say_what_is_valid(args, message):
-    result = invoke(*args)
+def test_bad_parameters_exit_with_code_2_and_say_what_is_valid(cli, args, message):
+    result = cli.invoke(*args)
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
@@ -320,23 +313,23 @@ def test_exhaustive_refuses_large_problems_in_python_too():
 
 
 # -- command line ------------------------------------------------------------------------
-def test_cli_runs_the_three_methods_with_params(tmp_path: Path):
-    ipu = run_json("run", "fspca-ipu", "-r", "2", "--param", "k=5")
-    go = run_json("run", "fspca-go", "-r", "2", "--param", "k=5")
-    best = run_json("run", "fspca-exhaustive", "-r", "2", "--param", "k=5")
+def test_cli_runs_the_three_methods_with_params(cli, tmp_path: Path):
+    ipu = run_json(cli, "run", "fspca-ipu", "-r", "2", "--param", "k=5")
+    go = run_json(cli, "run", "fspca-go", "-r", "2", "--param", "k=5")
+    best = run_json(cli, "run", "fspca-exhaustive", "-r", "2", "--param", "k=5")
     for doc in (ipu, go, best):
         assert doc["metrics"]["pattern"] == [5, 5]
         assert 0 < doc["metrics"]["normalized_explained_variance"] <= 1 + 1e-12
     assert go["metrics"]["objective"] <= ipu["metrics"]["objective"] + 1e-12 <= best["metrics"]["objective"] + 2e-12
     assert ipu["spec"]["updater"] == {"name": "ipu", "k": 5, "epsilon": 0.1, "epsilon_form": "relative"}
     assert ipu["spec"]["driver"] == "multistart"
-    restarted = run_json("run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", "restarts=5", "--seed", "3")
+    restarted = run_json(cli, "run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", "restarts=5", "--seed", "3")
     assert restarted["spec"]["initializer"]["restarts"] == 5
     assert "best of 5 starts" in restarted["stopping_reason"]
     # a user-given start from a file
     path = tmp_path / "w0.npy"
     np.save(path, np.asarray(best["loadings"]))
-    given = run_json("run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", f"w0={path}")
+    given = run_json(cli, "run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", f"w0={path}")
     assert given["metrics"]["objective"] == pytest.approx(best["metrics"]["objective"], rel=1e-12)
-    text = invoke("run", "fspca-ipu", "-r", "2", "--param", "k=5").stdout
+    text = cli.invoke("run", "fspca-ipu", "-r", "2", "--param", "k=5").stdout
     assert "stopped: fixed point" in text and "NEV" in text and "objective" in text

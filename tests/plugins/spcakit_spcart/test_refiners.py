@@ -111,18 +111,14 @@ def test_any_method_takes_a_refiner_by_configuration():
         spcakit.fit("builtin:pitprops", "spcart", r=2, refiner="nope")
 
 
-def test_the_cli_takes_a_refiner():
+def test_the_cli_takes_a_refiner(cli):
     import json
 
-    from typer.testing import CliRunner
 
-    from spcakit.cli import app
-
-    runner = CliRunner()
-    plain = runner.invoke(app, ["run", "gpower-l1", "--lam", "0.3", "-r", "3", "--refiner", "none", "--json"])
-    refit = runner.invoke(app, ["run", "spcart", "-r", "3", "--refiner", "support-refit", "--json"])
+    plain = cli.invoke("run", "gpower-l1", "--lam", "0.3", "-r", "3", "--refiner", "none", "--json")
+    refit = cli.invoke("run", "spcart", "-r", "3", "--refiner", "support-refit", "--json")
     assert plain.exit_code == 0 and refit.exit_code == 0, plain.output + refit.output
     assert json.loads(plain.stdout)["spec"]["refiner"] is None
     assert json.loads(refit.stdout)["spec"]["refiner"] == {"name": "support-refit"}
-    bad = runner.invoke(app, ["run", "spcart", "--refiner", "nope"])
+    bad = cli.invoke("run", "spcart", "--refiner", "nope")
     assert bad.exit_code == 2 and "unknown refiner 'nope'" in bad.output

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import spcakit
-from spcakit.cli import app
 from spcakit.core.errors import InvalidParameterError
 from spcakit.analysis.metrics import orthogonality
 from spcakit.core.records import Carry
@@ -15,7 +13,6 @@ from spcakit.parts.truncators import HardThreshold
 from spcakit_subspace.parts import HouseholderSubspaceDeflation, LinearTimeSVDInitializer, SubspacePowerUpdater
 from spcakit_subspace.subspace import SUBSPACE, SearchSubspace
 
-runner = CliRunner()
 WIDE = "builtin:random?n=30&p=200&seed=3"
 
 
@@ -76,8 +73,8 @@ def test_bad_subspace_parameters_say_what_is_valid(params, phrases):
         assert phrase in str(info.value)
 
 
-def test_cli_bad_m_exits_2_with_one_error_line():
-    result = runner.invoke(app, ["run", "spca-sp", "--data", WIDE, "--param", "m=0"])
+def test_cli_bad_m_exits_2_with_one_error_line(cli):
+    result = cli.invoke("run", "spca-sp", "--data", WIDE, "--param", "m=0")
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "m must be a positive integer" in result.stderr
@@ -103,9 +100,8 @@ def test_subspace_power_outside_spca_sp_says_what_it_needs():
         spcakit.fit("builtin:pitprops", spec, r=2)
 
 
-def test_cli_text_reports_orthogonality():
-    result = runner.invoke(app, ["run", "spca-sp", "--data", "builtin:pitprops", "-r", "6", "--truncator", "sparsity",
-                                 "--lam", "10", "--param", "m=5"])
+def test_cli_text_reports_orthogonality(cli):
+    result = cli.invoke("run", "spca-sp", "--data", "builtin:pitprops", "-r", "6", "--truncator", "sparsity", "--lam", "10", "--param", "m=5")
     assert result.exit_code == 0, result.output
     assert "orth." in result.stdout and "0.9567" in result.stdout
 

@@ -7,7 +7,8 @@ package can do. See ``docs/plugins.md`` for a walk through.
 
 What is here, by what it is for:
 
-* **hooks**: :data:`hookimpl`, the decorator of a plugin's ``spcakit_register_*`` functions;
+* **hooks**: :data:`hookimpl`, the decorator of a plugin's ``spcakit_register_*`` functions; :func:`get_registry`,
+  and :func:`get_session` to add and remove a plugin in-process (a plugin's own tests);
 * **roles and records**: the part roles (:class:`Initializer`, :class:`Updater`, :class:`Truncator`,
   :class:`Deflator`, :class:`Stopper`, :class:`Refiner`, :class:`Driver`) and :func:`part`; the records a
   driver threads (:class:`Carry`, :class:`IterState`, :class:`Outcome`, :class:`Refined`), the stopping
@@ -56,7 +57,7 @@ from spcakit.core.fields import (
     to_tuple,
 )
 from spcakit.core.hookspecs import hookimpl
-from spcakit.core.plugins import get_registry
+from spcakit.core.plugins import get_registry, get_session
 from spcakit.core.protocols import (
     Deflator,
     Driver,
@@ -122,7 +123,7 @@ __all__ = [
     "MetricWarning", "Outcome", "Parts", "Problem", "Refined", "Refiner", "SparsityTruncation", "SpcakitError",
     "StepCallback", "Stopper", "Truncator", "Updater", "ZeroLoadingError",
     "added_variance_problem", "boolean", "check_cardinality", "constraint_matmat", "constraint_submatrix", "cpev",
-    "densify", "explained_variance", "fit", "format_general", "format_number", "generalized_top", "get_registry",
+    "densify", "explained_variance", "fit", "format_general", "format_number", "generalized_top", "get_registry", "get_session",
     "hard_threshold", "hookimpl", "index_list", "index_sets", "int_or_list", "integer", "known_product",
     "leading_subset", "load_source", "means_none", "methods_taking_nonnegative", "nonnegative_refusal", "number",
     "numeric_array", "one_of", "optional", "orthonormal_basis", "part", "positive", "positive_int", "prepare",

@@ -1,4 +1,6 @@
-"""Declarative method and experiment specs (TOML).
+"""Declarative method specs (TOML).
+
+Experiment specs build on them in :mod:`spcakit.workflows.reproduce.experiment_specs`.
 
 A method is a composition of named parts, each with its parameters::
 
@@ -42,8 +44,8 @@ sparsity, λ = p − 5 zeros per loading. ``extends`` inherits
 the form for the roles the child does not replace; ``cardinality = {}``
 removes it.
 
-Both kinds of spec are checked against a schema (:mod:`spcakit.core.schema`) when
-they are read: an unknown key (with the closest valid one as a hint), a value
+Every spec is checked against a schema (:mod:`spcakit.core.schema`) when
+it is read: an unknown key (with the closest valid one as a hint), a value
 of the wrong type or out of range is a :class:`~spcakit.core.errors.SpecError`
 naming the file and the key's path, e.g. ``x.toml: rows[3]: unknown key(s)
 ['parmas'] (did you mean 'params'?)`` or ``x.toml: r: must be a positive

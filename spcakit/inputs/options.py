@@ -1,10 +1,11 @@
 """One door for inputs: how the data are read (:class:`InputOptions`) and what reading them gives (:func:`open_input`).
 
-Every entry point that takes data - :func:`spcakit.fit`, :func:`spcakit.path`, :func:`spcakit.target_k` - packs
-the keywords below into one :class:`InputOptions` and calls :func:`open_input` once: complete data become the
-:class:`~spcakit.inputs.problem.Problem` the method runs on; data with missing values (under ``missing="auto"``
-or ``"em"``) come back as :class:`~spcakit.inputs.missing.MissingData` for the workflows' EM
-(:mod:`spcakit.workflows.imputation`).
+Every entry point that takes data - :func:`spcakit.fit`, :func:`spcakit.path`, :func:`spcakit.target_k`,
+:func:`spcakit.cross_validate` - packs the keywords below into one :class:`InputOptions` and calls :func:`open_input`
+once: complete data become the :class:`~spcakit.inputs.problem.Problem` the method runs on; data with missing values
+(under ``missing="auto"`` or ``"em"``) come back as :class:`~spcakit.inputs.missing.MissingData` for the workflows'
+EM (:mod:`spcakit.workflows.imputation`). A workflow over the rows (cross-validation's folds) asks for them too
+(``rows=True``): a ``scipy.sparse`` or Dask matrix is then kept as read, its columns chosen, never densified.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import numpy as np
 
 from spcakit.core.errors import InvalidParameterError, MissingValuesError
 from spcakit.inputs import Covariance, as_problem, loaded_source, read_missing
-from spcakit.inputs.columns import name_list
+from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse
+from spcakit.inputs.columns import column_positions, name_list, unread_columns
+from spcakit.inputs.datasets import load_source
 from spcakit.inputs.missing import MissingData
 from spcakit.inputs.problem import Problem
 
@@ -100,18 +103,27 @@ class OpenedInput:
     problem: Problem | None
     incomplete: MissingData | None
     source: str
+    #: With ``rows=True``: a ``scipy.sparse`` (canonical CSR) or Dask data matrix as read, its columns chosen, whose
+    #: rows the workflow takes without densifying them; ``None`` otherwise (the problem's ``data`` are the rows).
+    rows: Any = None
+    #: With ``rows=True``: the source named a covariance matrix, which has no rows (nothing else was read).
+    covariance_source: bool = False
 
 
-def open_input(data: Any, options: InputOptions) -> OpenedInput:
+def open_input(data: Any, options: InputOptions, *, rows: bool = False, missing_options: str | None = None) -> OpenedInput:
     """The problem of ``data`` (:func:`spcakit.inputs.as_problem`), or the data with missing values to impute.
 
     Under ``missing="auto"`` or ``"em"`` a file is read with a CSV's empty and ``NA`` cells as NaN, and data with
     NaN come back as :class:`~spcakit.inputs.missing.MissingData` (:func:`spcakit.inputs.read_missing`: a float64
     copy, the columns chosen as :func:`~spcakit.inputs.as_problem` chooses them); under ``"error"`` NaN are refused
-    (:class:`~spcakit.core.errors.MissingValuesError`, the message naming the other options). A covariance's missing
-    entries are refused always.
+    (:class:`~spcakit.core.errors.MissingValuesError`, the message naming the other options: ``missing_options``, or
+    the Python API's). A covariance's missing entries are refused always. ``rows=True`` also keeps the rows a
+    ``scipy.sparse`` or Dask matrix holds (:attr:`OpenedInput.rows`), and says when a source is a covariance matrix
+    (:attr:`OpenedInput.covariance_source`) instead of reading it.
     """
     options = options.checked()
+    if rows:
+        return _open_rows(data, options, missing_options)
     source, covariance, feature_names = "", options.covariance, options.feature_names
     if options.missing != "error" and isinstance(data, (str, os.PathLike)):  # read here, a CSV's empty cells as NaN
         data, names, is_covariance, source = loaded_source(data, name_list(options.columns, "columns"),
@@ -131,3 +143,56 @@ def open_input(data: Any, options: InputOptions) -> OpenedInput:
         incomplete = read_missing(data, feature_names, name_list(options.columns, "columns"), name_list(options.drop, "drop"))
         return OpenedInput(problem=None, incomplete=incomplete, source=source)
     return OpenedInput(problem=problem, incomplete=None, source=source)
+
+
+def _open_rows(data: Any, options: InputOptions, missing_options: str | None) -> OpenedInput:
+    """:func:`open_input` for a workflow over the rows: a source read once here (a CSV's empty cells as NaN unless
+    ``missing="error"``), a ``scipy.sparse`` or Dask matrix made canonical and its columns chosen before the problem
+    is made of it, so that the rows taken later are rows of the columns used."""
+    matrix, names, source, chosen = data, options.feature_names, "", False
+    columns, drop = options.columns, options.drop
+    if not options.covariance:
+        if isinstance(data, (str, os.PathLike)):  # read once here, as spcakit.as_problem would read it
+            dataset = load_source(data, unread_columns(data, name_list(columns, "columns"), name_list(drop, "drop")),
+                                  missing=options.missing != "error")  # fmt: skip
+            if dataset.is_covariance:
+                return OpenedInput(problem=None, incomplete=None, source=dataset.source, covariance_source=True)
+            matrix, names, source = dataset.matrix, names or dataset.feature_names, dataset.source
+        matrix, names, chosen = _rows_with_columns(matrix, names, columns, drop)
+    held = matrix if is_scipy_sparse(matrix) or is_dask_array(matrix) else None
+    try:
+        problem = as_problem(matrix, covariance=options.covariance, center=options.center,
+                             standardize=options.standardize, feature_names=names, source=source,
+                             columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
+    except MissingValuesError as exc:
+        if options.covariance:
+            raise
+        if options.missing == "error":
+            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
+                raise
+            raise MissingValuesError(error_text(str(exc), missing_options)) from None
+        incomplete = read_missing(matrix, names, None if chosen else name_list(columns, "columns"),
+                                  None if chosen else name_list(drop, "drop"))  # fmt: skip
+        return OpenedInput(problem=None, incomplete=incomplete, source=source)
+    return OpenedInput(problem=problem, incomplete=None, source=source, rows=held)
+
+
+def _rows_with_columns(data: Any, names: Any, columns: Any, drop: Any) -> tuple[Any, Any, bool]:
+    """``(matrix, names, chosen)``: a ``scipy.sparse`` matrix as a canonical CSR array and a Dask array as it is,
+    each with the columns ``columns``/``drop`` chosen already (``chosen``); anything else as it is (``chosen``
+    false), for :func:`~spcakit.inputs.as_problem` to check and choose its columns."""
+    if is_scipy_sparse(data):
+        from spcakit.numerics.operators import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
+
+        data = canonical_csr(data)  # the problem's own form: sparse_problem uses it without a copy
+    elif not is_dask_array(data):
+        return data, names, False
+    if columns is not None or drop is not None:
+        checked = check_names(names, int(data.shape[1]))
+        chosen = column_positions(checked, name_list(columns, "columns"), name_list(drop, "drop"))
+        if chosen != list(range(len(checked))):
+            data = data[:, chosen]
+            if is_scipy_sparse(data):
+                data = canonical_csr(data, owned=True)
+            names = [checked[j] for j in chosen]
+    return data, names, True

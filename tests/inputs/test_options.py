@@ -50,3 +50,23 @@ def test_fit_path_and_target_read_the_same_problem():
     assert fitted.input.sha256 == level.input.sha256 == target.input.sha256
     np.testing.assert_allclose(level.loadings, fitted.loadings, atol=1e-12)
     np.testing.assert_allclose(target.loadings, fitted.loadings, atol=1e-12)
+
+
+def test_rows_of_sparse_data_are_kept_as_read_with_their_columns_chosen():
+    sparse = pytest.importorskip("scipy.sparse")
+    matrix = sparse.random(40, 6, density=0.5, format="coo", random_state=3)
+    opened = open_input(matrix, InputOptions(drop=["x3"]), rows=True)
+    assert sparse.issparse(opened.rows) and opened.rows.format == "csr" and opened.rows.shape == (40, 5)
+    np.testing.assert_array_equal(opened.rows.toarray(), matrix.toarray()[:, [0, 1, 3, 4, 5]])
+    assert opened.problem.feature_names == ("x1", "x2", "x4", "x5", "x6")
+    dense = open_input(X, InputOptions(), rows=True)
+    assert dense.rows is None and dense.problem.data is not None  # dense rows are the problem's own
+
+
+def test_a_covariance_source_is_named_as_such_when_rows_are_asked_for(tmp_path):
+    path = tmp_path / "c.npz"
+    np.savez(path, covariance=np.cov(X, rowvar=False))
+    opened = open_input(str(path), InputOptions(), rows=True)
+    assert opened.covariance_source and opened.problem is None and opened.incomplete is None
+    with pytest.raises(spcakit.InvalidParameterError, match="cross-validation holds out rows"):
+        spcakit.cross_validate(str(path), "spcart", r=1, k=[1, 2])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,16 +17,13 @@ from spcakit.workflows.cv.criterion import held_out_error
 from spcakit.workflows.cv.held_out import fold_scoring, held_out_sums, observed_held_out_sums
 from spcakit.workflows.cv.records import CrossValidation, CVLevel, check_rule, choose_level
 from spcakit.core.errors import (
-    ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValuesError, MissingValueWarning,
+    ConstantColumnWarning, InvalidDataError, InvalidParameterError, MissingValueWarning,
     ZeroLoadingError, listed,
 )  # fmt: skip
-from spcakit.inputs.options import check_missing, error_text
+from spcakit.inputs.options import InputOptions, check_missing, open_input
 from spcakit.workflows.imputation import impute_and_fit, means_filled_problem
 from spcakit.inputs import as_problem, read_missing
 from spcakit.inputs.missing import MissingData, missing_values
-from spcakit.inputs.checks import check_names, is_dask_array, is_scipy_sparse
-from spcakit.inputs.columns import column_positions, name_list, unread_columns
-from spcakit.inputs.datasets import load_source
 from spcakit.workflows.paths.grids import AUTO, auto_levels, parse_k_levels, parse_lam_levels
 from spcakit.workflows.paths.sweep import check_takes_k, lowest_level, method_spec
 from spcakit.core.plugins import get_registry
@@ -64,39 +60,6 @@ NO_HELD_OUT_VARIANCE = (
     "a held-out fold has no variance about the training rows' means (its rows equal them): its error is "
     "undefined; the data have too few distinct rows for this many folds, use fewer folds"
 )
-
-
-def read_rows(
-    data: Any, feature_names: Sequence[str] | None, columns: Any, drop: Any, missing: bool = False
-) -> tuple[Any, Sequence[str] | None, str, bool]:
-    """``(matrix, feature_names, source, chosen)``: the data matrix of ``data`` (read from its file when ``data``
-    is a path or a ``builtin:`` name; a covariance is refused). A ``scipy.sparse`` one becomes a canonical CSR
-    array and has the columns ``columns``/``drop`` chosen already (``chosen``), as does a dask array, so that the
-    folds take rows of the columns used; anything else is returned as it is (``chosen`` false), for
-    :func:`spcakit.as_problem` to check and choose its columns. ``missing`` reads a CSV's empty and ``NA`` cells
-    as NaN (for ``missing="auto"`` or ``"em"``)."""
-    source = ""
-    if isinstance(data, (str, os.PathLike)):  # read once here, as spcakit.as_problem would read it
-        dataset = load_source(data, unread_columns(data, name_list(columns, "columns"), name_list(drop, "drop")),
-                              missing=missing)  # fmt: skip
-        if dataset.is_covariance:
-            refuse_covariance(dataset.source)
-        data, feature_names, source = dataset.matrix, feature_names or dataset.feature_names, dataset.source
-    if is_scipy_sparse(data):
-        from spcakit.numerics.operators import canonical_csr  # noqa: PLC0415 - scipy.sparse only for sparse input
-
-        data = canonical_csr(data)  # the problem's own form: sparse_problem uses it without a copy
-    elif not is_dask_array(data):
-        return data, feature_names, source, False
-    if columns is not None or drop is not None:
-        names = check_names(feature_names, int(data.shape[1]))
-        chosen = column_positions(names, name_list(columns, "columns"), name_list(drop, "drop"))
-        if chosen != list(range(len(names))):
-            data = data[:, chosen]
-            if is_scipy_sparse(data):
-                data = canonical_csr(data, owned=True)
-            feature_names = [names[j] for j in chosen]
-    return data, feature_names, source, True
 
 
 def check_folds(folds: Any, n: int | None = None) -> int:
@@ -269,29 +232,22 @@ def cross_validate(
     if seed is None:  # drawn from the operating system's entropy, and recorded so that the run can be repeated
         seed = int(np.random.SeedSequence().generate_state(1)[0])
     spec = method_spec(method, registry)
-    matrix, names, source, chosen = (data, feature_names, "", False) if covariance else read_rows(
-        data, feature_names, columns, drop, missing=missing != "error")  # fmt: skip
-    # a scipy.sparse (canonical CSR) or Dask data matrix is held as given, and never densified whole
-    outside = matrix if is_scipy_sparse(matrix) or is_dask_array(matrix) else None
-    try:
-        problem = as_problem(matrix, covariance=covariance, center=center, standardize=standardize, feature_names=names,
-                             source=source, columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
-    except MissingValuesError as exc:
-        if covariance:
-            raise
-        if missing == "error":
-            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
-                raise
-            raise MissingValuesError(error_text(str(exc), MISSING_OPTIONS)) from None
-        incomplete = read_missing(matrix, names, None if chosen else name_list(columns, "columns"),
-                                  None if chosen else name_list(drop, "drop"))  # fmt: skip
+    inputs = InputOptions(covariance=covariance, center=center, standardize=standardize, feature_names=feature_names,
+                          columns=columns, drop=drop, missing=missing)  # fmt: skip
+    # a scipy.sparse (canonical CSR) or Dask data matrix is held as given (opened.rows), and never densified whole
+    opened = open_input(data, inputs, rows=True, missing_options=MISSING_OPTIONS)
+    if opened.covariance_source:
+        refuse_covariance(opened.source)
+    if opened.problem is None:
         return _cross_validate_missing(
-            incomplete, spec, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=center,
-            standardize=standardize, source=source, on_level=on_level, registry=registry, announce=missing == "auto",
-            refit_metrics=refit_metrics, fit_kwargs=fit_kwargs,
+            opened.incomplete, spec, r, k=k, lam=lam, folds=folds, rule=rule, seed=seed, center=center,
+            standardize=standardize, source=opened.source, on_level=on_level, registry=registry,
+            announce=missing == "auto", refit_metrics=refit_metrics, fit_kwargs=fit_kwargs,
         )  # fmt: skip
-    if outside is None and problem.data is None:
+    problem = opened.problem
+    if opened.rows is None and problem.data is None:
         refuse_covariance(problem.source)
+    outside = opened.rows
     rows = outside if outside is not None else problem.data
     n = int(rows.shape[0])
     folds, r, knob, grid, held_out = _setup(problem, spec, n, r, k, lam, folds, seed, fit_kwargs, registry)

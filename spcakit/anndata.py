@@ -93,7 +93,8 @@ import scipy.sparse as sp
 from spcakit.workflows.fit import fit
 from spcakit.workflows.configure import check_k
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint, listed
-from spcakit.inputs import Covariance, as_problem
+from spcakit.inputs import Covariance
+from spcakit.inputs.options import InputOptions, open_input
 from spcakit.numerics.operators import explicit_covariance, sparse_gram
 from spcakit.core.plugins import get_registry
 
@@ -281,7 +282,8 @@ def _check_finite(x: Any, columns: np.ndarray | None, names: tuple[str, ...], la
 
 
 def _fit_arguments(method: Any, fit_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The arguments of :func:`spcakit.as_problem` and of :func:`spcakit.fit` in ``fit_kwargs``, with
+    """The input options (:class:`~spcakit.inputs.options.InputOptions`) and the arguments of :func:`spcakit.fit` in
+    ``fit_kwargs``, with
     ``auto``'s :data:`FULL_WORK` unless given."""
     own = sorted(set(fit_kwargs) & set(OWN_ARGUMENTS))
     if own:
@@ -413,10 +415,13 @@ def sparse_pca(
     _check_finite(x, columns, names, layer)
     if sp.issparse(x) and problem_args["weights"] is None and explicit_covariance(x, columns):
         covariance, mean = sparse_covariance(x, columns, center=bool(zero_center))
-        problem = as_problem(Covariance(covariance, feature_names=names), standardize=problem_args["standardize"])
+        problem = open_input(Covariance(covariance, feature_names=names),
+                             InputOptions(standardize=problem_args["standardize"], missing="error")).problem
     else:
         fitted = x if columns is None else x[:, columns]
-        problem = as_problem(fitted, center=bool(zero_center), feature_names=names, **problem_args)
+        problem = open_input(fitted, InputOptions(center=bool(zero_center), feature_names=names, missing="error",
+                                                  standardize=problem_args["standardize"],
+                                                  sample_weight=problem_args["weights"])).problem  # fmt: skip
         mean = problem.input.mean if zero_center else np.zeros(p)
         del fitted
     scale = problem.input.scale if problem_args["standardize"] else None

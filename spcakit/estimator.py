@@ -62,12 +62,11 @@ from spcakit.workflows.configure import check_k, configure
 from spcakit.workflows.fit import fit
 from spcakit.workflows.arguments import check_arguments
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, MissingValuesError
-from spcakit.inputs.options import check_missing, error_text
+from spcakit.inputs.options import InputOptions, check_missing, error_text, open_input
 from spcakit.workflows.model import regression_map
 from spcakit.workflows.cv import held_out_error
 from spcakit.numerics.operators import ROW_BLOCK_BYTES, stored_per_column
 from spcakit.core.plugins import get_registry
-from spcakit.inputs import as_problem
 from spcakit.inputs.checks import check_frame_columns
 from spcakit.core.registry import Registry
 from spcakit.core.specs import MethodSpec
@@ -618,7 +617,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         fitted: dict[str, Any] = {}
 
         def fit_problem(matrix: Any) -> Any:
-            problem = as_problem(matrix, center=center, standardize=standardize, feature_names=names, weights=sample_weight)
+            inputs = InputOptions(center=center, standardize=standardize, feature_names=names, sample_weight=sample_weight,
+                                  missing="error")  # NaN were refused or imputed before
+            problem = open_input(matrix, inputs).problem
             if target is None:
                 result = fit(problem, spec, r, seed=seed, metrics=ESTIMATOR_METRICS, registry=registry, **kwargs)
                 fitted["k"] = kwargs.get("k", (result.spec.get("default_k") or {}).get("k"))  # given, or the default

@@ -1,7 +1,8 @@
 """One door for inputs: how the data are read (:class:`InputOptions`) and what reading them gives (:func:`open_input`).
 
 Every entry point that takes data - :func:`spcakit.fit`, :func:`spcakit.path`, :func:`spcakit.target_k`,
-:func:`spcakit.cross_validate` - packs the keywords below into one :class:`InputOptions` and calls :func:`open_input`
+:func:`spcakit.cross_validate`, :class:`spcakit.SparsePCA` and :func:`spcakit.anndata.sparse_pca` (the command line
+hands its matrix to these) - packs the keywords below into one :class:`InputOptions` and calls :func:`open_input`
 once: complete data become the :class:`~spcakit.inputs.problem.Problem` the method runs on; data with missing values
 (under ``missing="auto"`` or ``"em"``) come back as :class:`~spcakit.inputs.missing.MissingData` for the workflows'
 EM (:mod:`spcakit.workflows.imputation`). A workflow over the rows (cross-validation's folds) asks for them too

@@ -24,8 +24,9 @@ PACKAGE = ROOT / "spcakit"
 ROOMS = ["spcakit.core", "spcakit.numerics", "spcakit.output", "spcakit.inputs", "spcakit.analysis", "spcakit.parts",
          "spcakit.workflows"]
 FRONT_ENDS = len(ROOMS)
-#: The kernel's budget in lines, docstrings included (the goal is 2 500: what it holds today is listed in its
-#: package docstring; anything new that is not kernel goes to the rooms above).
+#: The kernel's budget: at most this many lines of code and docstrings (blank and comment lines aside), and at
+#: most KERNEL_LINES lines in all.
+KERNEL_CODE_LINES = 2500
 KERNEL_LINES = 3150
 #: What the kernel may import besides the standard library and itself.
 KERNEL_LIBRARIES = {"numpy", "scipy", "attrs", "pluggy"}
@@ -155,8 +156,11 @@ def test_the_kernel_imports_no_module_above_it_even_lazily():
 
 
 def test_the_kernel_stays_within_its_budget():
-    lines = sum(path.read_text(encoding="utf-8").count("\n") for path in (PACKAGE / "core").rglob("*.py"))
-    assert lines <= KERNEL_LINES, f"spcakit/core is {lines} lines, over its budget of {KERNEL_LINES}"
+    texts = [path.read_text(encoding="utf-8") for path in (PACKAGE / "core").rglob("*.py")]
+    lines = sum(text.count("\n") for text in texts)
+    code = sum(1 for text in texts for line in text.splitlines() if line.strip() and not line.strip().startswith("#"))
+    assert code <= KERNEL_CODE_LINES, f"spcakit/core has {code} lines of code and docstrings, over {KERNEL_CODE_LINES}"
+    assert lines <= KERNEL_LINES, f"spcakit/core is {lines} lines in all, over {KERNEL_LINES}"
 
 
 def test_the_built_in_plugins_import_spcakit_only_through_the_plugin_api():

@@ -54,7 +54,7 @@ Scoring the swaps
 A visit has the eigendecomposition of the support's pencil. Adding a variable
 :math:`j` borders it by a row and a column, so :math:`\lambda(S + \{j\})` is
 the largest root of a secular equation
-(:func:`~spcakit_deflation.solvers.bordered_top`): :math:`O(k)` per candidate
+(:func:`~spcakit_deflation.secular.bordered_top`): :math:`O(k)` per candidate
 after one :math:`O(k^2p)` product, all :math:`p - k` candidates at once. By
 interlacing it bounds every swap that brings :math:`j` in,
 
@@ -67,7 +67,7 @@ value can help, and the ``candidates`` of them with the largest bounds are
 scored exactly. In the eigenbasis of :math:`S` the bordered pencil is an arrow
 matrix; one batched eigendecomposition of these :math:`(k+1)\times(k+1)`
 matrices and the secular equation of a hyperplane restriction
-(:func:`hyperplane_tops`) give the values of all :math:`k` removals of each
+(:func:`~spcakit_deflation.secular.hyperplane_tops`) give the values of all :math:`k` removals of each
 (:math:`O(k^3)` per entering variable, no eigensolve per swap), after a second
 bound, :math:`\nu_1 - w_1(\nu_1 - \nu_2)`, has set aside the removals that
 cannot win. The chosen swap is verified on a fresh :math:`k\times k` pencil
@@ -131,13 +131,12 @@ from spcakit.plugin_api import (
     to_float,
     to_int,
 )
-from spcakit_deflation.solvers import (
-    POLE_RTOL,
-    SECULAR_ITERATIONS,
-    _addition_values,
-    _deletion_values,
-    _reduce,
-    _Reduced,
+from spcakit_deflation.secular import (
+    Reduced,
+    addition_values,
+    deletion_values,
+    hyperplane_tops,
+    reduce_pencil,
 )
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
@@ -174,75 +173,6 @@ KEEP_RTOL = 1e-12
 #: without end (the supremum is not attained), a gain no user wants. 0.1 allows two loadings an angle down to about
 #: 8 degrees (cosine 0.99).
 INDEPENDENCE = 0.1
-
-
-def hyperplane_tops(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    r"""Largest eigenvalue of :math:`\operatorname{diag}(\nu_i)` on the hyperplane :math:`h_i^\perp`, for every row :math:`i`.
-
-    The batched form of :func:`~spcakit_deflation.solvers.constrained_top`:
-    row :math:`i` has its own eigenvalues :math:`\nu_i` (ascending) and weights
-    :math:`w_{il} = h_{il}^2/\|h_i\|^2`. The value is :math:`\nu_{\max} - \sigma`
-    with :math:`\sigma \in [0, d_2]` (interlacing; :math:`d_l = \nu_{\max} - \nu_l`,
-    :math:`d_2` the smallest positive one) the root of
-
-    .. math::
-
-        \frac{w_{\max}}{\sigma} = \varphi(\sigma) = \sum_{l:\,d_l > 0} \frac{w_l}{d_l - \sigma};
-
-    :math:`\sigma = 0` when the top eigenvalue is repeated or :math:`w_{\max} = 0`,
-    :math:`\sigma = d_2` when no root comes before it. Each step replaces
-    :math:`\varphi` by the model :math:`s + S/(d_2 - \sigma)` with its value and
-    slope at the current :math:`\sigma` (the nearest pole kept, the others
-    folded into :math:`s \ge 0`), whose equation is a quadratic with one root
-    in :math:`(0, d_2)` - the "middle way" of LAPACK's secular solvers; a step
-    that leaves the bracket bisects it. A few steps reach rounding level; all
-    rows are solved together.
-    """
-    n, m = values.shape
-    if m == 0:
-        return np.zeros(n)
-    top = values[:, -1]
-    scale = np.maximum(np.abs(values).max(axis=1), np.finfo(float).tiny)
-    gaps = top[:, None] - values
-    pole = gaps <= POLE_RTOL * scale[:, None]
-    w_top = np.where(pole, weights, 0.0).sum(axis=1)
-    rest_w = np.where(pole, 0.0, weights)
-    rest_gaps = np.where(pole, np.inf, gaps)
-    second = rest_gaps.min(axis=1)
-    sigma = np.zeros(n)
-    single = (pole.sum(axis=1) == 1) & (w_top > 0)
-    lonely = single & ~np.isfinite(second)
-    sigma[lonely] = top[lonely]  # one eigenvalue, and it is removed: nothing is left
-    active = np.flatnonzero(single & np.isfinite(second))
-    w, d, w_max, d2 = rest_w[active], rest_gaps[active], w_top[active], second[active]
-    lo, hi = np.zeros(active.size), d2.copy()
-    s = d2 / 2
-    eps = np.finfo(float).eps
-    for _ in range(SECULAR_ITERATIONS):
-        if active.size == 0:
-            break
-        den = d - s[:, None]
-        terms = w / den
-        phi = terms.sum(axis=1)
-        slope = (terms / den).sum(axis=1)
-        h = w_max / s - phi
-        right = h > 0  # the root lies above s
-        lo, hi = np.where(right, s, lo), np.where(right, hi, s)
-        sigma[active] = s
-        # model phi by rest + big / (d2 - sigma), matching value and slope at s; solve w_max / sigma = model
-        gap = d2 - s
-        big = slope * gap * gap
-        rest = np.maximum(phi - big / gap, 0.0)
-        b = w_max + rest * d2 + big
-        c = w_max * d2
-        model = 2 * c / (b + np.sqrt(np.maximum(b * b - 4 * rest * c, 0.0)))
-        done = (np.abs(model - s) <= 4 * eps * np.maximum(s, eps * scale[active])) | (hi - lo <= 4 * eps * scale[active])
-        sigma[active] = np.where(done, np.clip(model, lo, hi), s)
-        step = np.where((model > lo) & (model < hi), model, (lo + hi) / 2)
-        keep = ~done
-        active, w, d, w_max, d2 = active[keep], w[keep], d[keep], w_max[keep], d2[keep]
-        s, lo, hi = step[keep], lo[keep], hi[keep]
-    return top - sigma
 
 
 def _oriented(p: int, support: np.ndarray, y: np.ndarray, previous: np.ndarray) -> np.ndarray:
@@ -423,7 +353,7 @@ class SupportSwap(Refiner):
             a_cols, b_cols = _pencil_columns(c_s, support, q, cq, gram)
             a_ss = a_cols[support]
             b_ss = None if b_cols is None else b_cols[support]
-            reduced = _reduce((a_ss + a_ss.T) / 2, None if b_ss is None else (b_ss + b_ss.T) / 2)
+            reduced = reduce_pencil((a_ss + a_ss.T) / 2, None if b_ss is None else (b_ss + b_ss.T) / 2)
             need = reduced.top + self.tol * abs(span.explained + reduced.top)
             options = self._choose(reduced, a_cols, b_cols, support, diag_a, diag_b, need)
             verified = []
@@ -447,7 +377,7 @@ class SupportSwap(Refiner):
             count += 1
 
     def _choose(
-        self, reduced: _Reduced, a_cols: np.ndarray, b_cols: np.ndarray | None, support: np.ndarray,
+        self, reduced: Reduced, a_cols: np.ndarray, b_cols: np.ndarray | None, support: np.ndarray,
         diag_a: np.ndarray, diag_b: np.ndarray, need: float,
     ) -> list[tuple[int, int]]:  # fmt: skip
         """The swaps ``(position leaving, variable entering)`` the screen picks: none when none beats ``need``, one,
@@ -457,7 +387,7 @@ class SupportSwap(Refiner):
         outside[support] = False
         candidates = np.flatnonzero(outside)
         b_rows = None if b_cols is None else b_cols[candidates].T
-        bounds = _addition_values(reduced, a_cols[candidates].T, diag_a[candidates], b_rows, diag_b[candidates])
+        bounds = addition_values(reduced, a_cols[candidates].T, diag_a[candidates], b_rows, diag_b[candidates])
         hopeful = int(np.count_nonzero(bounds > need))
         if hopeful == 0:
             return []
@@ -475,7 +405,7 @@ class SupportSwap(Refiner):
 
     @staticmethod
     def _swap_values(
-        reduced: _Reduced, a_cols: np.ndarray, b_cols: np.ndarray | None, support: np.ndarray,
+        reduced: Reduced, a_cols: np.ndarray, b_cols: np.ndarray | None, support: np.ndarray,
         diag_a: np.ndarray, diag_b: np.ndarray, chosen: np.ndarray, floor: float,
     ) -> np.ndarray:  # fmt: skip
         r""":math:`\lambda(S - \{i\} + \{j\})` for every entering ``j`` in ``chosen`` (rows) and position ``i`` (columns).
@@ -484,15 +414,15 @@ class SupportSwap(Refiner):
         pencil, adding :math:`j` appends the unit :math:`w` along the part of
         :math:`Pe_j` outside their span, :math:`Pe_j = \sum_l \beta_l u_l + \omega w`
         (:math:`\beta = Z^\top P_{Sj}`, :math:`\omega^2 = P_{jj} - \|\beta\|^2`):
-        the bordered (arrow) matrix of :func:`~spcakit_deflation.solvers._addition_values`.
+        the bordered (arrow) matrix of :func:`~spcakit_deflation.secular.addition_values`.
         Removing variable :math:`i` then restricts these coordinates to the
         hyperplane orthogonal to :math:`h_i = (\omega z_i, -z_i^\top\beta)`
         (:math:`z_i` the row :math:`i` of :math:`Z`): the coefficient of
         :math:`e_i` must vanish. One batched eigendecomposition of the arrow
-        matrices and :func:`hyperplane_tops` score every removal. When
+        matrices and :func:`~spcakit_deflation.secular.hyperplane_tops` score every removal. When
         :math:`P_{SS}` is singular (the support meets the other loadings'
         span) each entering variable is scored on its own bordered pencil
-        (:func:`~spcakit_deflation.solvers._deletion_values`) instead.
+        (:func:`~spcakit_deflation.secular.deletion_values`) instead.
         """
         k = support.size
         z, mu = reduced.basis, reduced.values
@@ -690,11 +620,11 @@ def _bordered_removals(
     a_ss = a_cols[support]
     a2 = np.block([[a_ss, a_sj[:, None]], [a_sj[None, :], np.array([[diag_a[j]]])]])
     if b_cols is None:
-        return _deletion_values(_reduce((a2 + a2.T) / 2, None), np.ones(k + 1))[:k]
+        return deletion_values(reduce_pencil((a2 + a2.T) / 2, None), np.ones(k + 1))[:k]
     b_sj, b_ss = b_cols[j], b_cols[support]
     b2 = np.block([[b_ss, b_sj[:, None]], [b_sj[None, :], np.array([[diag_b[j]]])]])
     b2 = (b2 + b2.T) / 2
-    return _deletion_values(_reduce((a2 + a2.T) / 2, b2), np.diag(b2).copy())[:k]
+    return deletion_values(reduce_pencil((a2 + a2.T) / 2, b2), np.diag(b2).copy())[:k]
 
 
 REFINERS = [SupportSwap]

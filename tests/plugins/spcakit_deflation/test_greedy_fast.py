@@ -29,15 +29,11 @@ from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs.dense import covariance_problem, data_problem
 from spcakit.core.records import CONSTRAINT, Carry, constraint_submatrix
 from spcakit.testing import strategies as sps
+from spcakit_deflation.secular import addition_values, bordered_top, constrained_top, deletion_values, reduce_pencil
 from spcakit_deflation.solvers import (
     GreedySolver,
-    _addition_values,
     _constraint_columns,
-    _deletion_values,
-    _reduce,
     _scan_best,
-    bordered_top,
-    constrained_top,
     generalized_top,
 )
 
@@ -239,15 +235,15 @@ def test_addition_and_deletion_scores_equal_generalized_top_for_b_identity(case,
     p = a.shape[0]
     support = np.array(data.draw(st.lists(st.integers(0, p - 1), min_size=1, max_size=p, unique=True)))
     scale = float(np.abs(a).max())
-    reduced = _reduce(a[np.ix_(support, support)], None)
+    reduced = reduce_pencil(a[np.ix_(support, support)], None)
     candidates = np.setdiff1d(np.arange(p), support)
     if candidates.size:
-        scores = _addition_values(reduced, a[np.ix_(support, candidates)], np.diag(a)[candidates], None,
+        scores = addition_values(reduced, a[np.ix_(support, candidates)], np.diag(a)[candidates], None,
                                   np.ones(candidates.size))  # fmt: skip
         for score, i in zip(scores, candidates):
             assert score == pytest.approx(value_of(a, b, np.append(support, i)), abs=1e-10 * scale)
     if support.size > 1:
-        scores = _deletion_values(reduced, np.ones(support.size))
+        scores = deletion_values(reduced, np.ones(support.size))
         for j in range(support.size):
             assert scores[j] == pytest.approx(value_of(a, b, np.delete(support, j)), abs=1e-10 * scale)
 
@@ -264,10 +260,10 @@ def test_addition_and_deletion_scores_equal_generalized_top_for_generalized_defl
     if in_gray_zone(b_ss):
         event("B_SS near the range threshold")
         return
-    reduced = _reduce(a[np.ix_(support, support)], b_ss)
+    reduced = reduce_pencil(a[np.ix_(support, support)], b_ss)
     candidates = np.setdiff1d(np.arange(p), support)
     if candidates.size:
-        scores = _addition_values(reduced, a[np.ix_(support, candidates)], np.diag(a)[candidates],
+        scores = addition_values(reduced, a[np.ix_(support, candidates)], np.diag(a)[candidates],
                                   _constraint_columns(q, list(support))[candidates].T, np.diag(b)[candidates])  # fmt: skip
         for score, i in zip(scores, candidates):
             grown = np.append(support, i)
@@ -276,7 +272,7 @@ def test_addition_and_deletion_scores_equal_generalized_top_for_generalized_defl
             expected = value_of(a, b, grown)
             assert score == pytest.approx(expected, abs=tolerance(scale, b[np.ix_(grown, grown)]))
     if support.size > 1:
-        scores = _deletion_values(reduced, np.diag(b_ss))
+        scores = deletion_values(reduced, np.diag(b_ss))
         for j in range(support.size):
             rest = np.delete(support, j)
             if in_gray_zone(b[np.ix_(rest, rest)]):

@@ -12,13 +12,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spcakit_deflation.secular import hyperplane_tops, reduce_pencil
+from spcakit_deflation.swap import (
+    SupportSwap,
+    _Columns,
+    _pencil_columns,
+    _span_of_others,
+)
 
 import spcakit
-from spcakit.numerics.linalg import added_variance_problem, generalized_top
 from spcakit.analysis.metrics import cpev
+from spcakit.numerics.linalg import added_variance_problem, generalized_top
 from spcakit.testing import strategies as sps
-from spcakit_deflation.solvers import _reduce
-from spcakit_deflation.swap import SupportSwap, _Columns, _pencil_columns, _span_of_others, hyperplane_tops
 
 #: Wishart draws of the exhaustive-optimum test: p variables, n samples, 100 covariances, cardinality 4.
 WISHART = {"p": 14, "n": 20, "count": 100, "k": 4, "seed": 0}
@@ -69,7 +74,7 @@ def test_the_secular_scores_equal_a_fresh_eigensolve_of_every_swapped_support(r)
         a_cols, b_cols = _pencil_columns(columns(support), support, q, cq, gram)
         a_ss = a_cols[support]
         b_ss = None if b_cols is None else b_cols[support]
-        reduced = _reduce(a_ss, b_ss)
+        reduced = reduce_pencil(a_ss, b_ss)
         outside = np.setdiff1d(np.arange(p), support)
         scores = SupportSwap._swap_values(reduced, a_cols, b_cols, support, diag_a, diag_b, outside, -np.inf)
         for row, j in enumerate(outside):

@@ -200,9 +200,11 @@ MODULE_LINES = 620
 
 def test_modules_stay_small_or_say_why_they_are_one_thing():
     long = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]):
+        if "build" in path.parts or ".egg-info" in str(path):
+            continue
         text = path.read_text(encoding="utf-8")
         lines = text.count("\n")
         if lines > MODULE_LINES and "600 lines" not in (ast.get_docstring(ast.parse(text)) or ""):
-            long[str(path.relative_to(PACKAGE))] = lines
+            long[str(path.relative_to(ROOT))] = lines
     assert long == {}, f"modules above {MODULE_LINES} lines whose docstring does not say why: {long}"

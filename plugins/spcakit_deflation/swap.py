@@ -101,6 +101,9 @@ products, :math:`O(pkr + pk^2)` for the bounds and :math:`O(k^3)` per
 entering variable examined; a re-fit visit costs :math:`O(|T|^2 r + k^3)`,
 independent of ``p``.
 
+One module, a little above the 600 lines the others keep to: the refiner and the numerics only it uses (the
+span's value, the re-fit of a loading on its support by Newton steps, the pencil columns of a removal).
+
 References
 ----------
 L. Mackey, *Deflation Methods for Sparse PCA*, NIPS 2008 (§2.3 additional

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
 
 import spcakit
-from spcakit.numerics.linalg import RANGE_TOL
-from spcakit.numerics import thresholding
 from spcakit.core.errors import ConstantColumnWarning, InvalidParameterError
+from spcakit.numerics import thresholding
+from spcakit.numerics.linalg import RANGE_TOL
 from spcakit.testing import brute_force_optimum, support_values
 from spcakit.testing import strategies as sps
-from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Under a constraint the search has the eigenvalue bound alone: at p = 16, k = 8 up to 3 500 nodes (1.7 s).
@@ -330,12 +330,13 @@ def _wishart(p: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_warm_start_power_runs_end_on_fixed_points_that_follow_the_variables(seed):
-    from spcakit_exact.search import _Problem, _truncated_power
+    from spcakit_exact.nodes import SearchProblem
+    from spcakit_exact.search import _truncated_power
 
     a, k = _wishart(40, seed), 6
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     permutation = np.random.default_rng(seed + 10).permutation(40)
-    permuted = _Problem(a[np.ix_(permutation, permutation)], k, None)
+    permuted = SearchProblem(a[np.ix_(permutation, permutation)], k, None)
     for start, permuted_start in zip(problem.leading.T, permuted.leading.T):
         support = _truncated_power(problem, start)
         _, vector = problem.value(support)
@@ -347,9 +348,10 @@ def test_the_warm_start_power_runs_end_on_fixed_points_that_follow_the_variables
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(seed):
-    from spcakit_exact.search import _greedy, _Problem, _truncated_power, _warm_start
+    from spcakit_exact.nodes import SearchProblem
+    from spcakit_exact.search import _greedy, _truncated_power, _warm_start
 
-    problem = _Problem(_wishart(60, seed), 8, None)
+    problem = SearchProblem(_wishart(60, seed), 8, None)
     value, support = _warm_start(problem)  # the swaps can only improve on the best of the two
     found = [problem.value(_truncated_power(problem, start))[0] for start in problem.leading.T]
     assert value >= max([_greedy(problem)[0], *found]) * (1 - 1e-12)
@@ -361,10 +363,11 @@ def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(s
 
 @pytest.mark.parametrize("k", [1, 5, 12])
 def test_the_greedy_selection_stopped_by_its_deadline_completes_the_support_by_variance(k):
-    from spcakit_exact.search import _greedy, _Problem
+    from spcakit_exact.nodes import SearchProblem
+    from spcakit_exact.search import _greedy
 
     a = _wishart(30, 7)
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     value, support = _greedy(problem, deadline=0.0)
     largest = np.sort(np.argsort(-np.diag(a), kind="stable")[:k])
     np.testing.assert_array_equal(support, largest)

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spcakit_exact import nodes, search
+from spcakit_exact.nodes import SearchProblem, descending_prefix, largest_free
 
 from spcakit.numerics import thresholding
 from spcakit.testing import strategies as sps
-from spcakit_exact import search
-from spcakit_exact.search import _descending_prefix, _largest_free, _Problem
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -69,7 +69,7 @@ def test_the_split_bound_is_never_below_the_nodes_optimum(family, data):
     a, k, included, allowed = _node(data, family, fixed_least=1)
     if included is None:
         return
-    bound, weights = _Problem(a, k, None).split_bound(included, allowed)
+    bound, weights = SearchProblem(a, k, None).split_bound(included, allowed)
     assert bound >= _optimum(a, k, included, allowed) - _rounding(a), bound
     # the couplings are weights of the free variables only
     assert np.all(weights[~(allowed & ~included)] == 0) and np.all(weights >= 0)
@@ -81,7 +81,7 @@ def test_the_split_bound_with_the_allowed_sets_threshold_decomposition_is_never_
     a, k, included, allowed = _node(data, family, fixed_least=1)
     if included is None:
         return
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     scale = max(float(np.abs(np.diag(a)).max()), np.finfo(float).tiny)
     rho = scale * data.draw(st.sampled_from([1e-3, 0.05, 0.2, 0.5, 1.0]), label="rho share")
     # the blocks decomposed in full, or in part (one or two leading eigenpairs and an item for the rest)
@@ -108,7 +108,7 @@ def test_the_schur_bound_is_never_below_the_nodes_optimum_whatever_floor_it_is_a
     a, k, included, allowed = _node(data, family, fixed_least=1)
     if included is None:
         return
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     optimum = _optimum(a, k, included, allowed)
     ceiling, _ = problem.split_bound(included, allowed)
     spread = max(abs(optimum), float(np.abs(a).max()), np.finfo(float).tiny)
@@ -124,7 +124,7 @@ def test_the_schur_bound_prunes_where_the_split_bound_cannot():
     x = rng.standard_normal((8, 30)) * rng.gamma(1.0, 1.0, 30)
     a = x.T @ x / 8
     k = 4
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     included, allowed = np.zeros(30, dtype=bool), np.ones(30, dtype=bool)
     included[np.argsort(-np.diag(a))[:2]] = True
     optimum = _optimum(a, k, included, allowed)
@@ -143,7 +143,7 @@ def test_an_indefinite_matrix_gets_no_trace_bound(seed, p, data):
     a = rng.standard_normal((p, p))
     a = np.triu(a, 1) + np.triu(a, 1).T
     k = data.draw(st.integers(2, p), label="k")
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     assert not problem.psd
     included, allowed = np.zeros(p, dtype=bool), np.ones(p, dtype=bool)
     included[data.draw(st.integers(0, p - 1), label="fixed")] = True
@@ -163,7 +163,7 @@ def test_the_split_bound_is_exact_when_the_free_variables_do_not_touch_the_fixed
     a[0, 0], a[1, 1], a[2, 2] = 5.0, 1.0, 1.0
     a[3:, 3:] = [[2.0, 1.0], [1.0, 2.0]]
     included = np.array([True, False, False, False, False])
-    bound, _ = _Problem(a, 3, None).split_bound(included, np.ones(5, dtype=bool))
+    bound, _ = SearchProblem(a, 3, None).split_bound(included, np.ones(5, dtype=bool))
     assert bound == 5.0
 
 
@@ -173,7 +173,7 @@ def test_the_completions_are_the_values_of_the_supports_with_one_more_variable(f
     a, k, included, allowed = _node(data, family, free_places=(1, 1))
     if included is None:
         return
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     candidates = np.flatnonzero(allowed & ~included)
     values = problem.completions(included, candidates)
     expected = [_top(a, np.sort(np.append(np.flatnonzero(included), j))) for j in candidates]
@@ -186,7 +186,7 @@ def test_a_node_with_one_or_two_free_places_is_solved_by_enumeration_above_the_f
     a, k, included, allowed = _node(data, family, free_places=(1, 2))
     if included is None:
         return
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     values = [_top(a, s) for s in _supports(k, included, allowed)]
     optimum = max(values)
     # a floor below the optimum, at it, and above it (the node is then solved with nothing found)
@@ -212,8 +212,8 @@ def test_the_largest_free_entries_are_those_of_a_full_sort_whether_the_prefix_ho
     count = min(count, int(free.sum()))
     if count == 0:
         return
-    prefix = _descending_prefix(matrix, min(width, columns))
-    found = _largest_free(prefix, matrix, np.arange(rows), free, count)
+    prefix = descending_prefix(matrix, min(width, columns))
+    found = largest_free(prefix, matrix, np.arange(rows), free, count)
     expected = -np.sort(-matrix[:, free], axis=1)[:, :count]
     np.testing.assert_array_equal(np.sort(found, axis=1), np.sort(expected, axis=1))
 
@@ -222,12 +222,12 @@ def test_the_largest_free_entries_are_those_of_a_full_sort_whether_the_prefix_ho
 def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables(seed, monkeypatch):
     # each row's sorted prefix cut to 2 k = 6 entries: with the 30 variables most linked to the others fixed out,
     # most rows have fewer free ones there than they need, and are partitioned in full
-    monkeypatch.setattr(search, "NEAR_SLACK", 0)
+    monkeypatch.setattr(nodes, "NEAR_SLACK", 0)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((60, 48)) * rng.gamma(1.0, 1.0, 48)
     a = x.T @ x / 60
     k = 3
-    problem = _Problem(a, k, None)
+    problem = SearchProblem(a, k, None)
     linked = np.argsort(-np.abs(a).sum(axis=1))
     included, allowed = np.zeros(48, dtype=bool), np.ones(48, dtype=bool)
     included[linked[0]] = True
@@ -237,5 +237,5 @@ def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables
     bound, _ = problem.split_bound(included, allowed)
     assert bound >= _optimum(a, k, included, allowed) - _rounding(a)
     # the same bound as with every row's prefix long enough
-    monkeypatch.setattr(search, "NEAR_SLACK", 64)
-    assert _Problem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)
+    monkeypatch.setattr(nodes, "NEAR_SLACK", 64)
+    assert SearchProblem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)

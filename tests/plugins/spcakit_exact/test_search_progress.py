@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from spcakit_exact.search import PRUNE_RTOL, TASK, branch_and_bound
 
 import spcakit
-from spcakit.output import progress
 from spcakit.numerics.linalg import generalized_top
+from spcakit.output import progress
 from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

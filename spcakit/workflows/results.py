@@ -182,10 +182,9 @@ class Result:
     def components(self, digits: int | None = None) -> list[list[tuple[str, float]]]:
         """Per loading, its nonzero variables as ``(name, weight)``, largest magnitude first.
 
-        With ``digits``, magnitudes equal when rounded to that many decimals
-        count as equal and keep the variables' order, so that what is printed
-        with ``digits`` decimals is ordered the same on every machine
-        (rounding noise in the last bits never reorders equal weights).
+        With ``digits``, the weights are rounded to that many decimals, and magnitudes equal once rounded keep the
+        variables' order, so that the list is the same on every machine (rounding noise in the last bits never
+        reorders equal weights). A weight that rounds to zero stays listed (its variable is in the support).
         """
         out = []
         for j in range(self.r):
@@ -193,7 +192,9 @@ class Result:
             idx = np.nonzero(col)[0]
             magnitude = np.abs(col[idx]) if digits is None else np.round(np.abs(col[idx]), digits)
             idx = idx[np.argsort(-magnitude, kind="stable")]
-            out.append([(self.feature_names[i], float(col[i])) for i in idx])
+            # Python's round is correctly rounded (what formatting with that many decimals shows); + 0.0: never -0.0
+            out.append([(self.feature_names[i], float(col[i]) if digits is None else round(float(col[i]), digits) + 0.0)
+                        for i in idx])  # fmt: skip
         return out
 
     def to_dict(self) -> dict[str, Any]:

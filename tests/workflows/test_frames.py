@@ -286,3 +286,12 @@ def test_a_bad_cell_is_still_found_beside_columns_that_are_not_read(cli, tmp_pat
     message = fail(cli, "run", "spcart", "-d", str(path), "--drop", "species", "--missing", "error")  # else imputed (issue 28)
     assert "1 cell is not a number: line 9, column 'age': 'NA' (a missing value)" in message
     assert "species" not in message.split("Error:")[1].split(";")[0]
+
+
+def test_components_with_digits_are_rounded_as_they_print():
+    result = spcakit.fit("builtin:pitprops", "spcart", r=3, k=4)
+    for exact, rounded in zip(result.components(), result.components(digits=3)):
+        weights = dict(exact)
+        assert set(dict(rounded)) == set(weights)  # the same variables, a zero-rounded weight included
+        for name, shown in rounded:
+            assert shown == round(weights[name], 3) and f"{shown:.3f}" == f"{weights[name]:.3f}"

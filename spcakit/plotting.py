@@ -734,14 +734,18 @@ def save(figure: Figure, path: str | os.PathLike[str], *, dpi: float | None = No
     out = check_plot_path(path)
     check_dpi(dpi)
     check_pixels(tuple(figure.get_size_inches()), figure.dpi if dpi is None else dpi)
-    suffix = out.suffix.lower()
+    write_output(out, rendered(figure, out.suffix.lower()[1:], dpi))
+    return out
+
+
+def rendered(figure: Any, fmt: str, dpi: float | None = None) -> bytes:
+    """The file ``figure`` makes in ``fmt`` (``"png"``, ``"svg"`` or ``"pdf"``), as :func:`save` writes it: for a
+    writer that writes several files all or nothing (:func:`spcakit.output.files.write_outputs`)."""
     mpl = _matplotlib()
-    fmt = suffix[1:]
     buffer = io.BytesIO()
     with _rc(mpl):
         figure.savefig(buffer, format=fmt, dpi=figure.dpi if dpi is None else dpi, metadata=dict(_METADATA[fmt]))
-    write_output(out, buffer.getvalue())
-    return out
+    return buffer.getvalue()
 
 
 def check_dpi(dpi: Any) -> None:

@@ -12,7 +12,7 @@ from spcakit.cli.common import app, fail, warn_plugin_failures
 from spcakit.cli.options import JsonOpt
 from spcakit.core.errors import SpcakitError
 from spcakit.output.json_values import NotJsonError, json_value
-from spcakit.output.files import check_outside_inputs
+from spcakit.output.files import check_output, check_outside_inputs, write_output
 from spcakit.core.plugins import get_registry, get_session
 from spcakit.core.protocols import ROLES
 
@@ -125,8 +125,9 @@ def reproduce(
     warn_plugin_failures()
     try:
         spec = rp.load_experiment(name)
+        inputs = [data_source(spec.data, root)] if spec.data else []
         if out is not None:  # the folder of the outcome's files: never inside the data or any Zarr store
-            check_outside_inputs(out, [data_source(spec.data, root)] if spec.data else [], "--out")
+            check_outside_inputs(out, inputs, "--out")
         if (replot or tune) and spec.kind != "sweep":
             fail(f"--{'replot' if replot else 'tune'} is for an experiment of kind 'sweep'; {spec.name} is of kind {spec.kind!r}")
             return
@@ -142,7 +143,7 @@ def reproduce(
             _tune(name, spec, root)
             return
         outcome = rp.run_experiment(name, reduced=reduced, root=root)
-        written = _write_outcome(outcome, out) if out is not None else []
+        written = _write_outcome(outcome, out, inputs) if out is not None else []
     except SpcakitError as exc:
         fail(str(exc))
         return
@@ -157,15 +158,17 @@ def reproduce(
         raise typer.Exit(1)
 
 
-def _write_outcome(outcome: Any, folder: Path) -> list[Path]:
-    """``--out``: a sweep's CSV, JSON, SVG and Markdown, or any other outcome's ``NAME.json``."""
+def _write_outcome(outcome: Any, folder: Path, inputs: list[str]) -> list[Path]:
+    """``--out``: a sweep's CSV, JSON, SVG and Markdown, or any other outcome's ``NAME.json``, through the guarded
+    writer (never onto an input or a write-protected file, never through a link to an input; a set all or nothing)."""
     from spcakit.workflows.reproduce import SweepOutcome, sweeps
 
     if isinstance(outcome, SweepOutcome):
-        return sweeps.write_outputs(outcome, folder)
+        return sweeps.write_outputs(outcome, folder, inputs)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{outcome.spec.name}.json"
-    path.write_text(json.dumps(outcome.to_dict(), indent=2) + "\n", encoding="utf-8")
+    check_output(path, [Path(source) for source in inputs if not source.startswith("builtin:")], "--out")
+    write_output(path, json.dumps(outcome.to_dict(), indent=2) + "\n")
     return [path]
 
 

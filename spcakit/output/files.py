@@ -30,7 +30,7 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from spcakit.core.errors import InvalidParameterError
@@ -170,25 +170,46 @@ def write_output(out: Path, content: str | bytes) -> None:
     Raises :class:`OSError` on failure; the previous content of the target is then untouched (the
     temporary file is removed).
     """
-    data = content.encode("utf-8") if isinstance(content, str) else content
-    target = Path(os.path.realpath(out))  # through symbolic links, to the file they point at
-    if _is_stream(target):
+    write_outputs({out: content})
+
+
+def write_outputs(files: Mapping[Path, str | bytes]) -> None:
+    """Write several files all or nothing, each as :func:`write_output` writes one.
+
+    Every regular file is first written to a temporary file beside its target; only when all of them are
+    written are they renamed over their targets, so a failure (a full disk, a target that is a folder or is
+    write-protected) leaves every previous file as it was. A character device or a FIFO is streamed into
+    last. Raises :class:`OSError` on failure, the temporary files removed.
+    """
+    staged: list[tuple[str, Path]] = []
+    streams: list[tuple[Path, bytes]] = []
+    try:
+        for out, content in files.items():
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            target = Path(os.path.realpath(out))  # through symbolic links, to the file they point at
+            if _is_stream(target):
+                streams.append((target, data))
+                continue
+            if write_protected(target) is not None:
+                raise PermissionError(errno.EACCES, "the file is write-protected (read-only); spcakit never replaces it",
+                                      str(out))  # fmt: skip
+            if target.is_dir():
+                raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(out))
+            # the temporary name keeps a short head of the target's: a name near the system's limit still gets one
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
+            staged.append((tmp, target))
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666 & ~_umask())
+        for tmp, target in staged:
+            os.replace(tmp, target)
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    for target, data in streams:
         with open(target, "wb") as stream:
             stream.write(data)
-        return
-    if write_protected(target) is not None:
-        raise PermissionError(errno.EACCES, "the file is write-protected (read-only); spcakit never replaces it", str(out))
-    # the temporary name keeps a short head of the target's: a name near the system's limit still gets one
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:64]}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        mode = stat.S_IMODE(os.stat(target).st_mode) if target.exists() else 0o666 & ~_umask()
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _umask() -> int:

@@ -369,3 +369,70 @@ def test_a_paper_study_runs_by_name_in_its_reduced_form(cli, shared_data):
 def test_a_missing_spec_kind_reads_as_a_table(tmp_path):
     with pytest.raises(SpecError, match="rows"):
         load_experiment(str(write(tmp_path, 'name = "t"\ntitle = "t"\ndata = "builtin:pitprops"\nr = 2\n')))
+
+
+# -- --out writes only where it is told ---------------------------------------------------------------------
+TABLE_ON_A_FILE = """name = "{name}"
+title = "A one-row table on a data file"
+data = "{data}"
+r = 1
+
+[[rows]]
+method = "spcart"
+params = {{ k = 2 }}
+"""
+
+
+def _data_and_spec(tmp_path: Path, name: str = "mini-table") -> tuple[Path, Path]:
+    data = tmp_path / "d.npy"
+    np.save(data, np.random.default_rng(4).standard_normal((30, 5)))
+    return data, write(tmp_path, TABLE_ON_A_FILE.format(name=name, data=data))
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/absolute", "a/b", ".hidden", "x\\\\y"])
+def test_an_experiment_named_like_a_path_is_refused(cli, tmp_path, name):
+    _, spec = _data_and_spec(tmp_path, name)
+    ran = cli.main("reproduce", spec, "--out", tmp_path / "out")
+    assert ran.code == 2 and "is not a plain file name" in ran.err
+    assert not (tmp_path / "out").exists() and not Path("/tmp/absolute.json").exists()
+
+
+def test_a_link_to_the_input_in_the_out_folder_is_never_written_through(cli, tmp_path):
+    data, spec = _data_and_spec(tmp_path)
+    before = data.read_bytes()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mini-table.json").symlink_to(data)
+    ran = cli.main("reproduce", spec, "--out", out)
+    assert ran.code == 2 and "is the input file" in ran.err
+    assert data.read_bytes() == before
+
+
+def test_a_write_protected_outcome_file_is_never_replaced(cli, tmp_path):
+    _, spec = _data_and_spec(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / "mini-table.json"
+    kept.write_text("{}")
+    kept.chmod(0o444)
+    try:
+        ran = cli.main("reproduce", spec, "--out", out)
+        assert ran.code == 2 and "write-protected" in ran.err
+        assert kept.read_text() == "{}"
+    finally:
+        kept.chmod(0o644)
+
+
+def test_a_sweep_writes_its_set_all_or_nothing(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    spec = write(tmp_path, SWEEP)
+    out = tmp_path / "out"
+    out.mkdir()
+    old = {suffix: f"old {suffix}\n" for suffix in ("csv", "json", "md")}
+    for suffix, text in old.items():
+        (out / f"mini-sweep.{suffix}").write_text(text)
+    (out / "mini-sweep.svg").mkdir()  # one output of the set cannot be written
+    ran = cli.main("reproduce", spec, "--out", out, "--reduced")
+    assert ran.code == 2 and "mini-sweep.svg" in ran.err
+    assert {suffix: (out / f"mini-sweep.{suffix}").read_text() for suffix in old} == old  # the old set untouched
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]  # no temporary file left behind

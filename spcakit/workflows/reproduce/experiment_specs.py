@@ -17,6 +17,7 @@ The schemas refuse unknown keys with the closest valid one as a hint, as every s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -443,6 +444,20 @@ def experiment_kind(data: Mapping[str, Any], where: str) -> str:
     return kind
 
 
+#: What an experiment's ``name`` may be: a plain file name (it names the files ``--out`` writes), no path.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_plain_name(name: Any, where: str) -> None:
+    """Refuse an experiment ``name`` that is not a plain file name (:data:`PLAIN_NAME`): the outputs are named after
+    it, so ``../x``, an absolute path or a folder separator would write outside the folder the user named."""
+    if isinstance(name, str) and not PLAIN_NAME.fullmatch(name):
+        raise SpecError(
+            f"{where}: name: {name!r} is not a plain file name; an experiment's name names the files --out writes, "
+            "so it is letters, digits, '.', '_' and '-' (starting with a letter or digit, at most 128), no folder"
+        )
+
+
 def load_experiment_spec(path: str | Path) -> ExperimentSpec | StudySpec:
     """Read an experiment spec (``specs/experiments/*.toml``), checked against its kind's schema.
 
@@ -454,6 +469,7 @@ def load_experiment_spec(path: str | Path) -> ExperimentSpec | StudySpec:
     path = Path(path)
     where = str(path)
     raw = read_toml(path)
+    check_plain_name(raw.get("name"), where)
     kind = experiment_kind(raw, where)
     if kind in STUDY_SCHEMAS:
         return study_spec(validate(STUDY_SCHEMAS[kind], raw, where), where)

@@ -12,6 +12,7 @@ matplotlib: ``pip install -e '.[plot]'``); :func:`replot` redraws the SVG from t
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -22,6 +23,8 @@ import attrs
 
 from spcakit.workflows.fit import fit
 from spcakit.core.errors import SpecError
+from spcakit.output.files import check_output
+from spcakit.output.files import write_outputs as write_files
 from spcakit.workflows.reproduce.experiment_specs import SweepSettings
 from spcakit.inputs import as_problem
 from spcakit.workflows.reproduce.common import fit_data, text_table
@@ -162,26 +165,33 @@ def markdown(spec: ExperimentSpec, records: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_outputs(outcome: SweepOutcome, folder: Path) -> list[Path]:
-    """Write ``NAME.{csv,json,svg,md}`` in ``folder`` (made if missing); the plot is drawn before any file is written."""
+def write_outputs(outcome: SweepOutcome, folder: Path, inputs: Sequence[str | Path] = ()) -> list[Path]:
+    """Write ``NAME.{csv,json,svg,md}`` in ``folder`` (made if missing), all or nothing, through the guarded writer
+    (:func:`spcakit.output.files.write_outputs`): never onto an input (``inputs``), a write-protected file or through
+    a link to an input; the plot is drawn and every file made before any is written."""
     from spcakit import plotting
 
     spec, records = outcome.spec, outcome.records
     sweep = settings(spec)
-    figure = plot(spec, records)
+    table = io.StringIO()
+    writer = csv.writer(table)
+    writer.writerow(["method", "r", "pattern", *(panel.column for panel in sweep.panels), "params"])
+    for rec in records:
+        writer.writerow([rec["method"], rec["r"], " ".join(map(str, rec["pattern"])),
+                         *(f"{rec[panel.column]:.6f}" for panel in sweep.panels), json.dumps(rec["params"], sort_keys=True)])
+    contents = {
+        "csv": table.getvalue(),
+        "json": json.dumps(outcome.to_dict(), indent=1) + "\n",
+        "svg": plotting.rendered(plot(spec, records), "svg"),
+        "md": markdown(spec, records),
+    }
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    stem = folder / spec.name
-    with open(f"{stem}.csv", "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["method", "r", "pattern", *(panel.column for panel in sweep.panels), "params"])
-        for rec in records:
-            writer.writerow([rec["method"], rec["r"], " ".join(map(str, rec["pattern"])),
-                             *(f"{rec[panel.column]:.6f}" for panel in sweep.panels), json.dumps(rec["params"], sort_keys=True)])
-    Path(f"{stem}.json").write_text(json.dumps(outcome.to_dict(), indent=1) + "\n", encoding="utf-8")
-    plotting.save(figure, f"{stem}.svg")
-    Path(f"{stem}.md").write_text(markdown(spec, records), encoding="utf-8")
-    return [Path(f"{stem}.{suffix}") for suffix in SUFFIXES]
+    files = {folder / f"{spec.name}.{suffix}": contents[suffix] for suffix in SUFFIXES}
+    for path in files:
+        check_output(path, [Path(source) for source in inputs if not str(source).startswith("builtin:")], "--out")
+    write_files(files)
+    return list(files)
 
 
 def replot(spec: ExperimentSpec, folder: Path) -> Path:

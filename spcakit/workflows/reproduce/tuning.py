@@ -17,6 +17,7 @@ from typing import Any
 
 from spcakit.workflows.fit import fit
 from spcakit.core.errors import SpcakitError, SpecError
+from spcakit.output.files import write_output
 from spcakit.inputs import as_problem
 from spcakit.workflows.reproduce.common import fit_data
 from spcakit.workflows.reproduce.sweeps import point, settings
@@ -117,5 +118,5 @@ def rewrite_spec(path: Path, spec: ExperimentSpec, values: Mapping[str, float | 
             continue
         new = repr(value)
         text = pattern.sub(lambda match, new=new: match.group(1) + new, text, count=1)
-    Path(path).write_text(text, encoding="utf-8")
+    write_output(Path(path), text)  # atomically: a failure leaves the spec as it was
     return left

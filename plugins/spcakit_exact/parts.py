@@ -31,6 +31,7 @@ from spcakit.plugin_api import (
     optional,
     part,
     positive,
+    positive_int,
     to_float,
     to_int,
     with_proved_bound,
@@ -59,7 +60,7 @@ class BranchAndBound(Updater):
 
     k: int | None = attrs.field(default=None, converter=to_int)
     time_limit: float | None = attrs.field(default=60.0, converter=to_float, validator=optional(positive))
-    node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive))
+    node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry

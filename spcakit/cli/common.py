@@ -78,6 +78,8 @@ def write_out(out: Path, text: str, what: str) -> None:
 
 def warn_plugin_failures() -> None:
     session = get_session()
+    for note in session.environment_notes:
+        typer.echo(f"Warning: {note}", err=True)
     for record in session.failures():
         typer.echo(
             f"Warning: plugin {record.name!r} failed to load and is skipped: {record.error}", err=True

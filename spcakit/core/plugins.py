@@ -12,6 +12,9 @@ Environment variables:
     Comma-separated entry-point names: load only these (empty: none).
 ``SPCAKIT_DISABLE_PLUGINS``
     Comma-separated entry-point names never to load.
+
+A name in either that no installed plugin has is not ignored silently: it is noted, with the closest installed
+name, in :attr:`PluginSession.environment_notes`, which the command line prints as a warning.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import pluggy
 
 from spcakit.core import hookspecs
 from spcakit.core.registry import Registry
+from spcakit.core.schema import did_you_mean
 from spcakit.core.specs import MethodSpec, read_toml, spec_files
 
 ENTRY_POINT_GROUP = "spcakit"
@@ -35,6 +39,7 @@ ENTRY_POINT_GROUP = "spcakit"
 #: and metrics (named, as pytest names its built-in plugins, so that the kernel imports none of them).
 BUILTIN_PLUGIN = "spcakit.parts.plugin"
 from spcakit.core.hookspecs import hookimpl  # noqa: F401  (re-exported)
+
 HOOK_NAMES = ("spcakit_register_parts", "spcakit_register_methods", "spcakit_register_metrics",
               "spcakit_register_experiment_pieces")
 
@@ -61,6 +66,8 @@ class PluginSession:
         self.registry = Registry()
         self.records: dict[str, PluginRecord] = {}
         self.loaded = False  # every entry point loaded: methods are checked as each later plugin comes
+        #: What the environment variables name that no installed plugin is (a typo is said, never ignored).
+        self.environment_notes: tuple[str, ...] = ()
 
     # -- adding plugins ---------------------------------------------------
     def add(self, plugin: Any, name: str, *, version: str = "", package: str = "") -> PluginRecord:
@@ -185,6 +192,15 @@ class PluginSession:
                 metadata = dist.metadata
                 origins[id(dist)] = (metadata["Name"] or "", metadata["Version"] or "")
         eps = sorted(found, key=lambda ep: _builtin_first(ep, origins))
+        installed = {ep.name for ep in found} | {"core"}
+        notes = []
+        for variable, names in (("SPCAKIT_LOAD_PLUGINS", allowed or set()), ("SPCAKIT_DISABLE_PLUGINS", disabled)):
+            for name in sorted(names - installed):
+                guess = did_you_mean(name, sorted(installed))
+                notes.append(f"{variable} names {name!r}, which is no installed plugin"
+                             + (f" (did you mean {guess!r}?)" if guess else "")
+                             + f"; the installed ones: {', '.join(sorted(installed - {'core'}))}")
+        self.environment_notes = tuple(notes)
         for ep in eps:
             if ep.name in disabled or (allowed is not None and ep.name not in allowed):
                 continue

@@ -132,3 +132,19 @@ def test_a_method_extending_a_disabled_plugins_method_is_set_aside_not_fatal(mon
 def test_the_process_session_sets_nothing_aside():
     assert get_session().refused() == []
     assert spcakit.get_registry().method("greedy").initializer.name == "max-diagonal"
+
+
+@pytest.mark.parametrize("variable", ["SPCAKIT_DISABLE_PLUGINS", "SPCAKIT_LOAD_PLUGINS"])
+def test_a_plugin_name_in_the_environment_that_no_plugin_has_is_said_with_the_closest(monkeypatch, variable):
+    monkeypatch.delenv("SPCAKIT_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("SPCAKIT_DISABLE_PLUGINS", raising=False)
+    monkeypatch.setenv(variable, "spcrat")
+    session = PluginSession()
+    session.load_entry_points()
+    assert len(session.environment_notes) == 1
+    note = session.environment_notes[0]
+    assert note.startswith(f"{variable} names 'spcrat', which is no installed plugin (did you mean 'spcart'?)")
+    monkeypatch.setenv(variable, "spcart,deflation")  # names that are installed: nothing to say
+    session = PluginSession()
+    session.load_entry_points()
+    assert session.environment_notes == ()

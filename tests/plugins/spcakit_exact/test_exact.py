@@ -374,3 +374,9 @@ def test_the_greedy_selection_stopped_by_its_deadline_completes_the_support_by_v
     assert value == pytest.approx(problem.value(largest)[0], rel=1e-12)
     _, full_support = _greedy(problem)  # without a deadline: k steps (at k = 1 the same variable, the largest variance)
     assert len(full_support) == k and (k > 1 or np.array_equal(full_support, largest))
+
+
+@pytest.mark.parametrize("limit", [2.5, 0, -1, True])
+def test_a_node_limit_that_is_no_positive_integer_is_refused(limit):
+    with pytest.raises(spcakit.InvalidParameterError, match="branch-and-bound: node_limit must be a positive integer"):
+        spcakit.fit("builtin:pitprops", "exact", r=1, k=4, node_limit=limit)

@@ -378,11 +378,22 @@ def sparse_pca(
     r = _check_count(n_components, "n_components")
     if key_added is not None and (not isinstance(key_added, str) or not key_added):
         raise InvalidParameterError(f"key_added must be a nonempty string or None; got {key_added!r}")
+    if key_added is not None and ("/" in key_added or "\0" in key_added or key_added.strip(".") == ""):
+        raise InvalidParameterError(
+            f"key_added={key_added!r} cannot be written to an .h5ad file (a '/' there starts a group; '.' and '..' "
+            "and NUL are not names): choose a name without them, e.g. 'X_spca_k10'"
+        )
     if not isinstance(zero_center, (bool, np.bool_)) or not isinstance(copy, (bool, np.bool_)):
         raise InvalidParameterError(f"zero_center and copy must be True or False; got {zero_center!r}, {copy!r}")
     if adata.isbacked and layer is None:
         raise InvalidDataError("adata is backed (its X on disk); load it first: adata = adata.to_memory()")
     x = _expression(adata, layer)
+    if not (np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.bool_)) or np.issubdtype(x.dtype, np.complexfloating):
+        what = "adata.X" if layer is None else f"adata.layers[{layer!r}]"
+        raise InvalidDataError(
+            f"{what} holds {x.dtype} values, not real numbers; sparse_pca needs numeric expression values (convert "
+            f"them first, e.g. {what} = {what}.astype('float32'), or keep the non-numeric data in adata.obs/var)"
+        )
     if sp.issparse(x) and x.format != "csr":
         x = x.tocsr()  # one copy of the stored entries; CSR's rows are what the blocks below take
     mask = _gene_mask(adata, use_highly_variable)
@@ -394,6 +405,13 @@ def sparse_pca(
             "adata.var_names_make_unique() makes them unique"
         )
     n, p = x.shape[0], names.size
+    if n < (2 if zero_center else 1) or p == 0:
+        cells = f"{n} cell{'' if n == 1 else 's'}"
+        raise InvalidDataError(
+            f"this AnnData has {cells} and {p} gene(s) fitted; sparse PCA needs at least "
+            f"{'2 cells (the genes are centred: one cell has no variance about its mean)' if zero_center else '1 cell'} "
+            "and 1 gene" + ("" if p else " (use_highly_variable or the mask left none)")
+        )
     largest = min(p, n - 1 if zero_center else n)
     if r > largest:
         raise InvalidParameterError(

@@ -379,3 +379,34 @@ def test_the_covariance_is_formed_only_when_it_is_no_larger_than_the_data(cells,
     assert formed == [1]  # not formed again
     reference = spcakit.fit(sparse.X, "tpower", r=2, k=10)
     assert np.allclose(np.abs(sparse.varm["spca_loadings"]), np.abs(reference.loadings), atol=1e-6)
+
+
+@pytest.mark.parametrize("key", ["a/b", ".", "..", "x\0y"])
+def test_a_key_that_an_h5ad_file_cannot_hold_is_refused_before_any_work(small, key):
+    with pytest.raises(InvalidParameterError, match="cannot be written to an .h5ad file"):
+        sa.sparse_pca(small, n_components=2, k=5, key_added=key)
+    assert "X_spca" not in small.obsm and key not in small.obsm
+
+
+def test_a_plain_key_is_written_and_read_back_from_an_h5ad_file(small, tmp_path):
+    sa.sparse_pca(small, n_components=2, k=5, key_added="X_spca_k5")
+    small.write_h5ad(tmp_path / "a.h5ad")
+    back = anndata.read_h5ad(tmp_path / "a.h5ad")
+    np.testing.assert_array_equal(back.obsm["X_spca_k5"], small.obsm["X_spca_k5"])
+
+
+@pytest.mark.parametrize(("cells", "zero_center", "message"), [
+    (0, True, "has 0 cells .*at least 2 cells"),
+    (1, True, "has 1 cell and .*at least 2 cells"),
+    (0, False, "has 0 cells .*at least 1 cell"),
+])  # fmt: skip
+def test_an_anndata_too_small_to_fit_says_what_it_needs(cells, zero_center, message):
+    adata = anndata.AnnData(np.ones((cells, 5), dtype=np.float32))
+    with pytest.raises(InvalidDataError, match=message):
+        sa.sparse_pca(adata, n_components=1, k=2, zero_center=zero_center)
+
+
+def test_non_numeric_expression_values_are_named_as_such():
+    adata = anndata.AnnData(np.array([[1, "a"], [2, "b"], [3, "c"]], dtype=object))
+    with pytest.raises(InvalidDataError, match="adata.X holds object values, not real numbers"):
+        sa.sparse_pca(adata, n_components=1, k=1)

@@ -410,3 +410,16 @@ def test_non_numeric_expression_values_are_named_as_such():
     adata = anndata.AnnData(np.array([[1, "a"], [2, "b"], [3, "c"]], dtype=object))
     with pytest.raises(InvalidDataError, match="adata.X holds object values, not real numbers"):
         sa.sparse_pca(adata, n_components=1, k=1)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_view_is_fitted_as_the_data_it_shows(small, sparse):
+    adata = small.copy()
+    if not sparse:
+        adata.X = adata.X.toarray() if sp.issparse(adata.X) else adata.X
+    view = adata[:300, :100]
+    assert view.is_view
+    fitted = sa.sparse_pca(view, n_components=2, k=5, copy=True)
+    alone = sa.sparse_pca(view.copy(), n_components=2, k=5, copy=True)
+    np.testing.assert_allclose(fitted.obsm["X_spca"], alone.obsm["X_spca"], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(fitted.varm["spca_loadings"], alone.varm["spca_loadings"], atol=1e-6)  # float32 data

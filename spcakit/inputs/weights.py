@@ -57,7 +57,14 @@ def check_weights(weights: object, n: int, *, center: bool) -> np.ndarray:
         raise InvalidDataError(
             f"sample_weight has {positive} positive weight; centring needs at least 2 rows with positive weight"
         )
-    total = float(w.sum())
+    with np.errstate(over="ignore"):
+        total = float(w.sum())
+    if not np.isfinite(total):
+        raise InvalidDataError(
+            f"sample_weight sums to more than double precision holds (the largest weight is {float(w.max()):.6g}); "
+            "divide them all by a constant (frequency weights: that changes no loading and no CPEV, only the "
+            "variances through the sum), e.g. so that they sum to the number of rows"
+        )
     if total <= (1.0 if center else 0.0):
         raise InvalidDataError(
             f"sample_weight sums to {total:.6g}; they are frequency weights (an integer weight counts a row that "

@@ -275,3 +275,15 @@ def test_cli_missing_or_wrong_weight_files_exit_2(cli, files: dict[str, Path], t
         assert words in result.output
     result = cli.invoke("cv", "tpower", "-d", files["x"], "--weights", files["csv"])
     assert result.exit_code == 2 and "run, compose and path only" in result.output
+
+
+def test_weights_whose_sum_overflows_are_blamed_on_the_weights_not_the_data():
+    x = np.random.default_rng(0).standard_normal((20, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy overflow warning reaches the user either
+        with pytest.raises(spcakit.InvalidDataError, match="sample_weight sums to more than double precision holds"):
+            spcakit.fit(x, "spcart", r=1, sample_weight=np.full(20, 1e307))
+    # the same weights divided by a constant are taken, with the loadings of equal weights
+    scaled = spcakit.fit(x, "spcart", r=1, sample_weight=np.full(20, 1e307) / 1e307)
+    plain = spcakit.fit(x, "spcart", r=1)
+    np.testing.assert_allclose(scaled.loadings, plain.loadings, atol=1e-12)

@@ -249,9 +249,6 @@ def _expression(adata: Any, layer: Any) -> Any:
             names = ", ".join(map(repr, adata.layers.keys())) or "none"
             raise InvalidParameterError(f"adata has no layer {layer!r}; its layers: {names}")
         x, what = adata.layers[layer], f"adata.layers[{layer!r}]"
-    if (sp.issparse(x) or isinstance(x, np.ndarray)) and type(x).__module__.split(".")[0] == "anndata":
-        # a view's matrix (adata[cells] or adata[:, genes]): the plain array or sparse matrix it shows, not a copy
-        x = np.asarray(x) if isinstance(x, np.ndarray) else (sp.csr_matrix(x) if isinstance(x, sp.spmatrix) else sp.csr_array(x))
     if sp.issparse(x) or isinstance(x, np.ndarray):
         return x
     raise InvalidDataError(

@@ -167,7 +167,7 @@ def _write_outcome(outcome: Any, folder: Path, inputs: list[str]) -> list[Path]:
         return sweeps.write_outputs(outcome, folder, inputs)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{outcome.spec.name}.json"
-    check_output(path, [Path(source) for source in inputs if not source.startswith("builtin:")], "--out")
+    check_output(path, [Path(source) for source in inputs], "--out")  # a builtin: name is no file: never the same
     write_output(path, json.dumps(outcome.to_dict(), indent=2) + "\n")
     return [path]
 

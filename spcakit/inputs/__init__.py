@@ -161,10 +161,11 @@ def read_missing(
 
 
 def refuse_anndata(data: object, what: str) -> None:
-    """Refuse an AnnData, recognised by its class's module (anndata is never imported here), pointing to
+    """Refuse an AnnData, recognised by its class (anndata is never imported here), pointing to
     :func:`spcakit.anndata.sparse_pca`; called before anything tries to read it as a matrix (which took
-    10-24 s on a few thousand cells, then failed)."""
-    if type(data).__module__.split(".")[0] != "anndata":
+    10-24 s on a few thousand cells, then failed). The matrix of a view (``adata[cells].X``, anndata's own array
+    and sparse view classes) is a matrix, and is taken as one."""
+    if type(data).__module__.split(".")[0] != "anndata" or not any(c.__name__ == "AnnData" for c in type(data).__mro__):
         return
     from spcakit.core.errors import InvalidDataError  # noqa: PLC0415 - only for this refusal
 

@@ -130,20 +130,8 @@ def open_input(data: Any, options: InputOptions, *, rows: bool = False, missing_
         data, names, is_covariance, source = loaded_source(data, name_list(options.columns, "columns"),
                                                            name_list(options.drop, "drop"), missing=True)  # fmt: skip
         covariance, feature_names = covariance or is_covariance, feature_names or names
-    try:
-        problem = as_problem(data, covariance=covariance, center=options.center, standardize=options.standardize,
-                             feature_names=feature_names, columns=options.columns, drop=options.drop,
-                             weights=options.sample_weight, source=source)  # fmt: skip
-    except MissingValuesError as exc:
-        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
-            raise
-        if options.missing == "error":
-            if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
-                raise
-            raise MissingValuesError(error_text(str(exc))) from None
-        incomplete = read_missing(data, feature_names, name_list(options.columns, "columns"), name_list(options.drop, "drop"))
-        return OpenedInput(problem=None, incomplete=incomplete, source=source)
-    return OpenedInput(problem=problem, incomplete=None, source=source)
+    return _problem_or_incomplete(data, options, covariance=covariance, names=feature_names, source=source,
+                                  columns=options.columns, drop=options.drop, missing_options=missing_options)
 
 
 def _open_rows(data: Any, options: InputOptions, missing_options: str | None) -> OpenedInput:
@@ -161,21 +149,31 @@ def _open_rows(data: Any, options: InputOptions, missing_options: str | None) ->
             matrix, names, source = dataset.matrix, names or dataset.feature_names, dataset.source
         matrix, names, chosen = _rows_with_columns(matrix, names, columns, drop)
     held = matrix if is_scipy_sparse(matrix) or is_dask_array(matrix) else None
+    return _problem_or_incomplete(matrix, options, covariance=options.covariance, names=names, source=source,
+                                  columns=None if chosen else columns, drop=None if chosen else drop,
+                                  missing_options=missing_options, rows=held)
+
+
+def _problem_or_incomplete(
+    data: Any, options: InputOptions, *, covariance: bool, names: Any, source: str, columns: Any, drop: Any,
+    missing_options: str | None, rows: Any = None,
+) -> OpenedInput:
+    """The problem of ``data`` (:func:`~spcakit.inputs.as_problem`), or, when it holds NaN and ``missing`` is not
+    ``"error"``, the data to impute, their columns chosen alike; a covariance's NaN are refused always."""
     try:
-        problem = as_problem(matrix, covariance=options.covariance, center=options.center,
-                             standardize=options.standardize, feature_names=names, source=source,
-                             columns=None if chosen else columns, drop=None if chosen else drop)  # fmt: skip
+        problem = as_problem(data, covariance=covariance, center=options.center, standardize=options.standardize,
+                             feature_names=names, columns=columns, drop=drop, weights=options.sample_weight,
+                             source=source)  # fmt: skip
     except MissingValuesError as exc:
-        if options.covariance:
+        if covariance or isinstance(data, Covariance):  # a covariance's missing entries are not imputed
             raise
         if options.missing == "error":
             if "missing='auto'" in str(exc):  # the message names the options already (a CSV file's)
                 raise
             raise MissingValuesError(error_text(str(exc), missing_options)) from None
-        incomplete = read_missing(matrix, names, None if chosen else name_list(columns, "columns"),
-                                  None if chosen else name_list(drop, "drop"))  # fmt: skip
+        incomplete = read_missing(data, names, name_list(columns, "columns"), name_list(drop, "drop"))
         return OpenedInput(problem=None, incomplete=incomplete, source=source)
-    return OpenedInput(problem=problem, incomplete=None, source=source, rows=held)
+    return OpenedInput(problem=problem, incomplete=None, source=source, rows=rows)
 
 
 def _rows_with_columns(data: Any, names: Any, columns: Any, drop: Any) -> tuple[Any, Any, bool]:

@@ -214,6 +214,21 @@ _STUDY_ROW_TABLE = Table(
     },
     expected="a table ([[rows]])",
 )
+#: What an experiment's ``name`` may be: a plain file name (it names the files ``--out`` writes), no path.
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def _plain_name(value: Any, path: KeyPath) -> str:
+    """An experiment's ``name``: a plain file name (:data:`PLAIN_NAME`). The outputs are named after it, so
+    ``../x``, an absolute path or a folder separator would write outside the folder the user named."""
+    name = Str(empty=False)(value, path)
+    if not PLAIN_NAME.fullmatch(name):
+        raise Invalid(path, f"{name!r} is not a plain file name; an experiment's name names the files --out writes, so "
+                            "it is letters, digits, '.', '_' and '-' (starting with a letter or digit, at most 128), "
+                            "no folder")
+    return name
+
+
 _CASE = Table(
     {
         "name": Field(Str(empty=False), required=True),
@@ -224,7 +239,7 @@ _CASE = Table(
 )
 _STUDY_COMMON = {
     "kind": KIND_FIELD,
-    "name": Field(Str(empty=False), required=True),
+    "name": Field(_plain_name, required=True),
     "title": Field(Str(), required=True),
     "paper": Field(Str(), default=""),
     "notes": Field(Str(), default=""),
@@ -416,7 +431,7 @@ _ROW_TABLE = Table(
 EXPERIMENT_SCHEMA = Table(
     {
         "kind": KIND_FIELD,
-        "name": Field(Str(empty=False), required=True),
+        "name": Field(_plain_name, required=True),
         "title": Field(Str(), required=True),
         "paper": Field(Str(), default=""),
         "data": Field(Str(empty=False), required=True),
@@ -444,20 +459,6 @@ def experiment_kind(data: Mapping[str, Any], where: str) -> str:
     return kind
 
 
-#: What an experiment's ``name`` may be: a plain file name (it names the files ``--out`` writes), no path.
-PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def check_plain_name(name: Any, where: str) -> None:
-    """Refuse an experiment ``name`` that is not a plain file name (:data:`PLAIN_NAME`): the outputs are named after
-    it, so ``../x``, an absolute path or a folder separator would write outside the folder the user named."""
-    if isinstance(name, str) and not PLAIN_NAME.fullmatch(name):
-        raise SpecError(
-            f"{where}: name: {name!r} is not a plain file name; an experiment's name names the files --out writes, "
-            "so it is letters, digits, '.', '_' and '-' (starting with a letter or digit, at most 128), no folder"
-        )
-
-
 def load_experiment_spec(path: str | Path) -> ExperimentSpec | StudySpec:
     """Read an experiment spec (``specs/experiments/*.toml``), checked against its kind's schema.
 
@@ -469,7 +470,6 @@ def load_experiment_spec(path: str | Path) -> ExperimentSpec | StudySpec:
     path = Path(path)
     where = str(path)
     raw = read_toml(path)
-    check_plain_name(raw.get("name"), where)
     kind = experiment_kind(raw, where)
     if kind in STUDY_SCHEMAS:
         return study_spec(validate(STUDY_SCHEMAS[kind], raw, where), where)

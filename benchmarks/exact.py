@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     from threadpoolctl import threadpool_limits
 
     import spcakit
-    from spcakit_exact.search import branch_and_bound
+    from spcakit.analysis.search.tree import branch_and_bound
 
     cases: list[tuple[str, np.ndarray, int, float | None]] = []
     limits: dict[str, float] = {}

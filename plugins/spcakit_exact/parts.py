@@ -3,13 +3,12 @@ r"""The exact solver as parts: the ``branch-and-bound`` solver and the ``certifi
 ``branch-and-bound`` (an :class:`~spcakit.core.protocols.Updater` used as a one-shot solver) solves
 :math:`\max x^\top Ax` s.t. :math:`\|x\|_0 \le k`, :math:`x^\top Bx = 1` on the covariance the driver hands
 it (deflated by any deflator; :math:`B` from the generalized deflation's carry, :data:`spcakit.core.records.CONSTRAINT`),
-by :func:`spcakit_exact.search.branch_and_bound`. Its state is the :class:`~spcakit_exact.search.Search`
+by :func:`spcakit.analysis.search.tree.branch_and_bound`. Its state is the :class:`~spcakit.analysis.search.tree.Search`
 record, which the ``certified`` stopper turns into the component's stopping reason: ``optimal`` with the
-certified gap, or what stopped the search with its bound and gap (a
+node count, or what stopped the search with its best value and bound (a
 :class:`~spcakit.core.records.CapReached`, so the result warns that the loading is not proven optimal). The reason
 carries the search's bound (:func:`~spcakit.core.records.with_proved_bound`): the result's ``bound`` and ``gap`` metrics
-take it where it is tighter than their own, for the first loading and, under the generalized deflation, for
-every loading.
+take the first loading's where it is tighter than their own.
 """
 
 from __future__ import annotations
@@ -24,8 +23,10 @@ from spcakit.plugin_api import (
     InvalidParameterError,
     IterState,
     Problem,
+    Search,
     Stopper,
     Updater,
+    branch_and_bound,
     check_cardinality,
     constraint_matmat,
     optional,
@@ -36,7 +37,6 @@ from spcakit.plugin_api import (
     to_int,
     with_proved_bound,
 )
-from spcakit_exact.search import Search, branch_and_bound
 
 PAPER = "Berk & Bertsimas - Certifiably optimal sparse principal component analysis (Math. Prog. Comp. 2019)"
 #: The solver forms the covariance explicitly: up to this many variables.
@@ -96,12 +96,13 @@ class Certified(Stopper):
         found = state.updater_state
         if not isinstance(found, Search):
             return "one step"
+        # no gap here: the result's gap metric is the one gap of each component (the first loading's takes this bound)
         if found.optimal:
-            reason: str = f"optimal (certified: gap {found.gap:.1e}, {found.nodes} nodes, {found.seconds:.3g} s)"
+            reason: str = f"optimal (certified: {found.nodes} nodes, {found.seconds:.3g} s)"
         else:
+            what = "added variance given the earlier loadings" if found.generalized else "variance"
             reason = CapReached(
-                f"{found.stopped} after {found.nodes} nodes: best {found.value:.6g}, bound {found.bound:.6g}, "
-                f"gap {100 * found.gap:.3g} %",
+                f"{found.stopped} after {found.nodes} nodes: best {what} {found.value:.6g}, at most {found.bound:.6g}",
                 advice="the loading is the best found, not proven optimal; raise time_limit (--time-limit) or "
                        "node_limit for a certificate",
             )

@@ -51,7 +51,7 @@ from spcakit.numerics.operators import CovarianceOperator, DenseCovariance, dens
 from spcakit.core.records import column_norms
 from spcakit.numerics.thresholding import RHO_GRID, threshold_knapsack, threshold_search
 
-__all__ = ["BOUNDS", "BOUND_METRICS", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
+__all__ = ["BOUNDS", "as_operator", "positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
            "refined_threshold_bound"]
@@ -68,10 +68,12 @@ EIGEN_LIMIT = 2000
 GERSHGORIN_EVERY_LIMIT = 200_000
 #: Columns fetched at once for the Gershgorin bound.
 COLUMN_BLOCK = 256
-#: The relaxations of the bound metrics (:func:`component_bounds`' ``relaxation``, ``spcakit.fit(bound=...)``):
-#: ``"fast"``, the bounds above (milliseconds at ``p = 1000``), and ``"threshold"``, those and the threshold bound
-#: of each :math:`C_t` (:func:`refined_threshold_bound`: a fraction of a second to seconds per loading at ``p = 1000``).
-RELAXATIONS = ("fast", "threshold")
+#: The relaxations of the bound metrics (``spcakit.fit(bound=...)``): ``"fast"`` (the default), the bounds above and a
+#: branch and bound of at most 64 nodes (fewer above p = 100) from the first loading's support
+#: (:func:`spcakit.analysis.certificate.searched_bound`; up to 1000 variables); ``"threshold"``, the bounds above and the
+#: threshold bound (:func:`refined_threshold_bound`: a fraction of a second to seconds per cardinality at ``p = 1000``);
+#: ``"certify"``, the search to its end: the first loading's bound is the optimum (seconds to hours, up to 5000 variables).
+RELAXATIONS = ("fast", "threshold", "certify")
 #: The ``"threshold"`` relaxation forms ``p x p`` matrices (and decomposes them): refused above this many variables.
 THRESHOLD_LIMIT = 5000
 
@@ -98,7 +100,7 @@ class SparseBound:
     bounds: dict[str, float]
 
 
-def _operator(covariance: object) -> CovarianceOperator:
+def as_operator(covariance: object) -> CovarianceOperator:
     if isinstance(covariance, np.ndarray):
         matrix = np.asarray(covariance, dtype=float)
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
@@ -110,6 +112,14 @@ def _operator(covariance: object) -> CovarianceOperator:
             f"{type(covariance).__name__}"
         )
     return covariance
+
+
+def positive_semidefinite(matrix: np.ndarray) -> bool:
+    """Whether a symmetric ``matrix``'s least eigenvalue is at least ``-64 p eps`` times its largest magnitude: only
+    then do the trace bounds hold (an operator of data is so by construction; a raw array is checked)."""
+    values = np.linalg.eigvalsh(matrix)
+    scale = max(float(np.abs(values).max(initial=0.0)), np.finfo(float).tiny)
+    return bool(values[0] >= -64 * matrix.shape[0] * np.finfo(float).eps * scale)
 
 
 def _checked_k(k: object, p: int) -> int:
@@ -136,14 +146,15 @@ def sparse_variance_bound(covariance: object, k: int) -> SparseBound:
         :data:`EIGEN_LIMIT` variables, the Gershgorin bound when the operator holds :math:`C` or
         :math:`p \le` :data:`GERSHGORIN_LIMIT`, the diagonal bound always).
     """
-    op = _operator(covariance)
+    op = as_operator(covariance)
     p = op.p
     k = _checked_k(k, p)
     diagonal = np.asarray(op.diagonal(), dtype=float)
     bounds: dict[str, float] = {}
     if p <= EIGEN_LIMIT:
         bounds["eigenvalue"] = float(np.asarray(top_eigenpairs(densify(op), 1, vectors=False))[0])
-    bounds["diagonal"] = float(np.sort(diagonal)[::-1][:k].sum())
+    if not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op)):  # the trace bound needs it
+        bounds["diagonal"] = float(np.sort(diagonal)[::-1][:k].sum())
     if op.explicit() is not None or p <= GERSHGORIN_LIMIT:
         bounds["gershgorin"] = gershgorin_bound(op, k)
     which = min(bounds, key=lambda name: (bounds[name], BOUNDS.index(name)))
@@ -160,7 +171,7 @@ def relative_gap(loading: np.ndarray, covariance: object, bound: SparseBound | N
     least the loading's true distance from the optimum (relative); 0 proves it optimal (to rounding). A
     matrix whose bound is 0 has every loading optimal: the gap is 0.
     """
-    op = _operator(covariance)
+    op = as_operator(covariance)
     x = np.asarray(loading, dtype=float).ravel()
     if x.shape[0] != op.p or not np.any(x):
         raise InvalidParameterError(f"the loading must be a nonzero vector of length p = {op.p}; got shape {x.shape}")
@@ -274,14 +285,15 @@ def component_bounds(
         search's certificate: :func:`spcakit.core.records.proved_bound`); the least is kept, and ``which`` says
         ``"method"`` where it is that one.
     """
-    op = _operator(covariance)
+    op = as_operator(covariance)
     x = np.asarray(loadings, dtype=float)
     if x.ndim != 2 or x.shape[0] != op.p:
         raise InvalidParameterError(f"loadings must be a p x r array with p = {op.p}; got shape {x.shape}")
     p, r = x.shape
     check_relaxation(relaxation, p)
     explicit = op.explicit()
-    dense = None if relaxation == "fast" else (explicit if explicit is not None else densify(op))
+    psd = not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op))  # else no trace bound
+    dense = None if relaxation != "threshold" else (explicit if explicit is not None else densify(op))
     diagonal = np.asarray(op.diagonal(), dtype=float)
     scale = float(np.abs(diagonal).max(initial=0.0))
     span = loading_span(x, op) if span is None else span
@@ -298,9 +310,12 @@ def component_bounds(
         if k == 0:
             taken.append(None)
             continue
-        bounds = {"diagonal": float(top[t])}
+        bounds = {"diagonal": float(top[t])} if psd else {}
         if gershgorin or (gershgorin is None and explicit is not None and (t == 0 or p * p * r <= GERSHGORIN_EVERY_LIMIT)):
             j = int(before[t])  # the basis columns that span the loadings before t
+            bounds["gershgorin"] = gershgorin_bound(op, k, basis[:, :j], c_basis[:, :j], m[:j, :j])
+        if not bounds:  # an indefinite matrix and Gershgorin asked never: it is the one bound left that holds
+            j = int(before[t])
             bounds["gershgorin"] = gershgorin_bound(op, k, basis[:, :j], c_basis[:, :j], m[:j, :j])
         if dense is not None:
             j = int(before[t])
@@ -486,7 +501,7 @@ def threshold_bound(covariance: object, k: int, rhos: Any = None) -> tuple[float
     (gene expression), where the other bounds are near :math:`\lambda_{\max}(C)`. Needs the entries of
     :math:`C` (``p x p``); ``rhos`` defaults to :data:`~spcakit.numerics.thresholding.RHO_GRID` times the largest diagonal entry.
     """
-    c = densify(_operator(covariance))
+    c = densify(as_operator(covariance))
     p = c.shape[0]
     k = _checked_k(k, p)
     scale = float(np.abs(np.diag(c)).max(initial=0.0))
@@ -515,7 +530,7 @@ def refined_threshold_bound(covariance: object, k: int) -> tuple[float, float]:
     most 14 evaluations (each one eigen-decomposition of :math:`M_\rho`'s blocks), usually 8 to 11; the bound
     is within a few percent of the grid's and often below it (a finer :math:`\rho` near the best).
     """
-    c = densify(_operator(covariance))
+    c = densify(as_operator(covariance))
     p = c.shape[0]
     k = _checked_k(k, p)
     best, rho = threshold_search(c, k)
@@ -537,12 +552,13 @@ def check_relaxation(relaxation: object, p: int | None = None) -> str:
     variables ``p``), else :class:`~spcakit.core.errors.InvalidParameterError` saying what would be valid."""
     if not isinstance(relaxation, str) or relaxation not in RELAXATIONS:
         raise InvalidParameterError(
-            f"unknown bound relaxation {relaxation!r}; choose one of: {', '.join(RELAXATIONS)} (fast: the eigenvalue, "
-            "diagonal and Gershgorin bounds; threshold: those and the threshold bound, tighter and slower)"
+            f"unknown bound relaxation {relaxation!r}; choose one of: {', '.join(RELAXATIONS)} (fast: the cheap bounds and "
+            "a short search; threshold: the threshold bound too, tighter on many weakly correlated variables; certify: "
+            "the search to its end, the first loading's optimum)"
         )
-    if relaxation == "threshold" and p is not None and p > THRESHOLD_LIMIT:
+    if relaxation in ("threshold", "certify") and p is not None and p > THRESHOLD_LIMIT:
         raise InvalidParameterError(
-            f"bound='threshold' forms and decomposes p x p matrices, up to p = {THRESHOLD_LIMIT} variables; these data "
+            f"bound='{relaxation}' forms and decomposes p x p matrices, up to p = {THRESHOLD_LIMIT} variables; these data "
             f"have p = {p}: use bound='fast' (the default)"
         )
     return relaxation
@@ -550,30 +566,3 @@ def check_relaxation(relaxation: object, p: int | None = None) -> str:
 
 #: The order that decides ties between the bounds of :func:`component_bounds`.
 _COMPONENT_ORDER = (*BOUNDS, "threshold", "method")
-
-
-# -- the bound and the gap of every run (registered by the core) ----------------------------------------------
-def _run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> ComponentBounds:
-    """:func:`component_bounds` of the run, once for both metrics, with the run's relaxation (``context.bound``);
-    :math:`\\lambda_{\\max}(C)` from the run's spectrum when a direct solver gave it: the value when the run has it
-    already, else computed only when it could be the least bound."""
-    known = context.kept_top_eigenvalue()
-    return context.shared(  # type: ignore[no-any-return]
-        "component_bounds",
-        lambda: component_bounds(problem.covariance, loadings,
-                                 top_eigenvalue=context.exact_top_eigenvalue if known is None else known,
-                                 span=shared_span(problem, loadings, context), relaxation=context.bound,
-                                 proved=context.proved),
-    )
-
-
-#: The certificate of every run: per loading, :func:`component_bounds`' bound and gap.
-BOUND_METRICS = (
-    Metric(name="bound", label="bound",
-           description="no loading as sparse explains more (after the earlier ones)",
-           compute=lambda pr, x, c: list(_run_bounds(pr, x, c).bound),
-           format=format_number()),
-    Metric(name="gap", label="gap",
-           description="(bound - variance) / bound: at least the distance from the best",
-           compute=lambda pr, x, c: list(_run_bounds(pr, x, c).gap), format=format_number()),
-)  # fmt: skip

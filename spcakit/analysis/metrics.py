@@ -270,12 +270,15 @@ class MetricContext:
     proved
         Per loading, an upper bound the method proved on the bound metrics' problem, or ``None``
         (:func:`spcakit.core.records.proved_bound`; the ``exact`` search's): they keep it where it is tighter.
+    seconds
+        How long the fit took, or ``None`` (kept for metrics that weigh their cost against the fit's).
     """
 
     problem: Problem
     loadings: np.ndarray
     bound: str = "fast"
     proved: tuple[float | None, ...] | None = None
+    seconds: float | None = None
     _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
     _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
 
@@ -292,14 +295,16 @@ class MetricContext:
             self._spectrum = top_eigenvalues(self.problem.covariance, max(k, self.loadings.shape[1]))
         return self._spectrum[:k]
 
-    def kept_top_eigenvalue(self) -> float | None:
-        r""":math:`\lambda_{\max}(C)` when the run already has it from a direct solver (its spectrum, or the values the
-        operator kept, e.g. from a PCA start), else ``None``: nothing is computed."""
+    def kept_top_eigenvalues(self, k: int | None = None) -> np.ndarray | None:
+        r"""The ``k`` (default ``r``) leading eigenvalues of :math:`C` when the run already has them from a direct solver
+        (its spectrum, or the values the operator kept, e.g. from a PCA start), else ``None``: nothing is computed."""
+        k = self.loadings.shape[1] if k is None else k
+        wanted = min(k, self.problem.p)
         direct = getattr(self.problem.covariance, "direct_spectrum", None)
-        if self._spectrum is not None and direct is not None and direct(int(self._spectrum.shape[0])):
-            return float(self._spectrum[0]) if self._spectrum.size else 0.0
-        kept = getattr(self.problem.covariance, "kept_top_eigenvalue", None)
-        return None if kept is None else kept()
+        if self._spectrum is not None and self._spectrum.shape[0] >= wanted and direct is not None and direct(int(self._spectrum.shape[0])):
+            return self._spectrum[:wanted]
+        kept = getattr(self.problem.covariance, "kept_top_eigenvalues", None)
+        return None if kept is None else kept(wanted)
 
     def exact_top_eigenvalue(self) -> float | None:
         r""":math:`\lambda_{\max}(C)` from the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics)
@@ -378,6 +383,7 @@ def compute_metrics(
     proved: Sequence[float | None] | None = None,
     plugins: Mapping[str, str] | None = None,
     issued: list[str] | None = None,
+    seconds: float | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
     (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved).
@@ -393,7 +399,7 @@ def compute_metrics(
     from spcakit.core.errors import SpcakitError  # noqa: PLC0415
     from spcakit.output.json_values import NotJsonError, json_value  # noqa: PLC0415
 
-    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
+    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved), seconds)
     values: dict[str, Any] = {}
     for metric in metrics:
         try:

@@ -17,6 +17,7 @@ import typer
 
 from spcakit.workflows.fit import fit
 from spcakit.analysis.bounds import check_relaxation
+from spcakit.analysis.certificate import certificate_text
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
@@ -134,6 +135,9 @@ def render_text(result: Result, source: str) -> str:
     width = max(20, *(len(value) for _, value, _ in rows))
     for name, value, what in rows:
         lines.append(f"  {name:<9} {value:<{width}} {what}".rstrip())
+    words = certificate_text(m.get("gap") or [], [len(comp) for comp in result.components()])
+    if words:
+        lines += ["", "Certificate", *(f"  {line}" for line in words)]
     return "\n".join(lines)
 
 

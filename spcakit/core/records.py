@@ -140,9 +140,9 @@ def with_proved_bound(reason: str, bound: float, *, given_earlier: bool) -> str:
     component was fitted to.
 
     ``given_earlier``: the method maximised the variance the loading adds to the earlier ones (Mackey's generalized
-    deflation, :math:`C_t = (I - P)C(I - P)`, :math:`B = I - P`, :math:`P` the projection onto their span); the bound
-    is then also one of the ``bound`` metric's problem (:func:`spcakit.analysis.bounds.component_bounds`), as it is for the
-    first loading whatever the deflation. :func:`proved_bound` reads it back.
+    deflation, :math:`C_t = (I - P)C(I - P)`, :math:`B = I - P`, :math:`P` the projection onto their span). The first
+    loading's bound is one on the sparse eigenvalue of :math:`C` itself, which the result's ``bound`` metric takes
+    (:func:`spcakit.analysis.certificate.cumulative_bounds`); :func:`proved_bound` reads it back.
     """
     made: str = reason if isinstance(reason, CapReached) else Proved(reason)
     made.proved_bound = float(bound)  # type: ignore[attr-defined]
@@ -151,10 +151,10 @@ def with_proved_bound(reason: str, bound: float, *, given_earlier: bool) -> str:
 
 
 def proved_bound(reason: str, component: int) -> float | None:
-    """The bound ``reason`` carries (:func:`with_proved_bound`) when it bounds the ``bound`` metric's problem of
-    loading ``component`` (0-based): the first loading's, or a later one's given the earlier ones; else ``None``."""
+    """The bound ``reason`` carries (:func:`with_proved_bound`) when it bounds the sparse eigenvalue of the covariance
+    itself: the first loading's (``component`` 0); else ``None`` (a later loading's is for what the earlier left)."""
     bound = getattr(reason, "proved_bound", None)
-    if bound is None or not (component == 0 or getattr(reason, "given_earlier", False)):
+    if bound is None or component != 0:
         return None
     return float(bound)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from spcakit.analysis.certificate import BOUND_METRICS
+from spcakit.analysis.metrics import CORE_METRICS
 from spcakit.core.drivers import BlockDriver, DeflationDriver
 from spcakit.core.hookspecs import hookimpl
-from spcakit.analysis.bounds import BOUND_METRICS
-from spcakit.analysis.metrics import CORE_METRICS
 from spcakit.parts import PARTS
 
 

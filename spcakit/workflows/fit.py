@@ -285,10 +285,11 @@ def _result(
         mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
         raise part_failure(mixed, registry) from mixed
     proved = tuple(proved_bound(s, i) for i, s in enumerate(reasons))  # the method's own certificates, if any
+    alike = len(set(reasons)) == 1  # one reason for every component (before the later ones say what they certify)
     reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
-    reason = reasons[0] if len(set(reasons)) == 1 else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
+    reason = reasons[-1] if alike else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes,
+    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes, seconds=seconds,
                                             proved=proved if any(b is not None for b in proved) else None),
                             report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(
@@ -314,18 +315,17 @@ def _result(
     )
 
 
-#: Appended to the reason of a later loading whose certificate is for its deflated covariance (:func:`_certificate_scope`).
-DEFLATED_CERTIFICATE = (" (for the covariance its deflator left, where the bound and gap metrics are for the covariance "
-                        "with the earlier loadings' span projected out)")
+#: Appended to the reason of a later loading with a certificate (:func:`_certificate_scope`).
+DEFLATED_CERTIFICATE = " (for the covariance the earlier loadings left; the bound and gap metrics are for the loadings together)"
 
 
 def _certificate_scope(reason: str, component: int) -> str:
-    """``reason``, saying what a later loading's certificate (:func:`~spcakit.core.records.with_proved_bound`) is for when it
-    does not bound the ``bound`` metric's problem (:func:`spcakit.analysis.bounds.component_bounds`: the covariance with the
-    earlier loadings' span projected out): the covariance the method's deflator left (``exact`` with any deflator
-    but the generalized one, whose later loadings could otherwise read "optimal" beside a gap of 20 %)."""
-    if getattr(reason, "proved_bound", None) is None or proved_bound(reason, component) is not None:
-        return reason  # no certificate, or one of the metrics' problem
+    """``reason``, saying what a later loading's certificate (:func:`~spcakit.core.records.with_proved_bound`) is for:
+    the covariance the earlier loadings left (under the method's deflation), where the ``bound`` and ``gap`` metrics
+    (:func:`spcakit.analysis.certificate.cumulative_bounds`) are for the first ``t`` loadings together, so that
+    "optimal" never reads as a claim about the metric beside it."""
+    if getattr(reason, "proved_bound", None) is None or component == 0:
+        return reason  # no certificate, or the first loading's (the metrics' own problem)
     if isinstance(reason, CapReached):  # keeps its advice and its class (the result warns that it did not finish)
         return CapReached(str(reason) + DEFLATED_CERTIFICATE, advice=reason.advice)
     return str(reason) + DEFLATED_CERTIFICATE

@@ -265,13 +265,14 @@ def test_operators_keep_the_top_eigenvalue_a_direct_solver_found():
     x = rng.standard_normal((30, 12))
     c = np.cov(x, rowvar=False)
     dense = spcakit.numerics.operators.DenseCovariance(c)
-    assert dense.kept_top_eigenvalue() is None
+    assert dense.kept_top_eigenvalues(2) is None
     dense.top_eigenpairs(2)
-    assert dense.kept_top_eigenvalue() == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-12)
+    assert dense.kept_top_eigenvalues(2) == pytest.approx(np.linalg.eigvalsh(c)[::-1][:2], rel=1e-12)
+    assert dense.kept_top_eigenvalues(3) is None  # only two were found
     problem = spcakit.as_problem(x)
-    assert problem.covariance.kept_top_eigenvalue() is None
+    assert problem.covariance.kept_top_eigenvalues(1) is None
     problem.covariance.top_eigenpairs(3)
-    assert problem.covariance.kept_top_eigenvalue() == pytest.approx(float(np.linalg.eigvalsh(c)[-1]), rel=1e-10)
+    assert problem.covariance.kept_top_eigenvalues(3) == pytest.approx(np.linalg.eigvalsh(c)[::-1][:3], rel=1e-10)
 
 
 #: Found by the families above: tpower's loadings (r = 2, k = 2) on a rank-one 2 x 2 covariance; the second

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spcakit
+from spcakit.analysis.certificate import cumulative_bounds, searched_bound
 from spcakit.analysis.bounds import (
     RELAXATIONS,
     THRESHOLD_LIMIT,
@@ -271,12 +272,15 @@ def _weakly_correlated(n: int = 12, p: int = 150, seed: int = 3) -> np.ndarray:
 
 
 def test_the_threshold_relaxation_is_strictly_tighter_on_a_low_rank_covariance():
+    """Against the cheap bounds alone (no search): the threshold bound at every cardinality is far below them."""
     c = _weakly_correlated()
     result = spcakit.fit(spcakit.Covariance(c), "tpower", r=2, k=8)
-    tight = spcakit.fit(spcakit.Covariance(c), "tpower", r=2, k=8, bound="threshold")
+    cheap = cumulative_bounds(c, result.loadings, top_eigenvalues=np.linalg.eigvalsh(c)[::-1])
+    tight = cumulative_bounds(c, result.loadings, top_eigenvalues=np.linalg.eigvalsh(c)[::-1], relaxation="threshold")
     for t in range(2):
-        assert tight.metrics["bound"][t] < 0.9 * result.metrics["bound"][t], (tight.metrics, result.metrics)
-        assert tight.metrics["gap"][t] < result.metrics["gap"][t]
+        assert tight.bound[t] < 0.9 * cheap.bound[t], (tight, cheap)
+        assert tight.gap[t] < cheap.gap[t]
+    assert spcakit.fit(spcakit.Covariance(c), "tpower", r=2, k=8, bound="threshold").metrics["bound"][0] <= tight.bound[0]
 
 
 def test_on_colon_genes_the_threshold_bound_is_far_tighter(load_shared):
@@ -284,7 +288,8 @@ def test_on_colon_genes_the_threshold_bound_is_far_tighter(load_shared):
     fast = spcakit.fit(x, "tpower", r=1, k=10)
     tight = spcakit.fit(x, "tpower", r=1, k=10, bound="threshold")
     achieved = fast.metrics["bound"][0] * (1 - fast.metrics["gap"][0])
-    assert achieved <= tight.metrics["bound"][0] < 0.9 * fast.metrics["bound"][0]
+    cheap = cumulative_bounds(spcakit.as_problem(x).covariance, fast.loadings).bound[0]  # no search, no threshold
+    assert achieved <= tight.metrics["bound"][0] < 0.9 * cheap and tight.metrics["bound"][0] <= fast.metrics["bound"][0] * (1 + 1e-12)
 
 
 def test_the_fast_relaxation_is_the_default_and_unchanged():
@@ -292,8 +297,10 @@ def test_the_fast_relaxation_is_the_default_and_unchanged():
     default = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4)
     fast = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4, bound="fast")
     assert default.metrics == fast.metrics and default.spec["bound"] == "fast"
-    by_hand = component_bounds(c, default.loadings, top_eigenvalue=float(np.linalg.eigvalsh(c)[-1]))
-    assert default.metrics["bound"] == list(by_hand.bound) and default.metrics["gap"] == list(by_hand.gap)
+    searched = searched_bound(spcakit.numerics.operators.DenseCovariance(c), default.loadings[:, 0], "fast", None)
+    by_hand = cumulative_bounds(c, default.loadings, top_eigenvalues=np.linalg.eigvalsh(c)[::-1], first=searched)
+    assert default.metrics["bound"] == pytest.approx(list(by_hand.bound), rel=1e-12)
+    assert default.metrics["gap"] == pytest.approx(list(by_hand.gap), rel=1e-9, abs=1e-12)
     assert "threshold" not in by_hand.which
 
 

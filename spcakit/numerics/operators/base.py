@@ -79,9 +79,14 @@ class OperatorAccess:
         (:func:`~spcakit.numerics.operators.operator_top`); an operator with a solver of its own says so itself."""
         return False
 
-    def kept_top_eigenvalue(self) -> float | None:
-        r""":math:`\lambda_{\max}(C)` when a direct solver already found it and the operator kept it (free), else
-        ``None``; nothing is computed."""
+    def rank_at_most(self) -> int:
+        """An upper bound on the rank of :math:`C` known for free: ``p`` here; the number of samples for an
+        operator on data (at most that many eigenvalues are nonzero)."""
+        return int(self.p)  # type: ignore[attr-defined]
+
+    def kept_top_eigenvalues(self, r: int) -> np.ndarray | None:
+        r"""The ``r`` leading eigenvalues of :math:`C` (descending, clipped at 0; all ``p`` when ``r`` is more) when a
+        direct solver already found them and the operator kept them (free), else ``None``; nothing is computed."""
         return None
 
     def columns(self, index: np.ndarray) -> np.ndarray:

@@ -274,8 +274,12 @@ class PaddedCovariance(OperatorAccess):
         padding[extra, np.arange(extra.size)] = 1.0
         return np.concatenate([values, np.zeros(extra.size)]), np.hstack([self._embed(vectors), padding])
 
-    def kept_top_eigenvalue(self) -> float | None:
-        return self.base.kept_top_eigenvalue()  # the zero rows and columns add eigenvalue 0 alone
+    def kept_top_eigenvalues(self, r: int) -> np.ndarray | None:
+        r = min(r, self.size)
+        values = self.base.kept_top_eigenvalues(min(r, self.index.size))
+        if values is None:
+            return None
+        return np.concatenate([values, np.zeros(r - values.shape[0])])  # the zero rows and columns add eigenvalue 0 alone
 
     def top_eigenvalues(self, r: int) -> np.ndarray:
         r = min(r, self.size)

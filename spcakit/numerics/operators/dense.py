@@ -50,11 +50,12 @@ class DenseCovariance(OperatorAccess):
             self._spectra[key] = np.clip(leading_eigenpairs(self.matrix, min(r, self.p), vectors=False), 0.0, None)
         return self._spectra[key].copy()  # type: ignore[no-any-return]
 
-    def kept_top_eigenvalue(self) -> float | None:
-        for (kind, r), kept in self._spectra.items():
+    def kept_top_eigenvalues(self, r: int) -> np.ndarray | None:
+        wanted = min(r, self.p)
+        for (kind, count), kept in self._spectra.items():
             values = kept[0] if kind == "pairs" else kept
-            if r >= 1 and self.direct_spectrum(r):
-                return float(max(values[0], 0.0))
+            if count >= wanted and self.direct_spectrum(count):
+                return np.clip(np.asarray(values[:wanted], dtype=float), 0.0, None)
         return None
 
     def columns(self, index: np.ndarray) -> np.ndarray:

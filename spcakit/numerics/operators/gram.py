@@ -80,6 +80,10 @@ class ImplicitCentring:
         """Number of samples (rows of the data)."""
         return int(self.data.shape[0])
 
+    def rank_at_most(self) -> int:
+        """At most ``min(n, p)``: :math:`C = B^\top B / s` with ``n`` rows in :math:`B`."""
+        return int(min(self.data.shape))
+
     def _unscale(self, v: np.ndarray) -> np.ndarray:
         """:math:`D^{-1}v` for ``v`` of shape ``(p,)`` or ``(p, k)``."""
         if self.column_scale is None:
@@ -323,9 +327,10 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             return np.clip(kept[:r], 0.0, None)
         return super().top_eigenvalues(r)
 
-    def kept_top_eigenvalue(self) -> float | None:
+    def kept_top_eigenvalues(self, r: int) -> np.ndarray | None:
         kept = self._kept.get("top_values")  # kept by a direct top_eigenpairs alone
-        return None if kept is None or not kept.shape[0] else float(max(kept[0], 0.0))
+        wanted = min(r, self.data.shape[1])
+        return None if kept is None or kept.shape[0] < wanted else np.clip(kept[:wanted], 0.0, None)
 
     def columns(self, index: np.ndarray) -> np.ndarray:
         return self._transpose_product(self._centred_columns(index)) / self.scale

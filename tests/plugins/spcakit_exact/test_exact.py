@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from spcakit_exact.search import PRUNE_RTOL, branch_and_bound
+from spcakit.analysis.search.tree import PRUNE_RTOL, branch_and_bound
 
 import spcakit
 from spcakit.core.errors import ConstantColumnWarning, InvalidParameterError
@@ -174,7 +174,7 @@ def test_exact_reproduces_the_pitprops_optima_and_certifies_them(k):
     result = spcakit.fit("builtin:pitprops", "exact", r=1, k=k)
     variance = float(result.loadings[:, 0] @ spcakit.datasets.pitprops().matrix @ result.loadings[:, 0])
     assert round(variance, 6) == pytest.approx(PITPROPS_OPTIMA[k], abs=5e-7)
-    assert result.stopping_reason.startswith("optimal (certified: gap")
+    assert result.stopping_reason.startswith("optimal (certified: ") and result.metrics["gap"][0] <= 1e-6
     assert not result.warnings
 
 
@@ -183,26 +183,39 @@ def test_exact_runs_every_deflator_and_says_when_a_limit_stopped_it():
         result = spcakit.fit("builtin:pitprops", "exact", r=3, k=4, deflator=deflator)
         assert result.metrics["pattern"] == [4, 4, 4] and result.stopping_reason.count("optimal (certified") == 3, deflator
     stopped = spcakit.fit("builtin:pitprops", "exact", r=1, k=6, node_limit=1)
-    assert stopped.stopping_reason.startswith("node limit after 1 nodes: best ") and " gap " in stopped.stopping_reason
+    assert stopped.stopping_reason.startswith("node limit after 1 nodes: best variance ") and " at most " in stopped.stopping_reason
+    assert "gap" not in stopped.stopping_reason  # the gap metric is the one gap of the loading
     assert any("not proven optimal; raise time_limit (--time-limit)" in str(w) for w in stopped.warnings)
 
 
-def test_a_later_loadings_certificate_says_what_it_is_for_when_the_metrics_bound_something_else():
-    """Under the projection deflation the search certifies a later loading for the covariance the deflation left,
-    while the ``bound`` and ``gap`` metrics bound the covariance with the earlier loadings' span projected out (here
-    the gap is 19 %): its reason says so, also when a limit stopped it (and the result still warns); the first
-    loading's reason does not, nor the generalized deflation's, whose certificate bounds the metrics' problem."""
+def test_a_later_loadings_certificate_says_what_it_is_for():
+    """The search certifies a later loading for the covariance the earlier loadings left, while the ``bound`` and
+    ``gap`` metrics are for the loadings together: its reason says so under every deflation, also when a limit
+    stopped it (and the result still warns); the first loading's reason does not, and no reason prints a gap."""
     from spcakit.workflows.fit import DEFLATED_CERTIFICATE
 
-    result = spcakit.fit("builtin:pitprops", "exact", r=2, k=5)
-    first, second = result.stopping_reason.split("; component 2: ")
-    assert DEFLATED_CERTIFICATE not in first and second.startswith("optimal (certified") and second.endswith(DEFLATED_CERTIFICATE)
-    assert result.metrics["gap"][1] > 0.1
-    generalized = spcakit.fit("builtin:pitprops", "exact", r=2, k=5, deflator="generalized")
-    assert DEFLATED_CERTIFICATE not in generalized.stopping_reason and generalized.metrics["gap"][1] < 0.05
+    for deflator in ("projection", "generalized"):
+        result = spcakit.fit("builtin:pitprops", "exact", r=2, k=5, deflator=deflator)
+        first, second = result.stopping_reason.split("; component 2: ")
+        assert DEFLATED_CERTIFICATE not in first and second.startswith("optimal (certified") and second.endswith(DEFLATED_CERTIFICATE)
+        assert "gap" not in first
     stopped = spcakit.fit("builtin:pitprops", "exact", r=2, k=5, node_limit=1)
     assert stopped.stopping_reason.endswith(DEFLATED_CERTIFICATE) and "node limit after 1 nodes" in stopped.stopping_reason
     assert any(str(w).startswith("component 2 stopped before converging") for w in stopped.warnings)
+
+
+def _joint_lower(c: np.ndarray, loadings: np.ndarray, t: int) -> float:
+    """A lower bound on the most variance any ``t + 1`` loadings with the cardinalities of the first ``t + 1``
+    explain together: the first ``t``'s, plus the best unit variance of a loading of the next cardinality in what
+    they leave (brute force; its added variance is at least that)."""
+    earlier = float(np.trace(_projection(loadings[:, :t]) @ c)) if t else 0.0
+    return earlier + _left_optimum(c, loadings, t, int(np.count_nonzero(loadings[:, t])))
+
+
+def _projection(x: np.ndarray) -> np.ndarray:
+    u, sv, _ = np.linalg.svd(x, full_matrices=False)
+    u = u[:, sv > 1e-10 * max(float(sv.max(initial=0.0)), 1e-300)]
+    return u @ u.T
 
 
 def _left_optimum(c: np.ndarray, loadings: np.ndarray, t: int, k: int) -> float:
@@ -226,35 +239,31 @@ def test_the_generalized_deflation_of_a_rank_one_covariance_is_searched_to_the_e
         projected = spcakit.fit(c, "exact", r=3, k=k, covariance=True, node_limit=1)
         assert result.metrics["cpev"] == pytest.approx(projected.metrics["cpev"], abs=1e-9)
         for t in range(3):
-            optimum = _left_optimum(c, result.loadings, t, int(np.count_nonzero(result.loadings[:, t])))
-            assert result.metrics["bound"][t] >= optimum * (1 - 1e-12) - 1e-12 * float(np.abs(c).max())
+            joint = _joint_lower(c, result.loadings, t)
+            assert result.metrics["bound"][t] >= joint * (1 - 1e-12) - 1e-12 * float(np.abs(c).max())
 
 
 @pytest.mark.parametrize("deflator", ["generalized", "projection"])
 @pytest.mark.parametrize("seed", range(3))
-def test_the_bound_metric_takes_the_searchs_certificate_where_it_bounds_its_problem(seed, deflator):
-    """A search stopped by a node limit has a bound far tighter than the fast ones: the result's ``bound`` and
-    ``gap`` take it for the first loading, and for every loading under the generalized deflation (whose search
-    maximises the variance added to the earlier loadings, the metric's problem); under the projection deflation a
-    later loading keeps the metric's own bound. Every bound stays above the brute-force optimum of its problem."""
+def test_the_bound_metric_takes_the_first_searchs_certificate(seed, deflator):
+    """A search stopped by a node limit has a bound far tighter than the fast ones: the result's first ``bound`` and
+    ``gap`` take it. Every bound stays above a brute-force lower bound on the most any loadings as sparse explain
+    together, and each gap is that of the variance the first t loadings explain together."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((8, 14)) * np.linspace(2.0, 0.5, 14)  # low rank, as gene expression
     c = x.T @ x / 8
     k, r = 4, 3
     limited = spcakit.fit(c, "exact", r=r, k=k, covariance=True, deflator=deflator, node_limit=2)
     fast = spcakit.fit(c, "spcart", r=r, k=k, covariance=True)  # any loadings: the metric's bounds of its own
-    reasons = [part.split("best ")[1] for part in limited.stopping_reason.split("; ")]  # one per loading
-    searched = [float(reason.split("bound ")[1].split(",")[0]) for reason in reasons]
-    assert len(searched) == r
+    first = limited.stopping_reason.split("; ")[0]
+    searched = float(first.split("at most ")[1].split(" ")[0])
+    assert limited.metrics["bound"][0] <= searched * (1 + 1e-5)  # the search's certificate, to the digits printed
+    together = np.cumsum(limited.metrics["additional_variance"])
     for t in range(r):
-        optimum = _left_optimum(c, limited.loadings, t, k)
         bound = limited.metrics["bound"][t]
-        assert bound >= optimum * (1 - 1e-12), (t, bound, optimum)
-        achieved = (1 - limited.metrics["gap"][t]) * bound
-        if t == 0 or deflator == "generalized":  # the search's certificate, to the digits the reason prints
-            assert bound <= searched[t] * (1 + 1e-5), (t, bound, searched[t])
-        assert achieved <= optimum * (1 + 1e-9)
-    assert fast.metrics["bound"][0] > limited.metrics["bound"][0]  # the certificate is the tighter one here
+        assert bound >= _joint_lower(c, limited.loadings, t) * (1 - 1e-12), t
+        assert (1 - limited.metrics["gap"][t]) * bound == pytest.approx(together[t], rel=1e-9)
+    assert fast.metrics["bound"][0] >= limited.metrics["bound"][0] * (1 - 1e-12)  # spcart's gets the default search
 
 
 #: Families at p = 4..11 (brute force of every support, for every loading and both methods, stays fast).
@@ -267,8 +276,8 @@ SMALL_FAMILIES = sps.covariance_families((4, 11))
 def test_every_certificate_the_metrics_take_is_above_brute_force_on_every_family(family, data):
     """The certificates the metrics take (exact's search stopped by a node limit, or finished; exhaustive's
     enumeration) on every family, the tied correlations of standardised data among them: each loading's
-    ``bound`` is at least the brute-force optimum of its problem and its ``gap`` never claims more than the loading
-    achieves there."""
+    ``bound`` is at least a brute-force lower bound on the most any loadings as sparse explain together (the first's:
+    the optimum itself) and its ``gap`` never claims more than the loadings achieve."""
     _, c = data.draw(SMALL_FAMILIES[family], label="covariance")
     p = c.shape[0]
     k = data.draw(st.integers(1, p - 1), label="k")
@@ -278,11 +287,12 @@ def test_every_certificate_the_metrics_take_is_above_brute_force_on_every_family
     options = {"node_limit": data.draw(st.integers(1, 4), label="node limit")} if method == "exact" else {}
     result = spcakit.fit(c, method, r=r, k=k, covariance=True, deflator=deflator, **options)
     rounding = 1e-12 * max(1.0, float(np.abs(c).max()))
+    together = np.cumsum(result.metrics["additional_variance"])
     for t in range(r):
-        optimum = _left_optimum(c, result.loadings, t, int(np.count_nonzero(result.loadings[:, t])))
+        joint = _joint_lower(c, result.loadings, t)
         bound = result.metrics["bound"][t]
-        assert bound >= optimum * (1 - 1e-12) - rounding, (t, bound, optimum, result.stopping_reason)
-        assert (1 - result.metrics["gap"][t]) * bound <= optimum * (1 + 1e-9) + rounding, (t, result.metrics["gap"])
+        assert bound >= joint * (1 - 1e-12) - rounding, (t, bound, joint, result.stopping_reason)
+        assert (1 - result.metrics["gap"][t]) * bound <= together[t] * (1 + 1e-9) + rounding, (t, result.metrics["gap"])
 
 
 @pytest.mark.parametrize("method", ["exact", "exhaustive"])
@@ -330,8 +340,8 @@ def _wishart(p: int, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_warm_start_power_runs_end_on_fixed_points_that_follow_the_variables(seed):
-    from spcakit_exact.nodes import SearchProblem
-    from spcakit_exact.search import _truncated_power
+    from spcakit.analysis.search.nodes import SearchProblem
+    from spcakit.analysis.search.tree import _truncated_power
 
     a, k = _wishart(40, seed), 6
     problem = SearchProblem(a, k, None)
@@ -348,8 +358,8 @@ def test_the_warm_start_power_runs_end_on_fixed_points_that_follow_the_variables
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(seed):
-    from spcakit_exact.nodes import SearchProblem
-    from spcakit_exact.search import _greedy, _truncated_power, _warm_start
+    from spcakit.analysis.search.nodes import SearchProblem
+    from spcakit.analysis.search.tree import _greedy, _truncated_power, _warm_start
 
     problem = SearchProblem(_wishart(60, seed), 8, None)
     value, support = _warm_start(problem)  # the swaps can only improve on the best of the two
@@ -363,8 +373,8 @@ def test_the_warm_start_is_the_best_of_the_greedy_selection_and_the_power_runs(s
 
 @pytest.mark.parametrize("k", [1, 5, 12])
 def test_the_greedy_selection_stopped_by_its_deadline_completes_the_support_by_variance(k):
-    from spcakit_exact.nodes import SearchProblem
-    from spcakit_exact.search import _greedy
+    from spcakit.analysis.search.nodes import SearchProblem
+    from spcakit.analysis.search.tree import _greedy
 
     a = _wishart(30, 7)
     problem = SearchProblem(a, k, None)

@@ -103,13 +103,16 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from spcakit.plugin_api import (
-    RHO_GRID,
-    progress,
-    raised_for_rounding,
-    ties,
+from spcakit.analysis.bounds import raised_for_rounding
+from spcakit.analysis.search.nodes import (
+    EIGEN_NODE_LIMIT,
+    RHO_STEP,
+    THRESHOLD_GAIN,
+    SearchProblem,
 )
-from spcakit_exact.nodes import EIGEN_NODE_LIMIT, RHO_STEP, THRESHOLD_GAIN, SearchProblem
+from spcakit.numerics import ties
+from spcakit.numerics.thresholding import RHO_GRID
+from spcakit.output import progress
 
 #: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
 PRUNE_RTOL = 1e-9
@@ -266,6 +269,7 @@ def branch_and_bound(
     time_limit: float | None = None,
     node_limit: int | None = None,
     on_node: Callable[[int, float, float], None] | None = None,
+    start: np.ndarray | None = None,
 ) -> Search:
     """The best support of ``k`` variables of ``a`` (under ``B = I - QQ^T`` with ``constraint`` ``Q``), certified.
 
@@ -279,17 +283,25 @@ def branch_and_bound(
         The orthonormal ``p x t`` :math:`Q` of a generalized problem (``None``: :math:`B = I`).
     time_limit, node_limit
         Stop after this many seconds or nodes with the best support found and a bound (:attr:`Search.bound`).
+    start
+        A support of ``k`` variables to start from instead of the warm start (its greedy selection, power runs and
+        swaps): the search then only tightens the bound around it (the budgeted certificate of every result,
+        :mod:`spcakit.analysis.certificate`), and its support is never worse than ``start``'s.
     on_node
         Called as ``on_node(nodes, best_value, bound)`` every 256 nodes, with the same numbers as the
         progress reports (:func:`spcakit.output.progress.report`, after every node and at the end, to whoever
         listens): the node count and the best value never decrease, the bound never increases.
     """
-    start = time.perf_counter()
+    begun, start = start, time.perf_counter()
     progress.report(f"{TASK} (warm start)", 0, unit="nodes")
     problem = SearchProblem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
-    incumbent, support = _warm_start(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
+    if begun is not None:
+        support = np.sort(np.asarray(begun, dtype=int))
+        incumbent = problem.value(support)[0]
+    else:
+        incumbent, support = _warm_start(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
     nodes = 0
     counter = itertools.count()
     root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from spcakit_exact.search import PRUNE_RTOL, TASK, branch_and_bound
+from spcakit.analysis.search.tree import PRUNE_RTOL, TASK, branch_and_bound
 
 import spcakit
 from spcakit.numerics.linalg import generalized_top

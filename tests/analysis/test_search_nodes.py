@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from spcakit_exact import nodes, search
-from spcakit_exact.nodes import SearchProblem, descending_prefix, largest_free
+from spcakit.analysis.search import nodes
+from spcakit.analysis.search import tree as search
+from spcakit.analysis.search.nodes import SearchProblem, descending_prefix, largest_free
 
 from spcakit.numerics import thresholding
 from spcakit.testing import strategies as sps

@@ -1,5 +1,5 @@
 r"""One search's problem: the matrix, its constraint and the cardinality, with the values of supports and the
-bounds of nodes that :func:`spcakit_exact.search.branch_and_bound` prunes by.
+bounds of nodes that :func:`spcakit.analysis.search.tree.branch_and_bound` prunes by.
 
 :class:`SearchProblem` holds :math:`A`, the constraint :math:`B = I - QQ^\top` (when the deflation is
 generalized) and :math:`k`; it evaluates supports (one, or stacks of them: a node's completions, its pairs) and
@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.plugin_api import (
-    InvalidParameterError,
-    generalized_top,
+from spcakit.core.errors import InvalidParameterError
+from spcakit.numerics.linalg import generalized_top
+from spcakit.numerics.thresholding import (
     spectral_knapsack,
     support_capacities,
     threshold_knapsack,

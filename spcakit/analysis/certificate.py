@@ -340,7 +340,7 @@ SEARCH_WORK = 640_000
 SEARCH_NODES = 64
 #: The default search forms :math:`C` (``p x p``) and decomposes it: up to this many variables (``"certify"``: up to
 #: :data:`CERTIFY_P_LIMIT`).
-SEARCH_P_LIMIT = 1000
+SEARCH_P_LIMIT = 64
 #: ``bound="certify"`` searches up to this many variables.
 CERTIFY_P_LIMIT = 5000
 
@@ -358,7 +358,17 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     if support.size == 0 or p > (CERTIFY_P_LIMIT if relaxation == "certify" else SEARCH_P_LIMIT):
         return None
     explicit = covariance.explicit()
-    a = explicit if explicit is not None else densify(covariance)
+    rows = getattr(covariance, "n", None)  # data of a million entries or more: its product temporaries cost a copy
+    if explicit is None and relaxation != "certify" and (rows is None or rows * p >= 1_000_000):
+        return None
+    if explicit is not None:
+        a = explicit
+    else:  # a block of columns at a time: never a data-sized temporary (a Gram operator's product with I would be n x p)
+        a = np.empty((p, p))
+        for begin in range(0, p, 32):
+            index = np.arange(begin, min(p, begin + 32))
+            a[:, index] = covariance.matmat(np.eye(p)[:, index])
+        a = (a + a.T) / 2
     if relaxation == "certify":
         found = branch_and_bound(a, int(support.size), start=support)
     else:

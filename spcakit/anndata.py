@@ -26,8 +26,8 @@ What it does, as :func:`scanpy.pp.pca` does for PCA
   eigenvalues), ``variance_ratio`` (``variance`` over the total variance :math:`\operatorname{tr} C`),
   ``cpev`` (their sum: :math:`\operatorname{tr}(Q^\top C Q)/\operatorname{tr} C`), ``total_variance``,
   ``nonzeros`` (genes per loading), ``stopping_reason``, and ``bound`` / ``gap`` when the fit computed
-  them (:func:`spcakit.analysis.bounds.component_bounds`: an upper bound on the variance any loading as sparse can
-  add, and how far the loading is from it). Everything there can be written by ``adata.write_h5ad``.
+  them (:func:`spcakit.analysis.certificate.cumulative_bounds`: per ``t``, an upper bound on the variance any ``t``
+  loadings as sparse explain together, and how far the first ``t`` are from it). Everything there can be written by ``adata.write_h5ad``.
 
 ``key_added`` replaces the three keys by one, as in scanpy: ``obsm[key_added]``, ``varm[key_added]``,
 ``uns[key_added]``. Gene names (``adata.var_names``) are the variables' names of the fit

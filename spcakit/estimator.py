@@ -425,13 +425,13 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         of the covariance used; its sum is the cumulative proportion of
         explained variance of the loadings' span (``result_.metrics["cpev"]``).
     bound_ : ndarray of shape (n_components,)
-        For each component, an upper bound on the variance that any loading with as many nonzeros can
-        explain once the earlier components' span is projected out (:func:`spcakit.analysis.bounds.component_bounds`;
-        the first: of :math:`C` itself), on the scale the method ran on.
+        Per ``t``, an upper bound on the variance that any ``t`` loadings with the cardinalities of the first ``t``
+        explain together (:func:`spcakit.analysis.certificate.cumulative_bounds`; the first: the best loading of its
+        cardinality), on the scale the method ran on.
     gap_ : ndarray of shape (n_components,)
-        ``(bound_ - achieved) / bound_`` per component: at least how far each loading is from the best of
-        its cardinality (0: optimal). With ``bound="fast"``, cheap bounds: a large gap may be the bound's
-        looseness (``bound="threshold"`` tightens it).
+        ``(bound_ - cumsum(explained_variance_)) / bound_``: the first ``t`` components are at most this share below
+        the best ``t`` as sparse (0: optimal). A large gap may be the bound's looseness (``bound="certify"`` runs the
+        search to the end for the first; ``bound="threshold"`` tightens the others on many weakly linked variables).
     n_iter_ : int
         Update + truncation steps over all components (``result_.iterations``).
     seed_ : int

@@ -51,7 +51,7 @@ from spcakit.numerics.operators import CovarianceOperator, DenseCovariance, dens
 from spcakit.core.records import column_norms
 from spcakit.numerics.thresholding import RHO_GRID, threshold_knapsack, threshold_search
 
-__all__ = ["BOUNDS", "as_operator", "positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
+__all__ = ["BOUNDS", "PSD_RTOL", "SETTLED_MARGIN", "as_operator", "positive_semidefinite", "spectrum_lower_bounds", "spectrum_positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
            "refined_threshold_bound"]
@@ -114,12 +114,22 @@ def as_operator(covariance: object) -> CovarianceOperator:
     return covariance
 
 
-def positive_semidefinite(matrix: np.ndarray) -> bool:
-    """Whether a symmetric ``matrix``'s least eigenvalue is at least ``-64 p eps`` times its largest magnitude: only
-    then do the trace bounds hold (an operator of data is so by construction; a raw array is checked)."""
-    values = np.linalg.eigvalsh(matrix)
+#: A symmetric matrix counts as positive semi-definite (the trace bounds taken) when its least eigenvalue is at least
+#: ``-`` this times ``p`` times its largest magnitude (rounding).
+PSD_RTOL = 64 * np.finfo(float).eps
+
+
+def spectrum_positive_semidefinite(values: np.ndarray, p: int) -> bool:
+    """Whether the eigenvalues ``values`` of a ``p x p`` symmetric matrix are those of a positive semi-definite one, to
+    rounding (:data:`PSD_RTOL`): only then do the trace bounds hold."""
     scale = max(float(np.abs(values).max(initial=0.0)), np.finfo(float).tiny)
-    return bool(values[0] >= -64 * matrix.shape[0] * np.finfo(float).eps * scale)
+    return bool(float(np.min(values, initial=0.0)) >= -PSD_RTOL * p * scale)
+
+
+def positive_semidefinite(matrix: np.ndarray) -> bool:
+    """:func:`spectrum_positive_semidefinite` of a symmetric ``matrix`` (an operator of data is so by construction; a
+    raw array is checked)."""
+    return spectrum_positive_semidefinite(np.linalg.eigvalsh(matrix), matrix.shape[0])
 
 
 def _checked_k(k: object, p: int) -> int:
@@ -271,7 +281,7 @@ def component_bounds(
         :math:`\lambda_{\max}(C)` (then the eigenvalue bound could not be the least, and the result is the same
         without it): the largest diagonal entry, :math:`\lambda_{\max}(Q^\top CQ)`, and the Rayleigh quotient of
         :math:`Cv` for the best unit :math:`v` in the loadings' span, which costs one product with :math:`C`
-        (:func:`_spectrum_lower_bounds`). The run's metrics pass such a function: on data of many more variables
+        (:func:`spectrum_lower_bounds`). The run's metrics pass such a function: on data of many more variables
         than samples the spectrum is a Gram matrix of the rows, about as costly as several passes over the data.
     gershgorin
         Gershgorin's bound for every loading (``True``), where it is cheap when :math:`C` is explicit
@@ -344,7 +354,7 @@ def component_bounds(
 
 #: A lower bound on :math:`\lambda_{\max}(C)` settles that the eigenvalue bound is not the least only when the other
 #: bounds are below it by more than this share (rounding in the lower bound never changes which bound is reported).
-_SETTLED_MARGIN = 1e-9
+SETTLED_MARGIN = 1e-9
 
 
 def _top_eigenvalue_if_it_can_be_least(
@@ -353,20 +363,20 @@ def _top_eigenvalue_if_it_can_be_least(
 ) -> float | None:
     r""":math:`\lambda_{\max}(C)` for the eigenvalue bound: ``top_eigenvalue`` itself when a number (or ``None``); when a
     function, its value, or ``None`` without calling it when every loading's other bounds are below a lower bound on
-    :math:`\lambda_{\max}(C)` (:func:`_spectrum_lower_bounds`), so that the eigenvalue bound could not be the least."""
+    :math:`\lambda_{\max}(C)` (:func:`spectrum_lower_bounds`), so that the eigenvalue bound could not be the least."""
     if not callable(top_eigenvalue):
         return None if top_eigenvalue is None else float(top_eigenvalue)
     least = max((min(bounds.values()) for bounds in taken if bounds is not None), default=None)
     if least is None:
         return None
-    for lower in _spectrum_lower_bounds(op, diagonal, c_basis, m):
-        if least < lower * (1 - _SETTLED_MARGIN):
+    for lower in spectrum_lower_bounds(op, diagonal, c_basis, m):
+        if least < lower * (1 - SETTLED_MARGIN):
             return None
     value = top_eigenvalue()
     return None if value is None else float(value)
 
 
-def _spectrum_lower_bounds(op: CovarianceOperator, diagonal: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> Iterator[float]:
+def spectrum_lower_bounds(op: CovarianceOperator, diagonal: np.ndarray, c_basis: np.ndarray, m: np.ndarray) -> Iterator[float]:
     r"""Lower bounds on :math:`\lambda_{\max}(C)`, each a Rayleigh quotient (Courant-Fischer), cheapest first: the largest
     diagonal entry and :math:`\lambda_{\max}(M)`, :math:`M = Q^\top CQ` (Rayleigh-Ritz on the loadings' span), for
     nothing; then :math:`u^\top Cu / u^\top u` for :math:`u = Cv`, :math:`v = Qg` the best unit vector of that span

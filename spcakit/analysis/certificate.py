@@ -45,11 +45,13 @@ import numpy as np
 
 from spcakit.analysis.bounds import (
     GERSHGORIN_EVERY_LIMIT,
+    SETTLED_MARGIN,
     as_operator,
     check_relaxation,
-    positive_semidefinite,
     gershgorin_bound,
+    positive_semidefinite,
     raised_for_rounding,
+    spectrum_lower_bounds,
 )
 from spcakit.analysis.metrics import (
     LoadingSpan,
@@ -66,11 +68,6 @@ from spcakit.numerics.thresholding import threshold_search
 
 __all__ = ["BOUND_METRICS", "CumulativeBounds", "certificate_text", "cumulative_bounds"]
 
-#: A lower bound on :math:`\Lambda_m` settles that the spectrum cannot lower any :math:`U_t` only when the bound
-#: without it is below the one with the lower bound by more than this share (rounding never changes the result).
-_SETTLED_MARGIN = 1e-9
-
-
 @attrs.frozen(kw_only=True)
 class CumulativeBounds:
     r"""Per ``t = 1..r``: :math:`U_t` (``bound``), an upper bound on the variance any ``t`` loadings with the first
@@ -86,10 +83,9 @@ class CumulativeBounds:
 
 
 def _sparse_bounds(op: CovarianceOperator, cardinalities: list[int], *, psd: bool, relaxation: str,
-                   gershgorin: bool | None, first: tuple[int, float, str] | None) -> dict[int, tuple[float, str]]:  # fmt: skip
+                   gershgorin: bool | None) -> dict[int, tuple[float, str]]:  # fmt: skip
     r""":math:`b(K)` and its name for every ``K`` of ``cardinalities`` (ascending, each in ``[1, p]``), non-decreasing in
-    ``K``: each the least of the bounds at ``K`` and those at every larger ``K`` (and ``first``, ``(K, bound, name)``,
-    at its ``K`` and below)."""
+    ``K``: each the least of the bounds at ``K`` and those at every larger ``K``."""
     p = op.p
     explicit = op.explicit()
     diagonal = np.sort(np.asarray(op.diagonal(), dtype=float))[::-1]
@@ -105,8 +101,6 @@ def _sparse_bounds(op: CovarianceOperator, cardinalities: list[int], *, psd: boo
             bounds["gershgorin"] = gershgorin_bound(op, k)
         if dense is not None:
             bounds["threshold"] = threshold_search(dense, k)[0]
-        if first is not None and k <= first[0]:
-            bounds[first[2]] = first[1]
         raw[k] = bounds
     out: dict[int, tuple[float, str]] = {}
     least: tuple[float, str] = (np.inf, "none")
@@ -117,6 +111,11 @@ def _sparse_bounds(op: CovarianceOperator, cardinalities: list[int], *, psd: boo
                 least = (raw[k][name], name)
         out[k] = least
     return out
+
+
+def _with_first(sparse: dict[int, tuple[float, str]], k: int, value: float, name: str) -> dict[int, tuple[float, str]]:
+    """``sparse`` with ``value`` (a bound proved at cardinality ``k``, by ``name``) taken at ``k`` and below, where less."""
+    return {K: ((value, name) if K <= k and value < bound[0] else bound) for K, bound in sparse.items()}
 
 
 #: The order that decides ties between names.
@@ -144,6 +143,7 @@ def cumulative_bounds(
     top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None] | None = None,
     first: float | None = None,
     first_name: str = "method",
+    tighten_first: Callable[[float, float], tuple[float, str] | None] | None = None,
     gershgorin: bool | None = None,
     span: LoadingSpan | None = None,
     relaxation: str = "fast",
@@ -165,6 +165,10 @@ def cumulative_bounds(
         sums are compared with Ky Fan's lower bounds, the leading eigenvalues of :math:`Q^\top CQ` on the loadings' span).
     first
         An upper bound proved on the sparse eigenvalue at the first loading's cardinality (``first_name`` says by whom).
+    tighten_first
+        Called as ``tighten_first(bound, variance)`` with the first loading's bound so far (raised for rounding) and its
+        variance, unless the bound is within rounding of 0; returns a tighter bound at its cardinality and its name
+        (e.g. a search's: :func:`searched_bound`) or ``None``. The other bounds are not computed again.
     gershgorin
         Gershgorin's bound at every cardinality (``True``; columns fetched from an operator without an explicit
         :math:`C`), where cheap (``None``: when :math:`C` is explicit, at the least cardinality, and at all of them while
@@ -189,8 +193,10 @@ def cumulative_bounds(
     # per t, the cumulative cardinalities of the first t loadings in ascending order
     cumulative = [np.minimum(np.cumsum(np.sort(nonzeros[: t + 1])), p) for t in range(r)]
     needed = sorted({int(k) for sums in cumulative for k in sums if k > 0})
-    given = None if first is None or nonzeros.shape[0] == 0 or nonzeros[0] == 0 else (int(nonzeros[0]), float(first), first_name)
-    sparse = _sparse_bounds(op, needed, psd=psd, relaxation=relaxation, gershgorin=gershgorin, first=given)
+    sparse = _sparse_bounds(op, needed, psd=psd, relaxation=relaxation, gershgorin=gershgorin)
+    k1 = int(nonzeros[0]) if r else 0
+    if first is not None and k1:
+        sparse = _with_first(sparse, k1, float(first), first_name)
 
     def shares(t: int) -> np.ndarray:  # at least 0: a loading that adds no direction adds 0, whatever C's sign
         return np.array([max(sparse[int(k)][0], 0.0) if k > 0 else 0.0 for k in cumulative[t]])
@@ -198,6 +204,12 @@ def cumulative_bounds(
     spectrum_sums = _spectrum_sums(top_eigenvalues, span, op, r, [shares(t) for t in range(r)])
     scale = float(np.abs(np.asarray(op.diagonal(), dtype=float)).max(initial=0.0))
     nothing = raised_for_rounding(0.0, p, scale)
+    if tighten_first is not None and k1:
+        total = _least_total(shares(0), spectrum_sums)[0]
+        tighter = None if total <= nothing else tighten_first(raised_for_rounding(total, p, scale), float(achieved[0]))
+        if tighter is not None:  # the shares change: ask again whether the spectrum could lower a bound
+            sparse = _with_first(sparse, k1, *tighter)
+            spectrum_sums = _spectrum_sums(top_eigenvalues, span, op, r, [shares(t) for t in range(r)])
     out: dict[str, list] = {"bound": [], "achieved": [], "gap": [], "which": []}
     for t in range(r):
         total, m = _least_total(shares(t), spectrum_sums)
@@ -225,16 +237,13 @@ def _spectrum_sums(top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None]
     if top_eigenvalues is None:
         return None
     if callable(top_eigenvalues):
-        largest_variance = float(np.asarray(op.diagonal(), dtype=float).max(initial=0.0))
         # the m leading of at most `rank` nonzero eigenvalues sum to at least m / rank of their sum, tr(C)
         rank = getattr(op, "rank_at_most", lambda: op.p)()
         mean_share = max(float(op.trace()), 0.0) / max(min(int(rank), op.p), 1) * np.arange(1, r + 1)
         for ritz in _ritz_values(span, op):
             lower = np.cumsum(np.concatenate([ritz, np.zeros(max(0, r - ritz.shape[0]))]))[:r]
-            if lower.shape[0]:
-                lower[0] = max(lower[0], largest_variance)
             lower = np.maximum(np.maximum.accumulate(lower), mean_share[: lower.shape[0]])
-            if all(_least_total(s, None)[0] <= _least_total(s, lower)[0] * (1 + _SETTLED_MARGIN) for s in shares):
+            if all(_least_total(s, None)[0] <= _least_total(s, lower)[0] * (1 + SETTLED_MARGIN) for s in shares):
                 return None
         values = top_eigenvalues()
         if values is None:
@@ -251,26 +260,19 @@ def _spectrum_sums(top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None]
 
 def _ritz_values(span: LoadingSpan, op: CovarianceOperator) -> Iterator[np.ndarray]:
     r"""Lower bounds on the leading eigenvalues of :math:`C` (clipped at 0, descending; the ``i``-th at most
-    :math:`\lambda_i`), cheapest first: the Ritz values of :math:`M = Q^\top CQ` on the loadings' span
-    (Courant-Fischer), for nothing; then the same with the first raised to :math:`u^\top Cu / u^\top u` for
-    :math:`u = Cv`, :math:`v` the best unit vector of the span (a power step: for a positive semi-definite :math:`C`
-    it raises the quotient), at the cost of one product of :math:`C` with one vector. On a spectrum spread over many
-    directions (more variables than samples) the power step is near :math:`\lambda_1`, far above sparse loadings'
-    variances."""
-    product = span.cq if span.rows is None else span.cq[span.rows]
-    m = span.q.T @ product
+    :math:`\lambda_i`): the Ritz values of :math:`M = Q^\top CQ` on the loadings' span (Courant-Fischer), the first
+    raised in turn by each of :func:`~spcakit.analysis.bounds.spectrum_lower_bounds` (cheapest first; the last a power
+    step, one product of :math:`C` with one vector)."""
+    m = span.q.T @ (span.cq if span.rows is None else span.cq[span.rows])
     m = (m + m.T) / 2
-    values, vectors = np.linalg.eigh(m)
-    ritz = np.clip(values[::-1], 0.0, None)
-    yield ritz
+    ritz = np.clip(np.linalg.eigvalsh(m)[::-1], 0.0, None)
     if not ritz.shape[0]:
+        yield ritz
         return
-    u = span.cq @ vectors[:, -1]
-    norm = float(u @ u)
-    if norm > 0:
-        raised = ritz.copy()
-        raised[0] = max(raised[0], float(u @ np.asarray(op.matmat(u), dtype=float).reshape(-1)) / norm)
-        yield raised
+    for lower in spectrum_lower_bounds(op, np.asarray(op.diagonal(), dtype=float), span.cq, m):
+        ritz = ritz.copy()
+        ritz[0] = max(ritz[0], lower)
+        yield ritz
 
 
 def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int]) -> list[str]:
@@ -294,38 +296,22 @@ def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int])
 
 
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
-def _run_spectrum(problem: Any, context: MetricContext) -> np.ndarray | None:
-    """The run's ``r`` leading eigenvalues when a direct solver gives them (shared with the other metrics), else
-    ``None``: an iterative solver's values may sit below the truth."""
-    r = context.loadings.shape[1]
-    kept = context.kept_top_eigenvalues(r)
-    if kept is not None:
-        return kept
-    direct = getattr(problem.covariance, "direct_spectrum", None)
-    if direct is None or not direct(r):
-        return None
-    return context.top_eigenvalues(r)
-
-
 def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> CumulativeBounds:
     """:func:`cumulative_bounds` of the run, once for both metrics, with the run's relaxation (``context.bound``), the
-    first loading's proved bound (``context.proved``, or the search's: :func:`searched_bound`) and the spectrum asked
-    only when it could lower a bound."""
+    first loading's proved bound (``context.proved``), the search's where the first gap is open (:func:`searched_bound`)
+    and the spectrum asked only when it could lower a bound."""
+
+    def searched(bound: float, variance: float) -> tuple[float, str] | None:
+        if (bound - max(variance, 0.0)) / bound <= SEARCH_GAP:
+            return None
+        value = searched_bound(problem.covariance, loadings[:, 0], context.bound)
+        return None if value is None or value >= bound else (value, "search")
 
     def compute() -> CumulativeBounds:
         proved = None if context.proved is None or not context.proved else context.proved[0]
-        span = shared_span(problem, loadings, context)
-        spectrum = lambda: _run_spectrum(problem, context)  # noqa: E731
-        relaxation = "fast" if context.bound == "certify" else context.bound
-        found = cumulative_bounds(problem.covariance, loadings, top_eigenvalues=spectrum, first=proved, span=span,
-                                  relaxation=relaxation)
-        if found.gap and found.gap[0] > SEARCH_GAP and found.which[0] != "zero":
-            searched = searched_bound(problem.covariance, loadings[:, 0], context.bound, context.seconds)
-            if searched is not None and searched < found.bound[0]:
-                least = searched if proved is None else min(searched, proved)
-                found = cumulative_bounds(problem.covariance, loadings, top_eigenvalues=spectrum, first=least, span=span,
-                                          relaxation=relaxation, first_name="search" if least == searched else "method")
-        return found
+        return cumulative_bounds(problem.covariance, loadings, top_eigenvalues=context.exact_top_eigenvalues, first=proved,
+                                 tighten_first=searched, span=shared_span(problem, loadings, context),
+                                 relaxation="fast" if context.bound == "certify" else context.bound)
 
     return context.shared("cumulative_bounds", compute)  # type: ignore[no-any-return]
 
@@ -345,11 +331,11 @@ SEARCH_P_LIMIT = 64
 CERTIFY_P_LIMIT = 5000
 
 
-def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxation: str, seconds: float | None) -> float | None:
+def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxation: str) -> float | None:
     r"""An upper bound on the sparse eigenvalue at the loading's cardinality from the branch and bound of
     :mod:`spcakit.analysis.search`, started from the loading's support (no warm start of its own); ``None`` where it
     does not run. ``"fast"`` (the default): up to :data:`SEARCH_P_LIMIT` variables and :data:`SEARCH_NODES` nodes, fewer
-    as ``p`` grows (:data:`SEARCH_WORK`; ``seconds``, the fit's, is not used: the bound is the same on every machine); ``"certify"``: to the end (the bound is then
+    as ``p`` grows (:data:`SEARCH_WORK`: a node count, the same bound on every machine); ``"certify"``: to the end (the bound is then
     the optimum, to the search's pruning tolerance), up to :data:`CERTIFY_P_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
     from spcakit.analysis.search import branch_and_bound  # noqa: PLC0415
 
@@ -361,14 +347,7 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     rows = getattr(covariance, "n", None)  # data of a million entries or more: its product temporaries cost a copy
     if explicit is None and relaxation != "certify" and (rows is None or rows * p >= 1_000_000):
         return None
-    if explicit is not None:
-        a = explicit
-    else:  # a block of columns at a time: never a data-sized temporary (a Gram operator's product with I would be n x p)
-        a = np.empty((p, p))
-        for begin in range(0, p, 32):
-            index = np.arange(begin, min(p, begin + 32))
-            a[:, index] = covariance.matmat(np.eye(p)[:, index])
-        a = (a + a.T) / 2
+    a = explicit if explicit is not None else densify(covariance)
     if relaxation == "certify":
         found = branch_and_bound(a, int(support.size), start=support)
     else:

@@ -134,7 +134,7 @@ def orthogonality(x: np.ndarray) -> float:
 @attrs.frozen(kw_only=True, eq=False)
 class LoadingSpan:
     r"""The QR factorisation of the unit loadings, :math:`X = QR`, and :math:`CQ`: one product with :math:`C` that
-    the additional variances and the bounds (:func:`spcakit.analysis.bounds.component_bounds`) share.
+    the additional variances and the bounds (:func:`spcakit.analysis.certificate.cumulative_bounds`) share.
 
     ``rows`` are the variables where some loading is nonzero (``None``: all), ``q`` :math:`Q` on those rows,
     ``triangle`` :math:`R`, ``cq`` the ``p x r`` product :math:`CQ` (:math:`Q` zero off ``rows``). The unit loadings
@@ -270,15 +270,12 @@ class MetricContext:
     proved
         Per loading, an upper bound the method proved on the bound metrics' problem, or ``None``
         (:func:`spcakit.core.records.proved_bound`; the ``exact`` search's): they keep it where it is tighter.
-    seconds
-        How long the fit took, or ``None`` (kept for metrics that weigh their cost against the fit's).
     """
 
     problem: Problem
     loadings: np.ndarray
     bound: str = "fast"
     proved: tuple[float | None, ...] | None = None
-    seconds: float | None = None
     _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
     _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
 
@@ -306,16 +303,19 @@ class MetricContext:
         kept = getattr(self.problem.covariance, "kept_top_eigenvalues", None)
         return None if kept is None else kept(wanted)
 
-    def exact_top_eigenvalue(self) -> float | None:
-        r""":math:`\lambda_{\max}(C)` from the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics)
-        when the operator's solver for it is direct (exact to rounding: an upper bound, :mod:`spcakit.analysis.bounds`),
-        else ``None`` (an iterative solver's value may sit below the truth)."""
+    def exact_top_eigenvalues(self, k: int | None = None) -> np.ndarray | None:
+        r"""The ``k`` (default ``r``) leading eigenvalues of :math:`C`: those the run already has (:meth:`kept_top_eigenvalues`),
+        else the run's spectrum (:meth:`top_eigenvalues`, shared with the other metrics) when the operator's solver for
+        them is direct (exact to rounding: upper bounds, :mod:`spcakit.analysis.certificate`), else ``None`` (an
+        iterative solver's values may sit below the truth; it is not run for nothing)."""
+        k = self.loadings.shape[1] if k is None else k
+        kept = self.kept_top_eigenvalues(k)
+        if kept is not None:
+            return kept
         direct = getattr(self.problem.covariance, "direct_spectrum", None)
-        wanted = self.loadings.shape[1] if self._spectrum is None else int(self._spectrum.shape[0])
-        if direct is None or not direct(wanted):
-            return None  # asked first: an iterative solver's spectrum is not computed for nothing
-        values = self.top_eigenvalues()
-        return float(values[0]) if values.size else 0.0
+        if direct is None or not direct(k):
+            return None
+        return self.top_eigenvalues(k)
 
 
 def format_number(digits: int = 4) -> Callable[[Any], str]:
@@ -383,7 +383,6 @@ def compute_metrics(
     proved: Sequence[float | None] | None = None,
     plugins: Mapping[str, str] | None = None,
     issued: list[str] | None = None,
-    seconds: float | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
     (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved).
@@ -399,7 +398,7 @@ def compute_metrics(
     from spcakit.core.errors import SpcakitError  # noqa: PLC0415
     from spcakit.output.json_values import NotJsonError, json_value  # noqa: PLC0415
 
-    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved), seconds)
+    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
     values: dict[str, Any] = {}
     for metric in metrics:
         try:

@@ -180,7 +180,7 @@ def fit(
     metrics
         The metrics to report (names, or ``"all"``); by default the method's own set.
     bound
-        The relaxation of the metrics ``bound`` and ``gap`` (:func:`spcakit.analysis.bounds.component_bounds`):
+        The relaxation of the metrics ``bound`` and ``gap`` (:func:`spcakit.analysis.certificate.cumulative_bounds`):
         ``"fast"`` (eigenvalue, diagonal and Gershgorin bounds) or ``"threshold"`` (those and the threshold bound,
         much tighter on many weakly correlated variables, slower).
     nonnegative
@@ -289,7 +289,7 @@ def _result(
     reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
     reason = reasons[-1] if alike else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes, seconds=seconds,
+    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes,
                                             proved=proved if any(b is not None for b in proved) else None),
                             report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(

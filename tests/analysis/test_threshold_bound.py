@@ -297,7 +297,7 @@ def test_the_fast_relaxation_is_the_default_and_unchanged():
     default = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4)
     fast = spcakit.fit(spcakit.Covariance(c), "greedy", r=3, k=4, bound="fast")
     assert default.metrics == fast.metrics and default.spec["bound"] == "fast"
-    searched = searched_bound(spcakit.numerics.operators.DenseCovariance(c), default.loadings[:, 0], "fast", None)
+    searched = searched_bound(spcakit.numerics.operators.DenseCovariance(c), default.loadings[:, 0], "fast")
     by_hand = cumulative_bounds(c, default.loadings, top_eigenvalues=np.linalg.eigvalsh(c)[::-1], first=searched)
     assert default.metrics["bound"] == pytest.approx(list(by_hand.bound), rel=1e-12)
     assert default.metrics["gap"] == pytest.approx(list(by_hand.gap), rel=1e-9, abs=1e-12)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from spcakit.analysis.bounds import spectrum_positive_semidefinite
 from spcakit.core.errors import InvalidParameterError
 from spcakit.numerics.linalg import generalized_top
 from spcakit.numerics.thresholding import (
@@ -76,11 +77,6 @@ NEAR_SLACK = 32
 NEAR_WIDTH = 256
 
 
-#: The covariance counts as positive semi-definite (the trace bounds taken) when its least eigenvalue is at least
-#: ``-`` this times ``p`` times its largest magnitude (rounding).
-PSD_RTOL = 64 * np.finfo(float).eps
-
-
 #: The Schur bound's bisection steps between the incumbent and the split bound, when the incumbent does not prune.
 SCHUR_STEPS = 3
 
@@ -117,7 +113,7 @@ class SearchProblem:
             values, vectors = np.linalg.eigh(self.a)
             # the trace bounds (a support's value at most its diagonal's sum) need A positive semi-definite; a Hotelling
             # deflation by a loading that is not an eigenvector leaves a negative eigenvalue, and rounding tiny ones
-            self.psd = bool(values[0] >= -PSD_RTOL * self.p * max(float(np.abs(values).max(initial=0.0)), np.finfo(float).tiny))
+            self.psd = spectrum_positive_semidefinite(values, self.p)
             self.values, self.squares = np.clip(values[::-1], 0.0, None), vectors[:, ::-1] ** 2
             self.leading = vectors[:, ::-1][:, :POWER_STARTS]  # the truncated power method's starts
             # each row's largest off-diagonal |a_lj| and each eigenvector's largest squares, in descending order, as

@@ -63,7 +63,7 @@ component analysis*, Math. Prog. Comp. 2019, use bounds of the same kinds):
 
 The trace bounds (``diagonal``, and the trace in the split and Schur bounds' free part) hold for a positive
 semi-definite :math:`A` only, and are taken only when the matrix's least eigenvalue is above rounding
-(:data:`PSD_RTOL`): a Hotelling deflation by a loading that is not an eigenvector leaves an indefinite matrix.
+(:data:`spcakit.analysis.bounds.PSD_RTOL`): a Hotelling deflation by a loading that is not an eigenvector leaves an indefinite matrix.
 
 A node with one free place is solved outright: every support :math:`I \cup \{j\}` is evaluated at once (a
 stack of bordered matrices); one with two free places too when the pairs whose 2 x 2 bound

@@ -66,7 +66,7 @@ from spcakit.core.protocols import Metric
 from spcakit.numerics.operators import CovarianceOperator, densify
 from spcakit.numerics.thresholding import threshold_search
 
-__all__ = ["BOUND_METRICS", "CumulativeBounds", "certificate_text", "cumulative_bounds"]
+__all__ = ["BOUND_METRICS", "CumulativeBounds", "certificate_text", "certify", "cumulative_bounds", "searched_bound"]
 
 @attrs.frozen(kw_only=True)
 class CumulativeBounds:
@@ -296,24 +296,33 @@ def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int])
 
 
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
-def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> CumulativeBounds:
-    """:func:`cumulative_bounds` of the run, once for both metrics, with the run's relaxation (``context.bound``), the
-    first loading's proved bound (``context.proved``), the search's where the first gap is open (:func:`searched_bound`)
-    and the spectrum asked only when it could lower a bound."""
+def certify(covariance: CovarianceOperator, loadings: np.ndarray, *,
+            top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None] | None = None, relaxation: str = "fast",
+            proved: float | None = None, span: LoadingSpan | None = None) -> CumulativeBounds:  # fmt: skip
+    """The certificate a result reports (its ``bound`` and ``gap`` metrics): :func:`cumulative_bounds` with the
+    first loading's ``proved`` bound (the method's), the search's where the first gap is still open
+    (:func:`searched_bound`, by ``relaxation``: ``"fast"``, ``"threshold"`` or ``"certify"``) and the spectrum as
+    :func:`cumulative_bounds` takes it. :func:`spcakit.fit` and :func:`spcakit.path` both report this."""
 
     def searched(bound: float, variance: float) -> tuple[float, str] | None:
         if (bound - max(variance, 0.0)) / bound <= SEARCH_GAP:
             return None
-        value = searched_bound(problem.covariance, loadings[:, 0], context.bound)
+        value = searched_bound(covariance, loadings[:, 0], relaxation)
         return None if value is None or value >= bound else (value, "search")
 
-    def compute() -> CumulativeBounds:
-        proved = None if context.proved is None or not context.proved else context.proved[0]
-        return cumulative_bounds(problem.covariance, loadings, top_eigenvalues=context.exact_top_eigenvalues, first=proved,
-                                 tighten_first=searched, span=shared_span(problem, loadings, context),
-                                 relaxation="fast" if context.bound == "certify" else context.bound)
+    return cumulative_bounds(covariance, loadings, top_eigenvalues=top_eigenvalues, first=proved, tighten_first=searched,
+                             span=span, relaxation="fast" if relaxation == "certify" else relaxation)
 
-    return context.shared("cumulative_bounds", compute)  # type: ignore[no-any-return]
+
+def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> CumulativeBounds:
+    """:func:`certify` of the run, once for both metrics: the run's relaxation (``context.bound``), the first loading's
+    proved bound (``context.proved``), the run's spectrum (asked only when it could lower a bound) and its span."""
+    proved = None if context.proved is None or not context.proved else context.proved[0]
+    return context.shared(  # type: ignore[no-any-return]
+        "cumulative_bounds",
+        lambda: certify(problem.covariance, loadings, top_eigenvalues=context.exact_top_eigenvalues,
+                        relaxation=context.bound, proved=proved, span=shared_span(problem, loadings, context)),
+    )
 
 
 #: The search runs only while the first loading's gap is above this (the certificate's target).

@@ -140,3 +140,15 @@ def test_a_saved_one_loading_path_is_redrawn_with_its_bound(cli, tmp_path: Path)
     del document["total_variance"]  # a path saved before paths recorded bounds: drawn without one
     saved.write_text(json.dumps(document), encoding="utf-8")
     assert "spcart: bound" not in _lines(figures.figure_from_json("path", [saved]))
+
+
+@pytest.mark.parametrize("data", [PITPROPS, "random"])
+def test_each_levels_bound_is_the_one_fit_reports(data):
+    """A path level's ``bound`` is the certificate ``spcakit.fit`` reports for the same loadings (the first t loadings
+    together, the first loading's search included): on Pitprops (p = 13, searched) and on data of 80 variables."""
+    if data == "random":
+        data = np.random.default_rng(3).standard_normal((120, 80))
+    found = spcakit.path(data, "tpower", r=2, k="3:5")
+    for level in found.levels:
+        direct = spcakit.fit(data, "tpower", r=2, k=level.level)
+        np.testing.assert_allclose(level.bound, direct.metrics["bound"], rtol=1e-9)

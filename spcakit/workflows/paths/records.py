@@ -48,9 +48,9 @@ class PathLevel:
     additional_variance
         The variance each loading adds to the previous ones (Mackey, §2.3.3).
     bound
-        Per loading, the metric ``bound`` (:func:`spcakit.analysis.bounds.component_bounds`): never below the variance
-        any unit loading with as many nonzeros explains of what the loadings before it leave; for the first
-        loading, of the covariance itself (empty when not computed).
+        Per ``t``, the metric ``bound`` as :func:`spcakit.fit` reports it (:func:`spcakit.analysis.certificate.certify`):
+        never below the variance any ``t`` loadings with the first ``t`` cardinalities explain together; for the first
+        loading, the best loading of its cardinality (empty when not computed).
     nor
         Nonorthogonality: mean absolute cosine between distinct loadings.
     loss, normalized_loss
@@ -326,10 +326,8 @@ class SparsityPath:
         level, and ``bound - share`` is at least how far the first loading is from the best of its
         cardinality. NaN where a level has no bound.
 
-        Only the first loading's bound is a bound on what any loadings can reach: the later ones bound what
-        the earlier loadings leave, and the variance a loading *adds* (its share of CPEV) is its deflated
-        variance over :math:`\|(I - P)x_t\|^2`, which no bound at its cardinality covers when the
-        loadings are not orthogonal; so CPEV with ``r > 1`` has no such curve but PCA's ceiling.
+        The last entry of :attr:`PathLevel.bound` bounds the variance of all the loadings together (CPEV's numerator);
+        the plot draws the first loading's alone, and PCA's ceiling for CPEV.
 
         Raises
         ------

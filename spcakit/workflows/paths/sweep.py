@@ -12,7 +12,8 @@ import numpy as np
 from spcakit.numerics.operators import top_eigenpairs
 from spcakit.workflows.arguments import ARGUMENT_CHECKS, check_arguments
 from spcakit.workflows.fit import check_r, fit
-from spcakit.analysis.bounds import check_relaxation, component_bounds
+from spcakit.analysis.bounds import check_relaxation
+from spcakit.analysis.certificate import certify
 from spcakit.workflows.configure import configure, set_k, takes_k
 from spcakit.core.errors import (
     InvalidDataError, InvalidParameterError, MissingValueWarning, UnknownNameError, ZeroLoadingError,
@@ -43,23 +44,23 @@ def pca_ceiling(problem: Problem, r: int) -> float:
     return _spectrum(problem, r)[0]
 
 
-def _spectrum(problem: Problem, r: int) -> tuple[float, float, float | None]:
-    r"""``(ceiling, trace, top)``: :func:`pca_ceiling`, :math:`\operatorname{tr} C`, and :math:`\lambda_{\max}(C)` when
-    a direct solver gave it (an upper bound for :func:`~spcakit.analysis.bounds.component_bounds`), else ``None``."""
+def _spectrum(problem: Problem, r: int) -> tuple[float, float, np.ndarray | None]:
+    r"""``(ceiling, trace, top)``: :func:`pca_ceiling`, :math:`\operatorname{tr} C`, and the ``r`` leading eigenvalues
+    when a direct solver gave them (upper bounds for :func:`~spcakit.analysis.certificate.certify`), else ``None``."""
     trace = problem.covariance.trace()
     if not trace > 0:
         raise InvalidDataError("the covariance has zero trace (every variable is constant): there is no variance to explain")
     values = top_eigenpairs(problem.covariance, r, vectors=False)
     direct = getattr(problem.covariance, "direct_spectrum", None)
-    top = float(values[0]) if direct is not None and values.size and direct(int(values.shape[0])) else None
+    top = np.asarray(values, dtype=float) if direct is not None and values.size and direct(int(values.shape[0])) else None
     return float(np.sum(values) / trace), float(trace), top
 
 
-def _with_bounds(result: Result, problem: Problem, top: float | None, relaxation: str = "fast") -> Result:
-    r"""``result`` with the metric ``bound`` (:func:`spcakit.analysis.bounds.component_bounds`, as ``spcakit.fit`` computes it,
-    with the ``relaxation`` given as ``bound=``), from :math:`\lambda_{\max}(C)` found once for the whole path
-    instead of once per level."""
-    bounds = component_bounds(problem.covariance, result.loadings, top_eigenvalue=top, relaxation=relaxation)
+def _with_bounds(result: Result, problem: Problem, top: np.ndarray | None, relaxation: str = "fast") -> Result:
+    r"""``result`` with the metric ``bound`` as ``spcakit.fit`` reports it (:func:`spcakit.analysis.certificate.certify`,
+    with the ``relaxation`` given as ``bound=``), from the leading eigenvalues found once for the whole path instead
+    of once per level."""
+    bounds = certify(problem.covariance, result.loadings, top_eigenvalues=top, relaxation=relaxation)
     return attrs.evolve(result, metrics={**result.metrics, "bound": list(bounds.bound)})
 
 
@@ -355,7 +356,7 @@ def path(
     r = check_r(r, problem)
     ceiling: float = 0.0  # with missing values, each level has its own, on its completed data (below)
     trace: float | None = None
-    top: float | None = None
+    top: np.ndarray | None = None
     if em is None:
         ceiling, trace, top = _spectrum(problem, r)
     knob = "k" if lam is None else "lam"

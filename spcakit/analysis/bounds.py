@@ -45,13 +45,12 @@ import numpy as np
 
 from spcakit.numerics import index_sets
 from spcakit.core.errors import InvalidParameterError
-from spcakit.analysis.metrics import LoadingSpan, MetricContext, format_number, loading_span, shared_span
-from spcakit.core.protocols import Metric
+from spcakit.analysis.metrics import LoadingSpan, loading_span
 from spcakit.numerics.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
 from spcakit.core.records import column_norms
 from spcakit.numerics.thresholding import RHO_GRID, threshold_knapsack, threshold_search
 
-__all__ = ["BOUNDS", "PSD_RTOL", "SETTLED_MARGIN", "as_operator", "positive_semidefinite", "spectrum_lower_bounds", "spectrum_positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
+__all__ = ["BOUNDS", "PSD_RTOL", "SETTLED_MARGIN", "as_operator", "bound_inputs", "positive_semidefinite", "spectrum_lower_bounds", "spectrum_positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
            "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
            "refined_threshold_bound"]
@@ -130,6 +129,18 @@ def positive_semidefinite(matrix: np.ndarray) -> bool:
     """:func:`spectrum_positive_semidefinite` of a symmetric ``matrix`` (an operator of data is so by construction; a
     raw array is checked)."""
     return spectrum_positive_semidefinite(np.linalg.eigvalsh(matrix), matrix.shape[0])
+
+
+def bound_inputs(covariance: object, loadings: object, relaxation: str) -> tuple[CovarianceOperator, np.ndarray, bool]:
+    """``(operator, p x r loadings, positive semi-definite)`` for the per-loading bounds: the loadings' shape and the
+    ``relaxation`` checked (:func:`check_relaxation`); a raw array is checked for the trace bounds, an operator of data
+    is positive semi-definite by construction."""
+    op = as_operator(covariance)
+    x = np.asarray(loadings, dtype=float)
+    if x.ndim != 2 or x.shape[0] != op.p:
+        raise InvalidParameterError(f"loadings must be a p x r array with p = {op.p}; got shape {x.shape}")
+    check_relaxation(relaxation, x.shape[0])
+    return op, x, not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op))
 
 
 def _checked_k(k: object, p: int) -> int:
@@ -295,14 +306,9 @@ def component_bounds(
         search's certificate: :func:`spcakit.core.records.proved_bound`); the least is kept, and ``which`` says
         ``"method"`` where it is that one.
     """
-    op = as_operator(covariance)
-    x = np.asarray(loadings, dtype=float)
-    if x.ndim != 2 or x.shape[0] != op.p:
-        raise InvalidParameterError(f"loadings must be a p x r array with p = {op.p}; got shape {x.shape}")
+    op, x, psd = bound_inputs(covariance, loadings, relaxation)
     p, r = x.shape
-    check_relaxation(relaxation, p)
     explicit = op.explicit()
-    psd = not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op))  # else no trace bound
     dense = None if relaxation != "threshold" else (explicit if explicit is not None else densify(op))
     diagonal = np.asarray(op.diagonal(), dtype=float)
     scale = float(np.abs(diagonal).max(initial=0.0))

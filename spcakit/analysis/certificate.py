@@ -46,10 +46,8 @@ import numpy as np
 from spcakit.analysis.bounds import (
     GERSHGORIN_EVERY_LIMIT,
     SETTLED_MARGIN,
-    as_operator,
-    check_relaxation,
+    bound_inputs,
     gershgorin_bound,
-    positive_semidefinite,
     raised_for_rounding,
     spectrum_lower_bounds,
 )
@@ -61,7 +59,6 @@ from spcakit.analysis.metrics import (
     loading_span,
     shared_span,
 )
-from spcakit.core.errors import InvalidParameterError
 from spcakit.core.protocols import Metric
 from spcakit.numerics.operators import CovarianceOperator, densify
 from spcakit.numerics.thresholding import threshold_search
@@ -180,13 +177,8 @@ def cumulative_bounds(
     additional
         The loadings' additional variances, when already computed (:func:`~spcakit.analysis.metrics.additional_variances`).
     """
-    op = as_operator(covariance)
-    x = np.asarray(loadings, dtype=float)
-    if x.ndim != 2 or x.shape[0] != op.p:
-        raise InvalidParameterError(f"loadings must be a p x r array with p = {op.p}; got shape {x.shape}")
+    op, x, psd = bound_inputs(covariance, loadings, relaxation)
     p, r = x.shape
-    check_relaxation(relaxation, p)
-    psd = not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op))
     span = loading_span(x, op) if span is None else span
     achieved = np.cumsum(additional_variances(x, op, span) if additional is None else np.asarray(additional, dtype=float))
     nonzeros = np.count_nonzero(x, axis=0)

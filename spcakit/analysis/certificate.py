@@ -345,9 +345,6 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     if support.size == 0 or p > (CERTIFY_P_LIMIT if relaxation == "certify" else SEARCH_P_LIMIT):
         return None
     explicit = covariance.explicit()
-    rows = getattr(covariance, "n", None)  # data of a million entries or more: its product temporaries cost a copy
-    if explicit is None and relaxation != "certify" and (rows is None or rows * p >= 1_000_000):
-        return None
     a = explicit if explicit is not None else densify(covariance)
     if relaxation == "certify":
         found = branch_and_bound(a, int(support.size), start=support)

@@ -120,3 +120,41 @@ def test_the_certificate_in_words():
     ]
     assert certificate_text([0.1], [3]) == ["loading 1 (3 nonzero): at most 10 % below the best loading of 3 nonzero"]
     assert certificate_text([None], [3]) == [] and certificate_text([], []) == []
+
+
+def _standardised(x: np.ndarray) -> np.ndarray:
+    centred = x - x.mean(axis=0)
+    return centred / centred.std(axis=0, ddof=1)
+
+
+def test_the_default_certificate_on_standardised_data_with_tied_and_constant_columns_in_any_order():
+    """What users run: the default fit of standardised data with a constant column and a copy of a column (tied
+    variances, correlation 1), in two column orders. The certificate is the same in both orders, the first loading is
+    certified by the default bound's search (p = 10), and every bound is above a brute-force lower bound."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((50, 8)) @ rng.standard_normal((8, 8))
+    x = np.column_stack([x, 2.0 * x[:, 1] + 3.0, np.full(50, 7.0)])
+    order = rng.permutation(x.shape[1])
+    with pytest.warns(spcakit.ConstantColumnWarning):
+        runs = [spcakit.fit(data, r=2, k=3, standardize=True) for data in (x, x[:, order])]
+    np.testing.assert_allclose(runs[0].metrics["bound"], runs[1].metrics["bound"], rtol=1e-9)
+    np.testing.assert_allclose(runs[0].metrics["gap"], runs[1].metrics["gap"], rtol=1e-6, atol=1e-9)
+    assert runs[0].metrics["gap"][0] <= 1e-6
+    c = np.cov(_standardised(x[:, :-1]), rowvar=False)
+    loadings = runs[0].loadings[:-1]  # the constant column's rows are zero
+    for t in range(2):
+        assert runs[0].metrics["bound"][t] >= _joint_lower(c, loadings, t) * (1 - 1e-9)
+
+
+def test_the_default_certificate_on_gene_expression_shaped_data():
+    """n << p (30 samples, 400 genes, log-normal and standardised): no search (p > 64), yet every bound is above what
+    any method's loadings reach, the first above the best first loading of three methods, and the gaps are in [0, 1)."""
+    rng = np.random.default_rng(8)
+    x = np.log2(1 + rng.lognormal(2.0, 1.0, size=(30, 400)) * rng.uniform(0.5, 2.0, 400))
+    result = spcakit.fit(x, r=3, k=10, standardize=True)
+    bound, gap = np.array(result.metrics["bound"]), np.array(result.metrics["gap"])
+    assert np.all((0 <= gap) & (gap < 1))
+    np.testing.assert_allclose(bound * (1 - gap), np.cumsum(result.metrics["additional_variance"]), rtol=1e-9)
+    for method in ("tpower", "greedy", "spcart"):
+        other = spcakit.fit(x, method, r=3, k=10, standardize=True)
+        assert np.all(bound >= np.cumsum(other.metrics["additional_variance"]) * (1 - 1e-9)), method

@@ -79,6 +79,7 @@ from spcakit.core.protocols import (
     part,
 )
 from spcakit.core.records import (
+    COMPONENT,
     CONSTRAINT,
     LOADING_PRODUCT,
     TRUNCATION_KEEPS,
@@ -125,10 +126,11 @@ from spcakit.output import progress
 from spcakit.parts.nonnegative import truncate_nonnegative
 from spcakit.parts.truncators import SparsityTruncation, hard_threshold
 from spcakit.workflows.configure import methods_taking_nonnegative, nonnegative_refusal
-from spcakit.workflows.fit import fit
+from spcakit.workflows.fit import default_support, fit
 from spcakit.workflows.reproduce.common import specs_root
 
 __all__ = [
+    "COMPONENT",
     "CONSTRAINT",
     "DENSE_EIGEN_LIMIT",
     "LOADING_PRODUCT",
@@ -169,6 +171,7 @@ __all__ = [
     "constraint_matmat",
     "constraint_submatrix",
     "cpev",
+    "default_support",
     "densify",
     "explained_variance",
     "fit",

@@ -13,10 +13,13 @@ take the first loading's where it is tighter than their own.
 
 from __future__ import annotations
 
+import time
+
 import attrs
 import numpy as np
 
 from spcakit.plugin_api import (
+    COMPONENT,
     CONSTRAINT,
     CapReached,
     Carry,
@@ -26,9 +29,11 @@ from spcakit.plugin_api import (
     Search,
     Stopper,
     Updater,
+    boolean,
     branch_and_bound,
     check_cardinality,
     constraint_matmat,
+    default_support,
     optional,
     part,
     positive,
@@ -52,20 +57,26 @@ class BranchAndBound(Updater):
     k
         The cardinality, an integer in ``[1, p]`` (``-k``).
     time_limit
-        Seconds per component before the search stops with its best loading, its bound and its gap
-        (default 60; ``none``: no limit).
+        Seconds for the whole fit (default 60; ``none``: no limit): each component gets its share of what is left
+        (what is left over ``r`` minus the components done), covering the default method's start, the search's warm
+        start, its bounds and its nodes; a search stopped so returns its best loading and its bound. The wall time stays
+        within about the limit, plus one eigen-decomposition of the covariance (formed before the clock can stop it).
     node_limit
         Nodes per component before it stops the same way (default: no limit).
+    from_default
+        Start from the default method's loading too (``True``, the default): the search's best is never worse than it.
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
     time_limit: float | None = attrs.field(default=60.0, converter=to_float, validator=optional(positive))
     node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
+    from_default: bool = attrs.field(default=True, validator=boolean)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry
 
     def propose(self, problem: Problem, x: np.ndarray, state: object) -> tuple[np.ndarray, float, Search]:
+        begun = time.perf_counter()
         p = problem.p
         k = check_cardinality(self.k, p, "branch-and-bound")
         if p > EXACT_P_LIMIT:
@@ -82,8 +93,27 @@ class BranchAndBound(Updater):
             # rounding of its own entries, the same matrix to the rounding of C's scale.
             a = constraint_matmat(state, constraint_matmat(state, a).T)  # B (BA)^T = BAB
             a = (a + a.T) / 2
-        found = branch_and_bound(a, k, constraint=constraint, time_limit=self.time_limit, node_limit=self.node_limit)
+        share = self._share(state)
+        starts = []
+        if self.from_default:  # the default method's support: never worse than the default
+            default = default_support(problem, k, avoid="exact")
+            starts = [] if default is None else [default]
+        if share is not None:
+            share = max(0.0, share - (time.perf_counter() - begun))  # the default's run counts
+        found = branch_and_bound(a, k, constraint=constraint, time_limit=share, node_limit=self.node_limit, starts=starts)
         return found.vector[:, None], found.value, found
+
+    def _share(self, state: object) -> float | None:
+        """This component's seconds: what is left of the time limit since the run began over the components left
+        (:data:`~spcakit.core.records.COMPONENT`; the whole limit without it); ``None`` without a limit."""
+        if self.time_limit is None:
+            return None
+        told = state.get(COMPONENT) if isinstance(state, Carry) else None
+        if told is None:
+            return float(self.time_limit)
+        component, count, started = told
+        left = float(self.time_limit) - (time.perf_counter() - started)
+        return max(0.0, left) / max(1, count - component)
 
 
 @part("certified", paper=PAPER)

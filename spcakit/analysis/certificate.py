@@ -347,10 +347,10 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     explicit = covariance.explicit()
     a = explicit if explicit is not None else densify(covariance)
     if relaxation == "certify":
-        found = branch_and_bound(a, int(support.size), start=support)
+        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False)
     else:
         nodes = max(1, min(SEARCH_NODES, SEARCH_WORK // (p * p)))
-        found = branch_and_bound(a, int(support.size), start=support, node_limit=nodes)
+        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, node_limit=nodes)
     return float(found.bound)
 
 

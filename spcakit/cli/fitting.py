@@ -53,7 +53,7 @@ def run(
     save_model: SaveModelOpt = None,
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds per loading for a solver that stops at a time limit with its best loading, bound and gap (exact); the same as --param time_limit=S")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds for the whole fit, shared among the loadings, for a solver that stops at a time limit with its best loading and bound (exact); the same as --param time_limit=S")] = None,
     metrics: MetricsOpt = None,
     *,
     options: FitOptions,

@@ -17,6 +17,7 @@ parts it is given.
 from __future__ import annotations
 
 import math
+import time
 
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from spcakit.core.errors import BadPartResult, ZeroLoadingError
 from spcakit.core.protocols import Deflator, Driver, Initializer, Refiner, Stopper, StepCallback, Truncator, Updater, part
-from spcakit.core.records import LOADING_PRODUCT, TRUNCATION_KEEPS, Carry, IterState, Outcome, nonzero_column_norms
+from spcakit.core.records import COMPONENT, LOADING_PRODUCT, TRUNCATION_KEEPS, Carry, IterState, Outcome, nonzero_column_norms
 
 if TYPE_CHECKING:  # the problem a run is given (spcakit.inputs.problem): parts and drivers only read it
     from spcakit.inputs.problem import Problem
@@ -197,13 +198,16 @@ def run_block(
     on_step: StepCallback | None = None,
     component: int = 0,
     n_components: int = 1,
+    started: float | None = None,
 ) -> tuple[IterState, str]:
-    """Iterate :func:`block_step` from the initializer until the stopper stops."""
+    """Iterate :func:`block_step` from the initializer until the stopper stops; the updater's ``init`` is told the
+    component, the count and the run's start (:data:`~spcakit.core.records.COMPONENT`; ``started`` defaults to now)."""
     x0 = checked_matrix(parts.initializer, parts.initializer(problem, r, rng, carry), (problem.p, r), "the start X0",
                         finite=True)
     nonzero_column_norms(x0)  # a zero column of the start has no unit loading
     keeps = parts.truncator.keeps(problem.p)
     told = carry if keeps is None else carry.set(TRUNCATION_KEEPS, int(keeps))
+    told = told.set(COMPONENT, (component, n_components, time.perf_counter() if started is None else started))
     state = IterState(iteration=0, x=x0, updater_state=parts.updater.init(problem, x0, told))
     del x0  # the state holds what is needed of the start
     while True:
@@ -256,10 +260,12 @@ class DeflationDriver(Driver):
         history: tuple[float, ...] = ()
         iterations = 0
         current = problem
+        started = time.perf_counter()
         carry = prepare(problem, r, parts, rng)
         for k in range(r):
             try:
-                state, reason = run_block(current, 1, parts, rng, carry, on_step, component=k, n_components=r)
+                state, reason = run_block(current, 1, parts, rng, carry, on_step, component=k, n_components=r,
+                                          started=started)
             except ZeroLoadingError as exc:
                 raise ZeroLoadingError(f"component {k + 1} of {r}: {exc}") from None
             loadings[:, k] = state.loadings[:, 0]

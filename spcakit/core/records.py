@@ -63,6 +63,12 @@ LOADING_PRODUCT = "loading.product"
 TRUNCATION_KEEPS = "truncation.keeps"
 
 
+#: Carry key the drivers set for the updater's ``init``: ``(component, count, started)``, the 0-based index of the
+#: component being fitted, how many the run fits, and :func:`time.perf_counter` at the run's start. A part with a
+#: time limit for the whole run gives each component its share of what is left (the ``exact`` solver).
+COMPONENT = "component"
+
+
 def known_product(carry: Carry, unit: np.ndarray, covariance: Any = None) -> np.ndarray | None:
     """The carry's :data:`LOADING_PRODUCT` for exactly this ``unit`` loading, else ``None``; ``None`` too when the
     ``covariance`` given is explicit (it takes its own product, :math:`O(p^2)`, so that its results do not change)."""

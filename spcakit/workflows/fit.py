@@ -16,7 +16,7 @@ from spcakit.workflows.arguments import check_arguments
 from spcakit.core.version import __version__
 from spcakit.core.drivers import Parts, StepCallback
 from spcakit.core.errors import (
-    BadPartResult, ConstantColumnWarning, InvalidParameterError,
+    BadPartResult, ConstantColumnWarning, InvalidParameterError, SpcakitError,
 )  # fmt: skip
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.metrics import compute_metrics, select_metrics
@@ -368,3 +368,25 @@ def _with_report(
             raise part_failure(clash, registry) from clash
         computed[REPORT_PREFIX + name] = value
     return computed
+
+
+def default_support(problem: Problem, k: int, *, avoid: str | None = None) -> np.ndarray | None:
+    """The support of the default method's loading on ``problem`` (``r = 1``, cardinality ``k``, no metrics): a start
+    for a solver that must never do worse than the default (the ``exact`` search seeds itself with it). ``None`` when
+    no plugin declares a default, when it is the method ``avoid`` (no recursion) or when it fails on these data
+    (a :class:`~spcakit.core.errors.SpcakitError`: a start is optional). Its warnings are left out: the caller's run
+    reports its own."""
+    import warnings  # noqa: PLC0415
+
+    registry = get_registry()
+    spec = registry.default_method()
+    if spec is None or spec.name == avoid:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit(problem, spec, r=1, k=k, metrics=[], registry=registry)
+    except SpcakitError:
+        return None
+    support = np.flatnonzero(result.loadings[:, 0])
+    return support if 0 < support.size <= k else None

@@ -12,6 +12,7 @@ describes the whole method and its measurements.
 from __future__ import annotations
 
 import collections
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -363,9 +364,10 @@ class SearchProblem:
         return min(float(values[0]), spectral), weights
 
     def threshold(self, allowed: np.ndarray, included: np.ndarray, rhos: Iterable[float],
-                  enough: float = -np.inf) -> tuple[float, float, np.ndarray]:  # fmt: skip
+                  enough: float = -np.inf, deadline: float = np.inf) -> tuple[float, float, np.ndarray]:  # fmt: skip
         r"""The threshold bound of the node, the least over ``rhos`` (largest first, until :data:`RHO_PATIENCE` in a
-        row do not improve, or one is at most ``enough``: the search prunes the node then): the spectral knapsack of
+        row do not improve, or one is at most ``enough``: the search prunes the node then, or :func:`time.perf_counter`
+        passes ``deadline`` after the first: every :math:`\rho` gives a bound): the spectral knapsack of
         :math:`(M_\rho)_{UU}` plus :math:`\rho (k - 1)`; with the :math:`\rho` that gave it and the
         weights of the variables in the top eigenvector of :math:`(M_\rho)_{UU}` (for branching)."""
         index = np.flatnonzero(allowed)
@@ -395,6 +397,8 @@ class SearchProblem:
                 rising += 1
                 if rising == RHO_PATIENCE:  # past the best: smaller rho only builds larger blocks
                     break
+            if time.perf_counter() >= deadline:
+                break
         full = np.zeros(self.p)
         full[index] = best_weights
         return best, best_rho, full

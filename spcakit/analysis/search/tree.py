@@ -98,7 +98,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 import numpy as np
@@ -198,7 +198,7 @@ def _truncated_power(problem: SearchProblem, start: np.ndarray) -> np.ndarray:
 def _warm_start(problem: SearchProblem, deadline: float = np.inf) -> tuple[float, np.ndarray]:
     """The best support of the greedy forward selection and of truncated power runs from the leading eigenvectors
     (``B = I``), then single swaps (one in, one out) from it while one improves and time is left (the greedy
-    selection, too, stops at ``deadline``)."""
+    selection, too, stops at ``deadline``; the power runs, at most :data:`POWER_STEPS` steps each, always run)."""
     value, support = _greedy(problem, deadline)
     if problem.q is None:
         for start in problem.leading.T:
@@ -269,7 +269,8 @@ def branch_and_bound(
     time_limit: float | None = None,
     node_limit: int | None = None,
     on_node: Callable[[int, float, float], None] | None = None,
-    start: np.ndarray | None = None,
+    starts: Sequence[np.ndarray] = (),
+    warm_start: bool = True,
 ) -> Search:
     """The best support of ``k`` variables of ``a`` (under ``B = I - QQ^T`` with ``constraint`` ``Q``), certified.
 
@@ -283,25 +284,32 @@ def branch_and_bound(
         The orthonormal ``p x t`` :math:`Q` of a generalized problem (``None``: :math:`B = I`).
     time_limit, node_limit
         Stop after this many seconds or nodes with the best support found and a bound (:attr:`Search.bound`).
-    start
-        A support of ``k`` variables to start from instead of the warm start (its greedy selection, power runs and
-        swaps): the search then only tightens the bound around it (the budgeted certificate of every result,
-        :mod:`spcakit.analysis.certificate`), and its support is never worse than ``start``'s.
+    starts
+        Supports of at most ``k`` variables to start from besides the warm start (another method's, e.g. the default's:
+        the result is never worse than the best of them).
+    warm_start
+        Whether to run the warm start (greedy selection, power runs, swaps; at most :data:`WARM_START_SHARE` of the time
+        limit). Without it and with ``starts``, the search only tightens the bound around them (the budgeted certificate
+        of every result, :mod:`spcakit.analysis.certificate`).
     on_node
         Called as ``on_node(nodes, best_value, bound)`` every 256 nodes, with the same numbers as the
         progress reports (:func:`spcakit.output.progress.report`, after every node and at the end, to whoever
         listens): the node count and the best value never decrease, the bound never increases.
     """
-    begun, start = start, time.perf_counter()
+    start = time.perf_counter()
+    deadline = np.inf if time_limit is None else start + time_limit
     progress.report(f"{TASK} (warm start)", 0, unit="nodes")
     problem = SearchProblem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
-    if begun is not None:
-        support = np.sort(np.asarray(begun, dtype=int))
-        incumbent = problem.value(support)[0]
-    else:
+    incumbent, support = -np.inf, np.arange(0)
+    if warm_start or not starts:
         incumbent, support = _warm_start(problem, np.inf if time_limit is None else start + WARM_START_SHARE * time_limit)
+    for given in starts:  # the best of the warm start and the supports given (the first of equals kept)
+        given = np.sort(np.asarray(given, dtype=int))
+        value = problem.value(given)[0]
+        if value > incumbent:
+            incumbent, support = value, given
     nodes = 0
     counter = itertools.count()
     root_rhos = [share * max(float(np.abs(problem.diagonal).max(initial=0.0)), 1e-300) for share in RHO_GRID]
@@ -334,7 +342,7 @@ def branch_and_bound(
                     rhos = (rho, rho * RHO_STEP if depth % 2 else rho / RHO_STEP)
                 else:  # the parent's allowed set: its decomposition at the parent's rho is kept
                     rhos = (rho,)
-                threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos, enough)
+                threshold, rho, threshold_weights = problem.threshold(allowed, included, rhos, enough, deadline)
                 if weights is None:
                     weights = threshold_weights
                 # of little use here (not below the eigenvalue bounds by THRESHOLD_GAIN, or not below the split bound,

@@ -7,6 +7,7 @@ bound included. With ``--certify`` the same fit is run with ``bound="certify"`` 
 child is stopped there) to give the true gap.
 
     python benchmarks/certificate.py [--cases pitprops,wine] [--certify SECONDS]
+    python benchmarks/certificate.py --cases colon_standardised,lymphoma_standardised --certify 1800 --out gene_scale
 
 Cases absent from ``../shared/data`` (or without scikit-learn) are skipped with a message. One BLAS thread.
 """
@@ -65,6 +66,9 @@ def load(case: str) -> tuple[Any, dict[str, Any]] | None:
         if x is None:
             return None
         return (np.log2(x), {"k": 10}) if case == "colon_log2" else (x, {"standardize": True, "k": 10})
+    if case == "lymphoma_standardised":
+        x = _shared("lymphoma_alizadeh_62x4026_std.npz")
+        return None if x is None else (x, {"standardize": True, "k": 10})
     if case == "lymphoma_cov_500":
         path = SHARED / "lymphoma_cov_500.npz"
         if not path.exists():
@@ -105,12 +109,15 @@ def run(case: str, bound: str, limit: float | None) -> dict[str, Any] | None | s
 
 
 CASES = ("pitprops", "wine", "breast_cancer", "digits", "colon_log2", "lymphoma_cov_500", "colon_standardised")
+#: Gene-expression scale, for ``--certify`` (``--cases colon_standardised,lymphoma_standardised``).
+GENE_CASES = ("colon_standardised", "lymphoma_standardised")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--certify", type=float, default=None, metavar="SECONDS")
+    parser.add_argument("--out", default="certificate", help="results/NAME.json (default: certificate)")
     args = parser.parse_args()
     rows = []
     for case in args.cases.split(","):
@@ -128,8 +135,9 @@ def main() -> None:
         print(f"{case:20s} fit {fast['fit_s']:.3g} s, wall {fast['wall_s']:.3g} s "
               f"(bound +{100 * (fast['wall_s'] / max(fast['fit_s'], 1e-9) - 1):.0f} %), gap {100 * fast['gap']:.3g} %, "
               f"peak {fast['peak_mb']:.0f} MB; {true}")
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
+    out = RESULTS.with_name(f"{args.out}.json")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1) + "\n")
 
 
 if __name__ == "__main__":

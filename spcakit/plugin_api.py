@@ -13,7 +13,8 @@ What is here, by what it is for:
   :class:`Deflator`, :class:`Stopper`, :class:`Refiner`, :class:`Driver`) and :func:`part`; the records a
   driver threads (:class:`Carry`, :class:`IterState`, :class:`Outcome`, :class:`Refined`), the stopping
   reasons that carry a certificate or say a cap was reached (:class:`CapReached`, :func:`with_proved_bound`),
-  and :class:`Metric` with its :class:`MetricContext`;
+  and :class:`Metric` with its :class:`MetricContext`; :class:`CertifiedStop`, whether loadings are certified
+  within a tolerance of the best possible (a heuristic that tries candidates stops there);
 * **parameters**: the attrs field converters and validators a part's parameters use (:func:`to_int`,
   :func:`number`, :func:`one_of`, :func:`check_cardinality`, ...);
 * **the problem and its covariance**: :class:`Problem` and the operators' protocol
@@ -28,6 +29,7 @@ What is here, by what it is for:
 from __future__ import annotations
 
 from spcakit.analysis.bounds import raised_for_rounding
+from spcakit.analysis.certificate import CertifiedStop
 from spcakit.analysis.metrics import (
     MetricContext,
     cpev,
@@ -139,6 +141,7 @@ __all__ = [
     "TRUNCATION_KEEPS",
     "CapReached",
     "Carry",
+    "CertifiedStop",
     "CovarianceOperator",
     "Deflator",
     "DenseCovariance",

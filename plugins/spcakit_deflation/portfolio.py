@@ -46,6 +46,7 @@ import numpy as np
 
 from spcakit.plugin_api import (
     Carry,
+    CertifiedStop,
     Driver,
     InvalidParameterError,
     Outcome,
@@ -62,6 +63,7 @@ from spcakit.plugin_api import (
     ties,
     to_float,
     to_int,
+    with_proved_bound,
 )
 from spcakit_deflation.solvers import BACKWARD_LIMIT
 
@@ -70,6 +72,15 @@ PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted),
 
 #: The members of ``auto``, in the order that decides ties.
 MEMBERS = ("tpower", "greedy", "spcart", "tpower-restarts")
+
+#: The order the member runs start in, cheapest first (by their labels, :func:`member_runs`; others after, in their
+#: order): on the quality panel SPCArt and TPower take milliseconds, greedy selection a few times more, the restarts
+#: 40 power runs per loading. Ties are still decided by :data:`MEMBERS`' order.
+RUN_ORDER = ("spcart", "tpower", "greedy", "greedy backward", "tpower-restarts")
+
+#: ``auto`` stops at the first member (or refinement) whose loadings are certified within this relative gap of the
+#: most variance any loadings with their cardinalities explain (:class:`~spcakit.plugin_api.CertifiedStop`).
+STOP_GAP = 1e-6
 
 #: Up to this many loadings every member is refined (``portfolio.refine_all``); above, only the best one alone.
 REFINE_ALL = 10
@@ -112,6 +123,20 @@ def _names(value: object) -> tuple[str, ...]:
 def _check_members(instance: object, attribute: attrs.Attribute, value: tuple[str, ...]) -> None:
     if not value or not all(isinstance(name, str) and name for name in value):
         raise InvalidParameterError(f"portfolio.methods must be a nonempty list of method names; got {list(value)!r}")
+
+
+def _cost_rank(label: str) -> int:
+    """Where a member run starts in :data:`RUN_ORDER` (a label not there: after them all)."""
+    return RUN_ORDER.index(label) if label in RUN_ORDER else len(RUN_ORDER)
+
+
+def _gap_or_none(value: object) -> float | None:
+    if means_none(value):
+        return None
+    gap = to_float(value)
+    if not 0 <= gap < 1:
+        raise InvalidParameterError(f"portfolio.stop_gap must be a relative gap in [0, 1) or none; got {value!r}")
+    return gap
 
 
 def member_runs(names: tuple[str, ...], p: int) -> list[tuple[str, str, dict[str, object]]]:
@@ -167,6 +192,7 @@ class PortfolioUpdater(Updater):
     refine_all: int = attrs.field(default=REFINE_ALL, converter=to_int, validator=non_negative_int)
     nonnegative: bool = attrs.field(default=False, validator=boolean)
     full_work: float = attrs.field(default=FULL_WORK_LIMIT, converter=to_float, validator=positive)
+    stop_gap: float | None = attrs.field(default=STOP_GAP, converter=_gap_or_none)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
         return carry
@@ -224,16 +250,26 @@ class BestOfDriver(Driver):
                     f"none of the portfolio's methods ({', '.join(portfolio.methods)}) can keep its loadings "
                     f"non-negative; methods that can: {', '.join(methods_taking_nonnegative(registry))}"
                 )
-        runs = []
-        for label, name, params in member_runs(available, problem.p):
-            seed = int(rng.integers(2**32))
-            result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seed, metrics=["cpev"],
+        planned = member_runs(available, problem.p)
+        seeds = [int(rng.integers(2**32)) for _ in planned]  # drawn in the members' order, whatever order they run in
+        stop = None if portfolio.stop_gap is None else CertifiedStop(problem.covariance, tolerance=portfolio.stop_gap)
+        runs: list[list] = [[label, None, -np.inf, None, 0] for label, _, _ in planned]
+        certified: tuple[int, float] | None = None  # (the run, the first loading's proved bound)
+        for index in sorted(range(len(planned)), key=lambda i: _cost_rank(planned[i][0])):
+            _, name, params = planned[index]
+            result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seeds[index], metrics=["cpev"],
                          registry=registry, nonnegative=portfolio.nonnegative, **params)  # fmt: skip
-            runs.append([label, result.loadings, float(result.metrics["cpev"]), None, result.iterations])
+            runs[index][1:] = [result.loadings, float(result.metrics["cpev"]), None, result.iterations]
+            proof = None if stop is None else stop(result.loadings)
+            if proof is not None:
+                certified = (index, proof)
+                break
+        ran = [run for run in runs if run[1] is not None]
         unrefined = means_none(portfolio.refiner) or portfolio.nonnegative or not full
-        refiner = None if unrefined else registry.build("refiner", portfolio.refiner)
+        refiner = None if unrefined or certified is not None else registry.build("refiner", portfolio.refiner)
         if refiner is not None:
-            order = sorted(range(len(runs)), key=lambda i: -runs[i][2])  # stable: ties keep the members' order
+            # by CPEV alone, members within the tie tolerance in the members' order
+            order = [int(i) for i in ties.order(np.array([run[2] for run in runs]))]
             chosen = order if r <= portfolio.refine_all else order[:1]
             # a refiner is a function of the loadings: members that end on the same ones are refined once
             done: dict[bytes, tuple[np.ndarray, float]] = {}
@@ -244,11 +280,14 @@ class BestOfDriver(Driver):
                     loadings = refined.loadings if isinstance(refined, Refined) else np.asarray(refined, dtype=float)
                     done[key] = (loadings, cpev(loadings, problem.covariance))
                 runs[index][1], runs[index][3] = done[key]
-        best = 0
+        best = next(i for i, run in enumerate(runs) if run[1] is not None)
         for index, run in enumerate(runs):
-            if ties.improves(_value(run), _value(runs[best])):
+            if run[1] is not None and ties.improves(_value(run), _value(runs[best])):
                 best = index
-        summary = ", ".join(f"{run[0]} {run[2]:.6g}" + ("" if run[3] is None else f" -> {run[3]:.6g}") for run in runs)
+        summary = ", ".join(
+            f"{run[0]} " + ("not run" if run[1] is None else f"{run[2]:.6g}" + ("" if run[3] is None else f" -> {run[3]:.6g}"))
+            for run in runs
+        )
         how = "" if refiner is None else f", refined by {portfolio.refiner}"
         each = "CPEV of each member" if refiner is None else "CPEV of each member alone, then refined"
         skipped = f"; skipped: {', '.join(missing)}" if portfolio.nonnegative and missing else (
@@ -256,10 +295,17 @@ class BestOfDriver(Driver):
         if not full:
             skipped += (f"; a large problem (min(n, p) p^2 = {problem_work(problem):.3g} > {portfolio.full_work:.3g}): "
                         f"only {', '.join(available)}, unrefined")
+        reason = f"best of {len(ran)} by CPEV: {runs[best][0]}{how} ({each}: {summary}){skipped}"
+        if certified is not None:
+            reason += (f"; stopped at {runs[certified[0]][0]}: "
+                       f"certified within {portfolio.stop_gap:.3g} of the most variance any {r} loadings as sparse "
+                       f"explain, so nothing left could explain more")
+            if np.isfinite(certified[1]) and runs[best][1] is runs[certified[0]][1]:
+                reason = with_proved_bound(reason, certified[1], given_earlier=False)
         return Outcome(
             loadings=runs[best][1],
             iterations=sum(run[4] for run in runs),
-            stopping_reasons=(f"best of {len(runs)} by CPEV: {runs[best][0]}{how} ({each}: {summary}){skipped}",),
+            stopping_reasons=(reason,),
             objective_history=(),
         )
 

@@ -63,7 +63,8 @@ from spcakit.core.protocols import Metric
 from spcakit.numerics.operators import CovarianceOperator, densify
 from spcakit.numerics.thresholding import threshold_search
 
-__all__ = ["BOUND_METRICS", "CumulativeBounds", "certificate_text", "certify", "cumulative_bounds", "searched_bound"]
+__all__ = ["BOUND_METRICS", "CertifiedStop", "CumulativeBounds", "certificate_text", "certify", "cumulative_bounds",
+           "searched_bound"]
 
 @attrs.frozen(kw_only=True)
 class CumulativeBounds:
@@ -338,7 +339,7 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     does not run. ``"fast"`` (the default): up to :data:`SEARCH_P_LIMIT` variables and :data:`SEARCH_NODES` nodes, fewer
     as ``p`` grows (:data:`SEARCH_WORK`: a node count, the same bound on every machine); ``"certify"``: to the end (the bound is then
     the optimum, to the search's pruning tolerance), up to :data:`CERTIFY_P_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
-    from spcakit.analysis.search import branch_and_bound  # noqa: PLC0415
+    from spcakit.analysis.search import branch_and_bound
 
     p = covariance.p
     support = np.flatnonzero(loading)
@@ -349,9 +350,71 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     if relaxation == "certify":
         found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False)
     else:
-        nodes = max(1, min(SEARCH_NODES, SEARCH_WORK // (p * p)))
-        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, node_limit=nodes)
+        nodes = max(1, min(SEARCH_NODES, SEARCH_WORK // (p * p)))  # a few milliseconds: no progress line of its own
+        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, node_limit=nodes, task=None)
     return float(found.bound)
+
+
+@attrs.define
+class CertifiedStop:
+    r"""Whether loadings are certified: the variance :math:`V_r` the ``r`` loadings explain together is within a relative
+    ``tolerance`` of :math:`U_r`, the most any ``r`` loadings with their cardinalities could explain
+    (:func:`cumulative_bounds`). A heuristic that asks this after each candidate can stop as soon as one is certified:
+    no other candidate can explain more than :math:`U_r`, so it would gain at most ``tolerance`` of it.
+
+    Called with ``p x r`` loadings, it returns ``None`` (not certified) or the upper bound the first loading's search
+    proved at its cardinality (``inf`` when none was needed), for the result's certificate
+    (:func:`~spcakit.core.records.with_proved_bound`). The cheap bounds come first: where even a first loading proved
+    optimal (:math:`b(k_1) = V_1`) would leave a gap above ``tolerance``, no search runs (the usual case for
+    ``r > 1``). The search (:func:`searched_bound`, the default's, a node count, the same on every machine) runs once
+    per cardinality, from the first loading that gets that far: it improves its own incumbent as it goes, so on the
+    quality panel it proves the optimum from any member's loading (``benchmarks/default_cost.py``). The leading eigenvalues are asked once, and only from a
+    direct solver (:meth:`~spcakit.analysis.metrics.MetricContext.exact_top_eigenvalues`' rule).
+    """
+
+    covariance: CovarianceOperator
+    tolerance: float = SEARCH_GAP
+    _searched: dict[int, float] = attrs.field(factory=dict, init=False)  # k -> the search's bound
+    _spectrum: dict[int, np.ndarray | None] = attrs.field(factory=dict, init=False)
+
+    def _top_eigenvalues(self, r: int) -> np.ndarray | None:
+        if r not in self._spectrum:
+            op = self.covariance
+            kept = getattr(op, "kept_top_eigenvalues", lambda _: None)(r)
+            direct = getattr(op, "direct_spectrum", None)
+            self._spectrum[r] = kept if kept is not None else (
+                op.top_eigenvalues(r) if direct is not None and direct(r) else None)
+        return self._spectrum[r]
+
+    def __call__(self, loadings: np.ndarray) -> float | None:
+        x = np.asarray(loadings, dtype=float)
+        if x.ndim != 2 or not x.shape[1] or not np.any(x[:, 0]):
+            return None
+        op = self.covariance
+        r = x.shape[1]
+        span = loading_span(x, op)
+        added = additional_variances(x, op, span)
+
+        def spectrum() -> np.ndarray | None:
+            return self._top_eigenvalues(r)
+
+        def gap(first: float | None) -> float:
+            found = cumulative_bounds(op, x, top_eigenvalues=spectrum, first=first, first_name="search", span=span,
+                                      additional=added)  # fmt: skip
+            return found.gap[-1]
+
+        if gap(max(float(added[0]), 0.0)) > self.tolerance:  # not even an optimal first loading would close it
+            return None
+        if gap(None) <= self.tolerance:
+            return np.inf
+        k = int(np.count_nonzero(x[:, 0]))
+        if k not in self._searched:  # once per cardinality: its bound holds for every loading of k nonzeros
+            found = searched_bound(op, x[:, 0], "fast")
+            self._searched[k] = np.inf if found is None else found
+        bound = self._searched[k]
+        if not np.isfinite(bound) or gap(bound) > self.tolerance:
+            return None
+        return bound
 
 
 #: The certificate of every run: per ``t``, :func:`cumulative_bounds`' bound and gap of the first ``t`` loadings.

@@ -158,3 +158,43 @@ def test_the_default_certificate_on_gene_expression_shaped_data():
     for method in ("tpower", "greedy", "spcart"):
         other = spcakit.fit(x, method, r=3, k=10, standardize=True)
         assert np.all(bound >= np.cumsum(other.metrics["additional_variance"]) * (1 - 1e-9)), method
+
+
+#: The positive semi-definite families (a covariance operator is one by construction) at p = 2..9.
+PSD_FAMILIES = sps.covariance_families((2, 9))
+
+
+@pytest.mark.parametrize("family", sorted(PSD_FAMILIES))
+@SETTINGS
+@given(data=st.data())
+def test_a_certified_stop_is_never_wrong_and_its_bound_holds(family, data):
+    from spcakit.analysis.certificate import CertifiedStop
+    from spcakit.numerics.operators import DenseCovariance
+
+    _, c = data.draw(PSD_FAMILIES[family], label="(kind, C)")
+    p = c.shape[0]
+    k = data.draw(st.integers(1, p), label="k")
+    optimum, support = brute_force_optimum(c, k)
+    x = np.zeros(p)
+    if data.draw(st.booleans(), label="optimal"):  # the optimal loading: the stop may certify it
+        _, vectors = np.linalg.eigh(c[np.ix_(support, support)])
+        x[list(support)] = vectors[:, -1]
+    else:
+        rng = np.random.default_rng(data.draw(sps.seeds(), label="seed"))
+        x[rng.permutation(p)[:k]] = rng.standard_normal(k)
+    stop = CertifiedStop(DenseCovariance(c))
+    proved = stop(x[:, None])
+    rounding = reference_rounding(c)
+    value = float(x @ c @ x / (x @ x))
+    if proved is not None:  # certified: no loading of k nonzeros explains more than (1 + tolerance) times as much
+        assert value >= (1 - stop.tolerance) * optimum - rounding, (value, optimum)
+        assert proved >= optimum - rounding
+    if value < (1 - 2 * stop.tolerance) * optimum - rounding:
+        assert proved is None  # never certifies a loading short of the optimum by more than the tolerance
+    # two loadings: certified only where they explain within the tolerance of the most any two as sparse do
+    y = np.zeros((p, 2))
+    y[:, 0] = x
+    y[data.draw(st.integers(0, p - 1), label="j"), 1] = 1.0
+    if stop(y) is not None:
+        together = float(np.trace(_projection(y) @ c))
+        assert together >= (1 - stop.tolerance) * _joint_lower(c, y, 1) - 2 * rounding

@@ -271,6 +271,7 @@ def branch_and_bound(
     on_node: Callable[[int, float, float], None] | None = None,
     starts: Sequence[np.ndarray] = (),
     warm_start: bool = True,
+    task: str | None = TASK,
 ) -> Search:
     """The best support of ``k`` variables of ``a`` (under ``B = I - QQ^T`` with ``constraint`` ``Q``), certified.
 
@@ -295,10 +296,14 @@ def branch_and_bound(
         Called as ``on_node(nodes, best_value, bound)`` every 256 nodes, with the same numbers as the
         progress reports (:func:`spcakit.output.progress.report`, after every node and at the end, to whoever
         listens): the node count and the best value never decrease, the bound never increases.
+    task
+        The progress reports' name (``None``: no reports; a short budgeted search inside another computation, such as
+        the certificate's, draws no progress line of its own).
     """
     start = time.perf_counter()
     deadline = np.inf if time_limit is None else start + time_limit
-    progress.report(f"{TASK} (warm start)", 0, unit="nodes")
+    if task is not None:
+        progress.report(f"{task} (warm start)", 0, unit="nodes")
     problem = SearchProblem(np.asarray(a, dtype=float), int(k), constraint)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
@@ -368,7 +373,8 @@ def branch_and_bound(
             value = problem.value(proposal)[0]
             if value > incumbent:
                 incumbent, support = value, proposal
-        progress.report(TASK, nodes, unit="nodes", best=incumbent, bound=best_bound)
+        if task is not None:
+            progress.report(task, nodes, unit="nodes", best=incumbent, bound=best_bound)
         if on_node is not None and nodes % 256 == 0:
             on_node(nodes, incumbent, best_bound)
 
@@ -435,7 +441,8 @@ def branch_and_bound(
     optimal = not stopped
     # finished: every pruned node's bound was at most the incumbent times 1 + PRUNE_RTOL
     bound = max(value, min(open_bound, best_bound)) if stopped else value * (1 + PRUNE_RTOL)
-    progress.report(TASK, nodes, unit="nodes", best=value, bound=min(best_bound, bound))  # the outcome (gap ~0 if finished)
+    if task is not None:
+        progress.report(task, nodes, unit="nodes", best=value, bound=min(best_bound, bound))  # the outcome (gap ~0 if finished)
     bound = raised_for_rounding(bound, p, float(np.abs(problem.diagonal).max(initial=0.0)))
     return Search(support=tuple(int(i) for i in support), value=float(value), vector=vector, bound=bound,
                   optimal=optimal, nodes=nodes, seconds=time.perf_counter() - start, stopped=stopped,

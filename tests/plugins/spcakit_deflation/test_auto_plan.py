@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import spcakit
-from spcakit_deflation.portfolio import FULL_WORK_LIMIT, PASS_MEMBERS, problem_work
+from spcakit_deflation.portfolio import FULL_WORK_LIMIT, LARGE_ITERATIONS, PASS_MEMBERS, problem_work
 from spcakit_deflation.restarts import truncated_power
 
 
@@ -58,3 +58,23 @@ def test_the_restarts_finish_ends_where_the_iteration_ends(seed):
     assert np.array_equal(slow != 0, fast != 0)  # the same support from every start
     # the same unit vector up to the iteration's tolerance (each column's sign is the iteration's)
     np.testing.assert_allclose(fast, slow, atol=1e-6)
+
+
+def test_above_the_limit_tpower_has_a_budget_of_iterations_and_auto_keeps_the_better_member():
+    # Gaussian noise at a large k: TPower alone needs 327 iterations for 4 loadings to its 1e-7 rule; on a large
+    # problem auto gives it LARGE_ITERATIONS over all loadings and keeps the better of it and SPCArt
+    x = np.random.default_rng(4).standard_normal((40, 60))
+    alone = spcakit.fit(x, "tpower", r=4, k=45, metrics=["cpev"])
+    per_loading = -(-LARGE_ITERATIONS // 4)
+    assert alone.iterations > 4 * per_loading
+    large = spcakit.fit(x, "auto", r=4, k=45, metrics=["cpev"], full_work=1000.0)
+    assert f"tpower at most {per_loading} iterations per loading" in large.stopping_reason
+    capped = spcakit.fit(x, "tpower", r=4, k=45, metrics=["cpev"],
+                         stopper={"name": "any-of", "stoppers": [{"name": "relative-change", "tol": 1e-7},
+                                                                 {"name": "max-iterations", "n": per_loading}]})
+    assert capped.iterations <= 4 * per_loading
+    spcart = spcakit.fit(x, "spcart", r=4, k=45, metrics=["cpev"])
+    best = max((capped, spcart), key=lambda result: result.metrics["cpev"])
+    np.testing.assert_allclose(large.loadings, best.loadings, atol=1e-12)
+    assert large.metrics["cpev"] >= spcart.metrics["cpev"]
+    assert large.iterations <= 4 * per_loading + spcart.iterations

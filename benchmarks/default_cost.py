@@ -14,9 +14,23 @@ the three side by side in one process, one BLAS thread:
 Each spcakit time is the best of ``--repeats`` fits (wall clock around ``fit``). Writes
 ``benchmarks/results/default_cost.json`` and prints a table.
 
+**The panel** (``--sections panel``): on Pitprops and the data sets of the quality panel
+(``benchmarks/quality.py``, standardised as it reads them, at its r and k; ``--cases`` picks them, the shared
+gene-expression sets take minutes each), the default ``auto`` beside each of its members alone (unrefined), beside
+``auto`` without its certified stop (``stop_gap=none``: every member and every swap, the plan before it stopped
+when certified) and beside what users run, ``SparsePCA(n_components=r, k=k).fit(X)`` with its metrics; each the
+best of ``--repeats``, CPEV of each, ``auto``'s time over TPower's. The same at ``r = 1``, with the time ``exact``
+takes to certify the first loading (``p <= 64``). **The grid** (``--sections grid``):
+``GridSearchCV(SparsePCA(), {"k": [2, 3, 5, 8, 12]}, cv=5)`` on standardised breast cancer, once, wall clock.
+**Wide** (``--sections wide``): the default ``SparsePCA(n_components=20, k=K)`` and ``spcart`` on ``scale.py``'s
+500 x 100 000 Gaussian data at k = 100 and 15 000, each in a fresh process (``scale.py --child``, peak RSS), in
+passes of :math:`X^\\top(XV)` timed in the same run.
+R's peers (nsprcomp, msPCA) and scikit-learn at equal sparsity are in ``benchmarks/quality.py``; the tall, wide and
+sparse scale cases in ``benchmarks/scale.py`` (``default-estimator``, ``auto`` at k = 15 000 on wide).
+
 Usage::
 
-    python benchmarks/default_cost.py [--repeats 3] [--no-sklearn]
+    python benchmarks/default_cost.py [--repeats 3] [--no-sklearn] [--sections patches,panel,grid] [--cases wine,digits]
 """
 
 from __future__ import annotations
@@ -44,12 +58,112 @@ def best_time(fit, repeats: int) -> tuple[float, object]:
     return best, out
 
 
+#: The members of ``auto`` timed alone, unrefined, beside it.
+MEMBERS = ("spcart", "tpower", "greedy", "tpower-restarts")
+#: The panel's cases run by default (the shared gene-expression ones take minutes: ``--cases``).
+PANEL_CASES = ("pitprops", "wine", "breast_cancer", "diabetes", "digits", "patches", "nus_wide", "numerical_numbers")
+#: The values of k of the grid search.
+GRID_K = (2, 3, 5, 8, 12)
+
+
+def panel_rows(names: list[str], repeats: int) -> list[dict]:
+    """Per case and per r (the panel's, then 1): every member, auto, auto without its stop, and SparsePCA."""
+    import quality
+    from spcakit import SparsePCA, fit
+
+    rows = []
+    for name in names:
+        case = quality.load_case(name)
+        if case is None:
+            print(f"{name}: skipped, its file is not in {quality.SHARED_DATA}", flush=True)
+            continue
+        x, k = case["x"], case["k"]
+        for r in dict.fromkeys((case["r"], 1)):
+            runs = {member: (lambda m=member: fit(x, m, r=r, k=k, metrics=["cpev"])) for member in MEMBERS}
+            runs["auto"] = lambda: fit(x, r=r, k=k, metrics=["cpev"])
+            runs["auto, every member (stop_gap=none)"] = lambda: fit(x, r=r, k=k, metrics=["cpev"],
+                                                                     **{"updater.stop_gap": "none"})
+            runs["SparsePCA (every metric)"] = lambda: SparsePCA(n_components=r, k=k).fit(x).result_
+            if r == 1 and x.shape[1] <= 64:
+                runs["exact (certifies)"] = lambda: fit(x, "exact", r=1, k=k, metrics=["cpev", "gap"])
+            for label, run in runs.items():
+                seconds, result = best_time(run, repeats)
+                rows.append({"case": name, "shape": list(x.shape), "r": r, "k": k, "method": label, "seconds": seconds,
+                             "cpev": float(result.metrics["cpev"]), "reason": result.stopping_reason,
+                             "certified": "certified within" in result.stopping_reason})
+                print(f"{name:18s} r={r} {label:36s} {seconds:8.3f} s  CPEV {rows[-1]['cpev']:.6f}", flush=True)
+    return rows
+
+
+def grid_row() -> dict:
+    """``GridSearchCV(SparsePCA(), {"k": GRID_K}, cv=5)`` on standardised breast cancer: wall time, best k."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import GridSearchCV
+
+    from spcakit import SparsePCA
+
+    x = load_breast_cancer().data
+    x = (x - x.mean(axis=0)) / x.std(axis=0, ddof=1)
+    start = time.perf_counter()
+    search = GridSearchCV(SparsePCA(), {"k": list(GRID_K)}, cv=5).fit(x)
+    seconds = time.perf_counter() - start
+    print(f"GridSearchCV(SparsePCA(), k in {GRID_K}, cv=5) on breast cancer: {seconds:.2f} s, best {search.best_params_}")
+    return {"seconds": seconds, "best_params": search.best_params_, "fits": 5 * len(GRID_K) + 1}
+
+
+def panel_table(panel: list[dict]) -> str:
+    """The panel as a markdown table: per case and r, times and CPEV of auto beside TPower's and the full plan's."""
+    lines = ["| data (r, k) | `tpower` | `auto` | `auto` / `tpower` | every member (before) | `SparsePCA` | `exact` r = 1 "
+             "| CPEV `auto` / before / best member | stopped certified |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    keys = dict.fromkeys((row["case"], row["r"], row["k"]) for row in panel)
+    for case, r, k in keys:
+        at = {row["method"]: row for row in panel if (row["case"], row["r"], row["k"]) == (case, r, k)}
+        auto, before = at["auto"], at["auto, every member (stop_gap=none)"]
+        best_member = max(at[m]["cpev"] for m in MEMBERS)
+        exact = at.get("exact (certifies)")
+        lines.append(
+            f"| {case} ({r}, {k}) | {at['tpower']['seconds']:.3f} s | {auto['seconds']:.3f} s | "
+            f"{auto['seconds'] / at['tpower']['seconds']:.1f}x | {before['seconds']:.3f} s | "
+            f"{at['SparsePCA (every metric)']['seconds']:.3f} s | {'' if exact is None else format(exact['seconds'], '.3f') + ' s'} | "
+            f"{auto['cpev']:.5f} / {before['cpev']:.5f} / {best_member:.5f} | {'yes' if auto['certified'] else 'no'} |")
+    return "\n".join(lines)
+
+
+#: The wide case's k (``benchmarks/scale.py``'s 500 x 100 000 Gaussian data, r = 20).
+WIDE_K = (100, 15_000)
+
+
+def wide_rows(scale: float) -> list[dict]:
+    """The default ``SparsePCA`` and ``spcart`` on ``scale.py``'s wide data at each of :data:`WIDE_K`, each in a fresh
+    process (with its peak RSS), in passes of the reference product :math:`X^\\top(XV)` timed in the same run."""
+    import scale as scale_suite
+
+    reference = scale_suite.run_child("wide", "reference", 1, scale)
+    rows = []
+    for k in WIDE_K:
+        k_here = scale_suite.scaled_k(k, scale_suite.settings(scale)["wide"]["p"], scale_suite.SETTINGS["wide"]["p"])
+        for variant, method in (("default-estimator", "auto"), ("default-fit", "spcart")):
+            report = scale_suite.run_child("wide", variant, 1, scale, "--method", method, "--k", str(k_here))
+            rows.append({"k": k_here, "variant": variant, "method": method, **report,
+                         "passes": report["seconds"] / reference["seconds"],
+                         "rss_ratio": report["peak_rss_bytes"] / report["data_bytes"]})
+            print(f"wide k={k_here} {variant} {method}: {report['seconds']:.2f} s = {rows[-1]['passes']:.1f} passes, "
+                  f"CPEV {report['cpev']:.6f}, peak RSS {rows[-1]['rss_ratio']:.2f} x data", flush=True)
+    return [{"reference_seconds": reference["seconds"]}, *rows]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn (it takes about 10 s)")
+    parser.add_argument("--sections", default="patches,panel,grid,wide",
+                        help="comma-separated: patches, panel, grid, wide")
+    parser.add_argument("--wide-scale", type=float, default=1.0, help="the wide data's size, as scale.py --scale")
+    parser.add_argument("--cases", default=",".join(PANEL_CASES), help="the panel's cases (benchmarks/quality.py)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "default_cost.json")
     options = parser.parse_args(argv)
+    sections = options.sections.split(",")
 
     from threadpoolctl import threadpool_info, threadpool_limits
 
@@ -61,14 +175,21 @@ def main(argv: list[str] | None = None) -> int:
     x = image_patches(5000, 13)
     covariance = DenseCovariance(np.cov(x, rowvar=False))
     rows = []
+    panel, grid, wide = [], None, []
     with threadpool_limits(1):
         SparsePCA(n_components=2, k=3, method="spcart").fit(x)  # warm-up: imports, plugin loading
-        for r, k in ((20, 19), (5, 10)):
+        if "panel" in sections:
+            panel = panel_rows(options.cases.split(","), options.repeats)
+        if "grid" in sections:
+            grid = grid_row()
+        if "wide" in sections:
+            wide = wide_rows(options.wide_scale)
+        for r, k in ((20, 19), (5, 10)) if "patches" in sections else ():
             for method in ("spcart", "auto"):
                 seconds, model = best_time(lambda: SparsePCA(n_components=r, k=k, method=method).fit(x), options.repeats)
                 rows.append({"r": r, "k": k, "method": method, "seconds": seconds,
                              "cpev": cpev(model.components_.T, covariance)})
-        if not options.no_sklearn:
+        if not options.no_sklearn and "patches" in sections:
             from sklearn.decomposition import SparsePCA as SklearnSparsePCA
 
             seconds, model = best_time(
@@ -78,11 +199,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"r": 20, "k": None, "method": "scikit-learn SparsePCA(alpha=1)", "seconds": seconds,
                          "cpev": cpev(loadings[:, kept], covariance), "nonzeros": int(np.count_nonzero(loadings))})
     blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
-    report = {"rows": rows, "machine": platform.platform(), "python": platform.python_version(),
+    report = {"rows": rows, "panel": panel, "grid": grid, "wide": wide, "machine": platform.platform(), "python": platform.python_version(),
               "numpy": np.__version__, "spcakit": __version__, "blas": blas, "blas_threads": 1,
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     options.out.parent.mkdir(parents=True, exist_ok=True)
     options.out.write_text(json.dumps(report, indent=1) + "\n")
+    if panel:
+        print(panel_table(panel))
     spcart = {row["r"]: row["seconds"] for row in rows if row["method"] == "spcart"}
     sklearn = next((row["seconds"] for row in rows if row["method"].startswith("scikit")), None)
     print(f"{'r':>3} {'k':>4} {'method':<34} {'seconds':>9} {'CPEV':>8} {'/ spcart':>9} {'sklearn /':>10}")

@@ -583,8 +583,9 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return self
 
     def fit_transform(self, X: Any, y: Any = None, sample_weight: Any = None) -> np.ndarray:
-        """Fit to ``X`` and return its scores (as ``fit(X, sample_weight=...).transform(X)``, validating ``X`` once)."""
-        return self._scores(self._fit(X, sample_weight))
+        """Fit to ``X`` and return its scores (as ``fit(X, sample_weight=...).transform(X)``, validating ``X`` once;
+        rows with missing entries scored from their observed entries, as :meth:`transform` scores them)."""
+        return self._scores_of_rows(self._fit(X, sample_weight))
 
     def _fit(self, X: Any, sample_weight: Any = None) -> np.ndarray:
         """Fit and return the validated ``X`` as a float array."""
@@ -712,7 +713,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         check_frame_columns(X, "X")
         missing = check_missing(self.missing)
         x = _validate(self, X, reset=False, **({} if missing == "error" else {"ensure_all_finite": "allow-nan"}))
-        if missing == "error" or not _has_nan(x):
+        return self._scores_of_rows(x)
+
+    def _scores_of_rows(self, x: Any) -> np.ndarray:
+        """The scores of validated rows ``x``: :meth:`_scores` where complete, from the observed entries where not."""
+        if check_missing(self.missing) == "error" or not _has_nan(x):
             return self._scores(x)
         from spcakit.workflows.imputation import observed_scores  # noqa: PLC0415 - only for data with missing values
 

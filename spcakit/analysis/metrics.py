@@ -383,9 +383,11 @@ def compute_metrics(
     proved: Sequence[float | None] | None = None,
     plugins: Mapping[str, str] | None = None,
     issued: list[str] | None = None,
+    span: LoadingSpan | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
-    (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved).
+    (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved; ``span``
+    the loadings' :func:`loading_span` when the caller already took it).
 
     Each value is made plain JSON data (:func:`spcakit.output.json_values.json_value`): NumPy numbers and arrays become
     numbers and lists, a set a sorted list. A metric is contained: one that raises (other than a
@@ -399,6 +401,8 @@ def compute_metrics(
     from spcakit.output.json_values import NotJsonError, json_value  # noqa: PLC0415
 
     context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
+    if span is not None:
+        context.shared("loading_span", lambda: span)
     values: dict[str, Any] = {}
     for metric in metrics:
         try:

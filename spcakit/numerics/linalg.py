@@ -110,3 +110,35 @@ def added_variance_problem(
     a_ss = c_ss - cq_s @ q_s.T - q_s @ cq_s.T + q_s @ basis_c_basis @ q_s.T
     b_ss = np.eye(len(support)) - q_s @ q_s.T
     return (a_ss + a_ss.T) / 2, b_ss
+
+
+#: The multiple of :math:`\epsilon \max(n, p)\,\lambda_1` below which an eigenvalue of a covariance is rounding.
+RANK_RTOL_FACTOR = 8
+
+
+def rank_tolerance(largest: float, rows: int | None, p: int) -> float:
+    r"""What rounding can make of a zero eigenvalue of a covariance whose largest is ``largest``:
+    :math:`8\,\epsilon\,\max(n, p)\,\lambda_1` (Weyl: forming :math:`C` from ``n`` rows perturbs it by at most about
+    :math:`n\epsilon\lVert C\rVert`, a direct eigen-solver by :math:`p\epsilon\lVert C\rVert`; ``rows`` ``None``: a
+    covariance given as such, ``p``). Relative to rounding, not to a fixed ratio: data in mixed units, one column
+    :math:`10^6` times another (an eigenvalue ratio of :math:`10^{-12}`), have full rank."""
+    return RANK_RTOL_FACTOR * float(np.finfo(float).eps) * max(rows or p, p) * max(float(largest), 0.0)
+
+
+def numerical_rank(values: np.ndarray, rows: int | None, p: int) -> int:
+    """How many of the leading eigenvalues ``values`` (descending) are above :func:`rank_tolerance`."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 0:
+        return 0
+    return int(np.sum(values > rank_tolerance(values[0], rows, p)))
+
+
+def refuse_beyond_rank(r: int, rank: int) -> None:
+    """Raise the one refusal of ``r`` loadings above the covariance's numerical ``rank`` (every method gives it)."""
+    if rank < r:
+        from spcakit.core.errors import InvalidParameterError  # noqa: PLC0415
+
+        raise InvalidParameterError(
+            f"r={r} exceeds the numerical rank of the covariance ({rank}): loadings beyond it would explain only "
+            f"rounding; valid: 1 <= r <= {max(rank, 1)}"
+        )

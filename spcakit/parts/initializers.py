@@ -27,8 +27,8 @@ import attrs
 import numpy as np
 
 from spcakit.numerics import ties
+from spcakit.numerics.linalg import numerical_rank, refuse_beyond_rank
 from spcakit.numerics.operators import top_eigenpairs
-from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs.problem import Problem
 from spcakit.core.protocols import Initializer, part
 from spcakit.core.records import Carry
@@ -82,12 +82,7 @@ class PCAInitializer(Initializer):
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         values, vectors = top_eigenpairs(problem.covariance, r)
-        tol = max(values[0], 0.0) * problem.p * 1e-12
-        rank = int(np.sum(values > tol))
-        if rank < r:
-            raise InvalidParameterError(
-                f"r={r} exceeds the numerical rank of the covariance ({rank}); valid: 1 <= r <= {rank}"
-            )
+        refuse_beyond_rank(r, numerical_rank(values, problem.n_samples, problem.p))
         return vectors
 
 

@@ -11,6 +11,7 @@ from warnings import warn
 import numpy as np
 
 from spcakit.numerics import ties
+from spcakit.numerics.linalg import numerical_rank, rank_tolerance, refuse_beyond_rank
 from spcakit.output.json_values import NotJsonError, json_value
 from spcakit.workflows.arguments import check_arguments
 from spcakit.core.version import __version__
@@ -19,7 +20,7 @@ from spcakit.core.errors import (
     BadPartResult, ConstantColumnWarning, InvalidParameterError, SpcakitError,
 )  # fmt: skip
 from spcakit.analysis.bounds import check_relaxation
-from spcakit.analysis.metrics import compute_metrics, select_metrics
+from spcakit.analysis.metrics import LoadingSpan, additional_variances, compute_metrics, loading_span, select_metrics
 from spcakit.core.plugins import get_registry
 from spcakit.inputs.problem import Problem, constant_columns_note, left_out_text
 from spcakit.inputs.missing import MissingData
@@ -249,6 +250,25 @@ def fit(
                    default=default, bound=bound, metrics=chosen_metrics, seed=seed)  # fmt: skip
 
 
+def _check_within_rank(problem: Problem, loadings: np.ndarray) -> LoadingSpan | None:
+    r"""Refuse loadings beyond the covariance's numerical rank, whatever the method (the PCA start refuses them
+    before it runs): where a later loading adds no more variance to the earlier ones than rounding can produce
+    (:func:`~spcakit.numerics.linalg.rank_tolerance` of :math:`\operatorname{tr} C`), the leading ``r`` eigenvalues
+    say whether ``r`` is above the rank. A loading that adds nothing below the rank is the method's answer, kept.
+    Returns the loadings' span (one product of :math:`C` with them, on their nonzero rows), which the metrics share."""
+    r = loadings.shape[1]
+    op = problem.covariance
+    if r < 2:
+        return None
+    span = loading_span(loadings, op)
+    added = additional_variances(loadings, op, span)
+    if min(added[1:]) > rank_tolerance(op.trace(), problem.n_samples, problem.p):
+        return span
+    values = op.top_eigenvalues(r)
+    refuse_beyond_rank(r, numerical_rank(values, problem.n_samples, problem.p))
+    return span
+
+
 def _on_varying_columns(
     problem: Problem, requested: MethodSpec, spec: MethodSpec, k: Any, choices: dict[str, Any], registry: Registry
 ) -> tuple[Problem, MethodSpec, list[str]]:
@@ -289,7 +309,8 @@ def _result(
     reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
     reason = reasons[-1] if alike else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes,
+    span = _check_within_rank(problem, loadings)
+    computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes, span=span,
                                             proved=proved if any(b is not None for b in proved) else None),
                             report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(

@@ -252,6 +252,36 @@ def test_the_estimator_fits_nan_and_refuses_it_where_rows_must_be_complete() -> 
     np.testing.assert_allclose(fitted.transform(sparse_holes), model.transform(holes), atol=1e-8)
 
 
+@pytest.mark.parametrize("method", ["tpower", "auto"])
+def test_fit_transform_scores_incomplete_rows_as_fit_then_transform(method: str) -> None:
+    pytest.importorskip("sklearn")
+    holes = with_holes(PLANTED, 0.05, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValueWarning)
+        together = spcakit.SparsePCA(2, method=method, k=5).fit_transform(holes)
+        model = spcakit.SparsePCA(2, method=method, k=5).fit(holes)
+    assert np.isfinite(together).all()
+    np.testing.assert_allclose(together, model.transform(holes), rtol=1e-12, atol=1e-12)
+
+
+def test_a_pipeline_with_missing_values_reaches_a_classifier() -> None:
+    pytest.importorskip("sklearn")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    holes = with_holes(PLANTED, 0.05, 4)
+    # the class is the sign of the first component's score on the complete data
+    labels = (spcakit.SparsePCA(2, method="tpower", k=5).fit_transform(PLANTED)[:, 0] > 0).astype(int)
+    pipeline = make_pipeline(spcakit.SparsePCA(2, method="tpower", k=5), LogisticRegression())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingValueWarning)
+        accuracy = cross_val_score(pipeline, holes, labels, cv=3, error_score="raise")
+        fitted = pipeline.fit(holes, labels)
+    assert np.isfinite(fitted.predict_proba(holes)).all()
+    assert accuracy.mean() > 0.8  # the incomplete rows' scores carry the component: far above chance (0.5)
+
+
 def test_the_record_survives_a_model_file() -> None:
     result = spcakit.fit(with_holes(PLANTED, 0.1, 0), "tpower", 2, k=5, missing="em")
     model = Model.from_result(result)

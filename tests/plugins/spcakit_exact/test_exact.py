@@ -231,10 +231,17 @@ def test_the_generalized_deflation_of_a_rank_one_covariance_is_searched_to_the_e
     """A rank-1 covariance and r = 3: the later searches get (I - QQ^T) C (I - QQ^T), which vanishes on Q to the
     rounding of C's scale but can be rounding alone (1e-17) itself; the search's check against its own scale refused
     it ("does not vanish on the constraint's span") in 120 of 240 such fits. Now every fit ends, with each bound above
-    the brute-force optimum of its problem and as much variance as the projection deflation's loadings explain."""
+    the brute-force optimum of its problem and as much variance as the projection deflation's loadings explain.
+    From k = 3 on p = 5 two loadings span the covariance's one direction, so the third would explain only rounding:
+    both deflations refuse r = 3 as above the rank, as every method does (tests/workflows/test_rank.py)."""
     for seed in range(5):
         g = np.random.default_rng(seed).standard_normal((5, 1)) * 0.3
         c = g @ g.T
+        if k >= 3:
+            for deflator in ("generalized", "projection"):
+                with pytest.raises(InvalidParameterError, match=r"r=3 exceeds the numerical rank of the covariance \(1\)"):
+                    spcakit.fit(c, "exact", r=3, k=k, covariance=True, deflator=deflator, node_limit=1)
+            continue
         result = spcakit.fit(c, "exact", r=3, k=k, covariance=True, deflator="generalized", node_limit=1)
         projected = spcakit.fit(c, "exact", r=3, k=k, covariance=True, node_limit=1)
         assert result.metrics["cpev"] == pytest.approx(projected.metrics["cpev"], abs=1e-9)

@@ -95,8 +95,15 @@ def constraint_submatrix(carry: Carry, support: np.ndarray) -> np.ndarray:
 
 
 def column_norms(x: np.ndarray) -> np.ndarray:
-    """The Euclidean length of each column of ``x`` (``p x r``; a vector is one column), in one pass."""
-    return np.sqrt(np.einsum("i...,i...->...", x, x))  # no p x r temporary
+    """The Euclidean length of each column of ``x`` (``p x r``; a vector is one column), in one pass; where the sum
+    of squares over- or underflows (entries beyond about 1e154 or 1e-154), again on the columns over their largest
+    magnitude (as BLAS ``nrm2``)."""
+    squares = np.einsum("i...,i...->...", x, x)  # no p x r temporary
+    if np.all(np.isfinite(squares) & (squares >= np.finfo(float).tiny)):
+        return np.sqrt(squares)
+    largest = np.max(np.abs(x), axis=0, initial=0.0)
+    scaled = x / np.where(largest > 0, largest, 1.0)
+    return largest * np.sqrt(np.einsum("i...,i...->...", scaled, scaled))
 
 
 def nonzero_column_norms(x: np.ndarray) -> np.ndarray:

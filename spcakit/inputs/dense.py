@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import attrs
 import numpy as np
 
-from spcakit.core.errors import InvalidDataError
+from spcakit.core.errors import InvalidDataError, listed
 from spcakit.inputs.checks import (
     GRAM_LIMIT,
     SQUARES_SAFE,
@@ -338,6 +338,7 @@ def data_problem(
     # values) after centring, while data of any scale (1e-13 or 1e150) keep variance of their own size;
     # the norms are taken on columns scaled to at most 1, so that huge values cannot overflow
     largest = centred_extremes(high, low, mean, magnitude) if mean is not None else magnitude
+    _refuse_subnormal(largest, names)  # before dividing by it: 1 / 1e-310 overflows
     safe = np.where(largest > 0, largest, 1.0)
     # plain: no square (nor a sum of n of them) can over- or underflow, the plain sums of squares are exact enough
     squares_safe = SQUARES_SAFE[0] <= float(safe.min()) and float(largest.max()) <= SQUARES_SAFE[1]
@@ -354,7 +355,8 @@ def data_problem(
             gram /= safe[:, None]
             gram /= safe
         if gram is None:
-            gram = _centred_gram(a, mean, None if plain else 1.0 / safe, w)
+            with np.errstate(over="ignore", invalid="ignore"):  # a column below 1e-308 is refused below, by name
+                gram = _centred_gram(a, mean, None if plain else 1.0 / safe, w)
         sum_of_squares = np.diag(gram).copy()  # of the centred columns (scaled to at most 1 unless plain)
         with np.errstate(over="ignore"):
             norms = np.sqrt(sum_of_squares) if plain else largest * np.sqrt(sum_of_squares)
@@ -409,3 +411,15 @@ def data_problem(
                          mean=record_mean, scale=deviations, weights=summary,
                          sha256_skipped=None if scan.sha256 else hash_skipped_text(a.nbytes))  # fmt: skip
     return with_constant_columns(Problem(covariance, names, data, source, record), constant, offset)
+
+
+def _refuse_subnormal(largest: np.ndarray, names: Sequence[str]) -> None:
+    """Refuse the columns whose largest magnitude (centred) is subnormal, before anything divides by it (its
+    reciprocal overflows), as :func:`check_double_range` refuses variances that underflow."""
+    tiny = np.flatnonzero((largest > 0) & (largest < 1.0 / float(np.finfo(float).max)))
+    if tiny.size:
+        shown = listed(tiny, lambda j: f"{j} ({names[j]}): values at most {largest[j]:.3g}")
+        floor = float(np.sqrt(np.finfo(float).tiny))
+        raise InvalidDataError(f"{tiny.size} column(s) have standard deviations below {floor:.3g}, too small for a "
+                               f"covariance in double precision (their variances underflow): {shown}; rescale them, "
+                               "e.g. multiply by a power of 10")

@@ -243,3 +243,31 @@ def with_constant_columns(
     return Problem(PaddedCovariance(base, keep, p), problem.feature_names, _zero_columns(problem._data, constant),
                    problem.source, record, constant_columns=constant, varying=varying,
                    offset_columns=index_sets.intersection(np.asarray(offset, dtype=int), constant))  # fmt: skip
+
+
+#: The largest variance (:math:`\max_i |C_{ii}|`) a method runs at as given; outside this range :func:`rescaled`
+#: divides :math:`C` by it first. Squares and products of entries near :math:`10^{\pm 154}` overflow or underflow; within
+#: :math:`10^{\pm 100}` of 1 every method's intermediate quantities stay far from both.
+SCALE_RANGE = (1e-100, 1e100)
+
+
+def rescaled(problem: Problem) -> tuple[Problem, float]:
+    r"""``(problem, 1.0)``, or, when the largest variance :math:`s` of an explicit covariance is outside
+    :data:`SCALE_RANGE`, the problem of :math:`C/s` (its data matrix, if a method reads it, divided by
+    :math:`\sqrt s`) and :math:`s`. Every method's loadings are the same for :math:`C` and :math:`C/s` in exact
+    arithmetic; at :math:`s = 10^{200}` squares of entries would overflow. A covariance known only through products
+    (wide or sparse data) is left as it is."""
+    op = problem.covariance
+    explicit = op.explicit()
+    largest = float(np.max(np.abs(np.asarray(op.diagonal(), dtype=float)), initial=0.0))
+    if explicit is None or not np.isfinite(largest) or largest == 0 or SCALE_RANGE[0] <= largest <= SCALE_RANGE[1]:
+        return problem, 1.0
+    root = 1.0 / np.sqrt(largest)
+    data = problem._data
+    if isinstance(data, DeferredData):
+        original = data
+        data = DeferredData(original.shape, lambda: original.make() * root)
+    elif data is not None:
+        data = data * root
+    covariance = DenseCovariance(np.asarray(explicit, dtype=float) / largest)
+    return attrs.evolve(problem, covariance=covariance, data=data, varying=None), largest

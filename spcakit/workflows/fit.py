@@ -22,7 +22,7 @@ from spcakit.core.errors import (
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.metrics import LoadingSpan, additional_variances, compute_metrics, loading_span, select_metrics
 from spcakit.core.plugins import get_registry
-from spcakit.inputs.problem import Problem, constant_columns_note, left_out_text
+from spcakit.inputs.problem import SCALE_RANGE, Problem, constant_columns_note, left_out_text, rescaled
 from spcakit.inputs.missing import MissingData
 from spcakit.inputs.options import InputOptions, open_input
 from spcakit.inputs.weights import check_weights
@@ -242,12 +242,18 @@ def fit(
     parts = _built_parts(spec, registry, fitted, problem)
     driver = registry.build("driver", spec.driver)
     start = time.perf_counter()
-    outcome, loadings, report = run_parts(driver, fitted, r, parts, seed, on_step, registry)
+    run_on, scale = rescaled(fitted)  # C / max C_ii where that is extreme: the same loadings, no overflow
+    outcome, loadings, report = run_parts(driver, run_on, r, parts, seed, on_step, registry)
     seconds = time.perf_counter() - start
+    if scale != 1.0:
+        notes = [*notes, IssuedWarning(
+            f"the covariance's largest variance ({scale:.3g}) is outside {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}: the "
+            "method ran on the covariance divided by it, which gives the same loadings without overflow; the metrics are "
+            "of the covariance as given, the objective history and the stopping reasons' values of the divided one")]
     ran = (outcome.stopping_reasons, outcome.iterations, outcome.objective_history)
     del outcome  # its loadings are not held beside the sign-fixed ones
     return _result(problem, fitted, spec, parts, registry, loadings, report, ran, notes=notes, seconds=seconds,
-                   default=default, bound=bound, metrics=chosen_metrics, seed=seed)  # fmt: skip
+                   default=default, bound=bound, metrics=chosen_metrics, seed=seed, scale=scale)  # fmt: skip
 
 
 def _check_within_rank(problem: Problem, loadings: np.ndarray) -> LoadingSpan | None:
@@ -291,7 +297,7 @@ def _on_varying_columns(
 def _result(
     problem: Problem, fitted: Problem, spec: MethodSpec, parts: Parts, registry: Registry, loadings: np.ndarray,
     report: dict[str, int | float], ran: tuple[Any, int, Any], *, notes: list[str], seconds: float, default: Any,
-    bound: str, metrics: list[Any], seed: int,
+    bound: str, metrics: list[Any], seed: int, scale: float = 1.0,
 ) -> Result:
     """The result of a run: the loadings on every column with their signs fixed, the metrics, the warnings."""
     reasons, iterations, history = ran
@@ -304,7 +310,8 @@ def _result(
     if nonnegative and np.any(loadings < 0):  # a part broke the sign constraint: never hand such loadings back
         mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
         raise part_failure(mixed, registry) from mixed
-    proved = tuple(proved_bound(s, i) for i, s in enumerate(reasons))  # the method's own certificates, if any
+    # the method's own certificates, if any (proved on the covariance divided by ``scale``: see rescaled)
+    proved = tuple(None if b is None else b * scale for b in (proved_bound(s, i) for i, s in enumerate(reasons)))
     alike = len(set(reasons)) == 1  # one reason for every component (before the later ones say what they certify)
     reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
     reason = reasons[-1] if alike else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))

@@ -69,6 +69,7 @@ def _escaping(character: str, encoding: str) -> None:
 def _metric_warnings() -> Iterator[None]:
     """Within it, a :class:`~spcakit.core.protocols.MetricWarning` is one ``warning: ...`` line on stderr."""
     with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="SPCAKIT_(LOAD|DISABLE)_PLUGINS names")  # echoed as notes instead
         show = warnings.showwarning
 
         def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:

@@ -13,15 +13,17 @@ Environment variables:
 ``SPCAKIT_DISABLE_PLUGINS``
     Comma-separated entry-point names never to load.
 
-A name in either that no installed plugin has is not ignored silently: it is noted, with the closest installed
-name, in :attr:`PluginSession.environment_notes`, which the command line prints as a warning.
+A name in either that no installed plugin has is noted with the closest installed name (environment_notes): the
+command line prints it, :func:`get_session` warns it (a ``UserWarning`` at the caller's line of code).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,7 @@ def _builtin_first(ep: importlib.metadata.EntryPoint, origins: Mapping[int, tupl
 
 
 _session: PluginSession | None = None
+_PACKAGE = str(Path(__file__).resolve().parents[1])  # a warning points at the first frame outside it
 
 
 def get_session() -> PluginSession:
@@ -248,6 +251,9 @@ def get_session() -> PluginSession:
         session.add(importlib.import_module(BUILTIN_PLUGIN), "core", version=_version(), package="spcakit")
         session.load_entry_points()
         _session = session
+        level = 2 + next((i for i, f in enumerate(inspect.stack(0)[1:]) if not f.filename.startswith(_PACKAGE)), 0)
+        for note in session.environment_notes:  # a typo in SPCAKIT_*_PLUGINS is said (the command line echoes it)
+            warnings.warn(note, UserWarning, stacklevel=level)
     return _session
 
 

@@ -95,9 +95,7 @@ def constraint_submatrix(carry: Carry, support: np.ndarray) -> np.ndarray:
 
 
 def column_norms(x: np.ndarray) -> np.ndarray:
-    """The Euclidean length of each column of ``x`` (``p x r``; a vector is one column), in one pass; where the sum
-    of squares over- or underflows (entries beyond about 1e154 or 1e-154), again on the columns over their largest
-    magnitude (as BLAS ``nrm2``)."""
+    """Each column's Euclidean length (``x``: ``p x r`` or a vector); rescaled where squares over- or underflow."""
     squares = np.einsum("i...,i...->...", x, x)  # no p x r temporary
     if np.all(np.isfinite(squares) & (squares >= np.finfo(float).tiny)):
         return np.sqrt(squares)

@@ -148,3 +148,18 @@ def test_a_plugin_name_in_the_environment_that_no_plugin_has_is_said_with_the_cl
     session = PluginSession()
     session.load_entry_points()
     assert session.environment_notes == ()
+
+
+@pytest.mark.parametrize("variable", ["SPCAKIT_DISABLE_PLUGINS", "SPCAKIT_LOAD_PLUGINS"])
+def test_a_plugin_name_no_plugin_has_is_a_python_warning_at_the_users_line(variable, tmp_path):
+    # a fresh interpreter: the process-wide session loads once; its warning points at the caller's code
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "user.py"
+    script.write_text("import spcakit\nspcakit.fit('builtin:pitprops', 'pca', r=1)\n")
+    env = {**os.environ, variable: "spcrat"}
+    env.pop("SPCAKIT_LOAD_PLUGINS" if variable == "SPCAKIT_DISABLE_PLUGINS" else "SPCAKIT_DISABLE_PLUGINS", None)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, check=False)
+    assert f"user.py:2: UserWarning: {variable} names 'spcrat', which is no installed plugin (did you mean 'spcart'?)" in done.stderr

@@ -44,6 +44,7 @@ import attrs
 import numpy as np
 
 from spcakit.numerics import index_sets
+from spcakit.numerics.linalg import interruptible
 from spcakit.core.errors import InvalidParameterError
 from spcakit.analysis.metrics import LoadingSpan, loading_span
 from spcakit.numerics.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
@@ -128,7 +129,8 @@ def spectrum_positive_semidefinite(values: np.ndarray, p: int) -> bool:
 def positive_semidefinite(matrix: np.ndarray) -> bool:
     """:func:`spectrum_positive_semidefinite` of a symmetric ``matrix`` (an operator of data is so by construction; a
     raw array is checked)."""
-    return spectrum_positive_semidefinite(np.linalg.eigvalsh(matrix), matrix.shape[0])
+    values = interruptible(lambda: np.linalg.eigvalsh(matrix), matrix.shape[0])
+    return spectrum_positive_semidefinite(values, matrix.shape[0])
 
 
 def bound_inputs(covariance: object, loadings: object, relaxation: str) -> tuple[CovarianceOperator, np.ndarray, bool]:

@@ -15,6 +15,7 @@ columns on :math:`S` without any :math:`p\times p` matrix.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -142,3 +143,38 @@ def refuse_beyond_rank(r: int, rank: int) -> None:
             f"r={r} exceeds the numerical rank of the covariance ({rank}): loadings beyond it would explain only "
             f"rounding; valid: 1 <= r <= {max(rank, 1)}"
         )
+
+
+#: Dense symmetric eigen-decompositions of at least this order run in a worker thread (:func:`interruptible_eigh`):
+#: one LAPACK call holds the interpreter until it returns, 10 to 20 s at p = 5000, and Ctrl-C waits for it.
+INTERRUPTIBLE_ORDER = 1000
+
+
+def interruptible_eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`numpy.linalg.eigh` of ``a`` through :func:`interruptible`."""
+    return interruptible(lambda: np.linalg.eigh(a), a.shape[0])  # type: ignore[no-any-return]
+
+
+def interruptible(compute: Callable[[], Any], order: int) -> Any:
+    """``compute()``, interruptible: for a dense decomposition of :data:`INTERRUPTIBLE_ORDER` or more (``order``) it
+    runs in a daemon thread while the calling thread waits in 50 ms steps, so that Ctrl-C (``KeyboardInterrupt``)
+    reaches the caller within that time; an abandoned computation finishes in the background and is dropped."""
+    if order < INTERRUPTIBLE_ORDER:
+        return compute()
+    import threading  # noqa: PLC0415
+
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["value"] = compute()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, name="spcakit-eigh", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.05)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]

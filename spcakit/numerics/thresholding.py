@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import leading_subset
+from spcakit.numerics.linalg import interruptible, leading_subset
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
            "ThresholdedSpectrum", "completed", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
@@ -169,9 +169,10 @@ def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> t
     np.maximum(thresholded, 0.0, out=thresholded)
     np.copysign(thresholded, block, out=thresholded)
     thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
+    order = thresholded.shape[0]  # Ctrl-C is not held for seconds by a block of thousands of variables
     if full:
-        return np.linalg.eigh(thresholded)  # type: ignore[return-value]
-    return leading_subset(thresholded, PARTIAL_PAIRS, driver="evr")  # type: ignore[no-any-return]
+        return interruptible(lambda: np.linalg.eigh(thresholded), order)  # type: ignore[no-any-return]
+    return interruptible(lambda: leading_subset(thresholded, PARTIAL_PAIRS, driver="evr"), order)  # type: ignore[no-any-return]
 
 
 def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int]) -> ThresholdedBlocks:

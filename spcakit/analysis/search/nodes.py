@@ -20,7 +20,7 @@ import numpy as np
 
 from spcakit.analysis.bounds import spectrum_positive_semidefinite
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import generalized_top
+from spcakit.numerics.linalg import generalized_top, interruptible_eigh
 from spcakit.numerics.thresholding import (
     spectral_knapsack,
     support_capacities,
@@ -111,7 +111,7 @@ class SearchProblem:
         self.diagonal = np.diag(self.a).copy()
         self.psd = True  # under a constraint A = (I - QQ^T) C (I - QQ^T); the trace bounds are not taken there
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
-            values, vectors = np.linalg.eigh(self.a)
+            values, vectors = interruptible_eigh(self.a)  # Ctrl-C is not held for seconds at p = 5000
             # the trace bounds (a support's value at most its diagonal's sum) need A positive semi-definite; a Hotelling
             # deflation by a loading that is not an eigenvector leaves a negative eigenvalue, and rounding tiny ones
             self.psd = spectrum_positive_semidefinite(values, self.p)
@@ -355,7 +355,7 @@ class SearchProblem:
             weights[index] = np.abs(y)
             return value, weights
         def decompose() -> tuple[np.ndarray, np.ndarray]:
-            values, vectors = np.linalg.eigh(self.a[np.ix_(index, index)])
+            values, vectors = interruptible_eigh(self.a[np.ix_(index, index)])
             return np.clip(values[::-1], 0.0, None), vectors[:, ::-1]
 
         values, vectors = self._remembered(("eigen", allowed.tobytes()), decompose, lambda d: d[0].nbytes + d[1].nbytes)

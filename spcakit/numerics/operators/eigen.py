@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from spcakit.numerics.linalg import leading_subset
+from spcakit.numerics.linalg import interruptible, leading_subset
 from spcakit.numerics.operators.base import CovarianceOperator
 
 #: Above this dimension an operator is never densified to find eigenvectors.
@@ -148,8 +148,8 @@ def leading_eigenpairs(matrix: np.ndarray, r: int, *, vectors: bool = True) -> A
         return lanczos_top(matrix, r, vectors=vectors)
     if not vectors:
         if p <= NUMPY_EIGH_LIMIT:
-            return np.linalg.eigvalsh(matrix)[p - r :][::-1]
-        return np.sort(leading_subset(matrix, r, vectors=False))[::-1]  # SciPy: only above NUMPY_EIGH_LIMIT
+            return interruptible(lambda: np.linalg.eigvalsh(matrix), p)[p - r :][::-1]
+        return np.sort(interruptible(lambda: leading_subset(matrix, r, vectors=False), p))[::-1]  # SciPy: above the limit
     return eigh_top(matrix, r)
 
 
@@ -158,9 +158,9 @@ def eigh_top(matrix: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     rule."""
     p = matrix.shape[0]
     if p <= NUMPY_EIGH_LIMIT:
-        values, vectors = np.linalg.eigh(matrix)
+        values, vectors = interruptible(lambda: np.linalg.eigh(matrix), p)
         return values[p - r :][::-1], vectors[:, p - r :][:, ::-1]
-    values, vectors = leading_subset(matrix, r)  # SciPy: see NUMPY_EIGH_LIMIT
+    values, vectors = interruptible(lambda: leading_subset(matrix, r), p)  # SciPy: see NUMPY_EIGH_LIMIT
     return values[::-1], vectors[:, ::-1]
 
 

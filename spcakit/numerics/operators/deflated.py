@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from spcakit.numerics import index_sets
+from spcakit.numerics.linalg import interruptible
 from spcakit.numerics.operators.base import CovarianceOperator, OperatorAccess, array_eq, sparse_product, sparse_rows
 from spcakit.numerics.operators.dense import DenseCovariance
 from spcakit.numerics.operators.eigen import operator_is_direct, operator_top
@@ -347,7 +348,7 @@ def densify(op: CovarianceOperator) -> np.ndarray:
     """Return the explicit matrix of ``op`` (for small ``p``: tests, checks)."""
     if isinstance(op, DenseCovariance):
         return op.matrix
-    dense = op.matmat(np.eye(op.p))
+    dense = interruptible(lambda: op.matmat(np.eye(op.p)), op.p)  # seconds of BLAS at p = 7000: Ctrl-C is not held
     return (dense + dense.T) / 2
 
 

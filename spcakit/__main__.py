@@ -8,6 +8,7 @@ ends like Ctrl-C during a run: "interrupted", exit code 130, no traceback.
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 EXIT_INTERRUPTED = 130
@@ -27,7 +28,16 @@ def main() -> None:
     finally:
         gc.freeze()
         gc.enable()
-    cli_main()
+    try:
+        cli_main()
+    except SystemExit as exc:
+        if exc.code != EXIT_INTERRUPTED:
+            raise
+        # every finally block has run: end the process now, before the libraries' exit handlers (a decomposition
+        # abandoned to Ctrl-C may still run in LAPACK, whose buffers they free: SIGSEGV instead of 130)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -173,8 +173,33 @@ def interruptible(compute: Callable[[], Any], order: int) -> Any:
 
     thread = threading.Thread(target=work, name="spcakit-eigh", daemon=True)
     thread.start()
-    while thread.is_alive():
-        thread.join(0.05)
+    try:
+        while thread.is_alive():
+            thread.join(0.05)
+    except BaseException:
+        _abandon(thread)
+        raise
     if "error" in out:
         raise out["error"]
     return out["value"]
+
+
+#: The workers of :func:`interruptible` whose caller was interrupted, perhaps still inside LAPACK.
+_ABANDONED: list[Any] = []
+
+
+def _abandon(thread: Any) -> None:
+    """Keep ``thread``: at exit, Python waits for it (:func:`_finish_abandoned`)."""
+    if not _ABANDONED:
+        import atexit  # noqa: PLC0415
+
+        atexit.register(_finish_abandoned)
+    _ABANDONED.append(thread)
+
+
+def _finish_abandoned() -> None:
+    """Wait for the abandoned workers: the BLAS library's own exit handlers free the memory a running call uses, and
+    the process would crash (SIGSEGV) instead of exiting. The command line does not wait: interrupted, it ends the
+    process at once (``os._exit`` in :mod:`spcakit.__main__`), before any exit handler runs."""
+    for thread in _ABANDONED:
+        thread.join()

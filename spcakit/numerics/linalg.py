@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from spcakit.core.errors import InvalidParameterError
+
 def leading_subset(matrix: np.ndarray, count: int, *, vectors: bool = True, driver: str | None = None) -> Any:
     r"""The ``count`` largest eigenvalues (ascending) of a symmetric ``matrix`` and, with ``vectors``, their
     eigenvectors, from LAPACK's subset driver (``scipy.linalg.eigh`` with ``subset_by_index``; ``driver`` as there).
@@ -134,11 +136,11 @@ def numerical_rank(values: np.ndarray, rows: int | None, p: int) -> int:
     return int(np.sum(values > rank_tolerance(values[0], rows, p)))
 
 
-def refuse_beyond_rank(r: int, rank: int) -> None:
-    """Raise the one refusal of ``r`` loadings above the covariance's numerical ``rank`` (every method gives it)."""
+def refuse_beyond_rank(r: int, values: np.ndarray, rows: int | None, p: int) -> None:
+    """Raise the one refusal of ``r`` loadings above the :func:`numerical_rank` of a covariance whose leading
+    eigenvalues are ``values`` (every method gives it)."""
+    rank = numerical_rank(values, rows, p)
     if rank < r:
-        from spcakit.core.errors import InvalidParameterError  # noqa: PLC0415
-
         raise InvalidParameterError(
             f"r={r} exceeds the numerical rank of the covariance ({rank}): loadings beyond it would explain only "
             f"rounding; valid: 1 <= r <= {max(rank, 1)}"

@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from spcakit.numerics import ties
-from spcakit.numerics.linalg import numerical_rank, refuse_beyond_rank
+from spcakit.numerics.linalg import refuse_beyond_rank
 from spcakit.numerics.operators import top_eigenpairs
 from spcakit.inputs.problem import Problem
 from spcakit.core.protocols import Initializer, part
@@ -82,7 +82,7 @@ class PCAInitializer(Initializer):
 
     def __call__(self, problem: Problem, r: int, rng: np.random.Generator, carry: Carry) -> np.ndarray:
         values, vectors = top_eigenpairs(problem.covariance, r)
-        refuse_beyond_rank(r, numerical_rank(values, problem.n_samples, problem.p))
+        refuse_beyond_rank(r, values, problem.n_samples, problem.p)
         return vectors
 
 

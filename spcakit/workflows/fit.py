@@ -11,7 +11,7 @@ from warnings import warn
 import numpy as np
 
 from spcakit.numerics import ties
-from spcakit.numerics.linalg import numerical_rank, rank_tolerance, refuse_beyond_rank
+from spcakit.numerics.linalg import rank_tolerance, refuse_beyond_rank
 from spcakit.output.json_values import NotJsonError, json_value
 from spcakit.workflows.arguments import check_arguments
 from spcakit.core.version import __version__
@@ -248,10 +248,11 @@ def fit(
     outcome, loadings, report = run_parts(driver, run_on, r, parts, seed, on_step, registry)
     seconds = time.perf_counter() - start
     if scale != 1.0:
-        notes = [*notes, IssuedWarning(
-            f"the covariance's largest variance ({scale:.3g}) is outside {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}: the "
-            "method ran on the covariance divided by it, which gives the same loadings without overflow; the metrics are "
-            "of the covariance as given, the objective history and the stopping reasons' values of the divided one")]
+        notes = [*notes,
+                 f"the covariance's largest variance ({scale:.3g}) is outside {SCALE_RANGE[0]:g} to {SCALE_RANGE[1]:g}: "
+                 "the method ran on the covariance divided by it, which gives the same loadings without overflow; the "
+                 "metrics are of the covariance as given, the objective history and the stopping reasons' values of the "
+                 "divided one"]
     ran = (outcome.stopping_reasons, outcome.iterations, outcome.objective_history)
     del outcome  # its loadings are not held beside the sign-fixed ones
     return _result(problem, fitted, spec, parts, registry, loadings, report, ran, notes=notes, seconds=seconds,
@@ -272,8 +273,7 @@ def _check_within_rank(problem: Problem, loadings: np.ndarray) -> LoadingSpan | 
     added = additional_variances(loadings, op, span)
     if min(added[1:]) > rank_tolerance(op.trace(), problem.n_samples, problem.p):
         return span
-    values = op.top_eigenvalues(r)
-    refuse_beyond_rank(r, numerical_rank(values, problem.n_samples, problem.p))
+    refuse_beyond_rank(r, op.top_eigenvalues(r), problem.n_samples, problem.p)
     return span
 
 

@@ -27,7 +27,9 @@ What it does, as :func:`scanpy.pp.pca` does for PCA
   ``cpev`` (their sum: :math:`\operatorname{tr}(Q^\top C Q)/\operatorname{tr} C`), ``total_variance``,
   ``nonzeros`` (genes per loading), ``stopping_reason``, and ``bound`` / ``gap`` when the fit computed
   them (:func:`spcakit.analysis.certificate.cumulative_bounds`: per ``t``, an upper bound on the variance any ``t``
-  loadings as sparse explain together, and how far the first ``t`` are from it). Everything there can be written by ``adata.write_h5ad``.
+  loadings as sparse explain together, and how far the first ``t`` are from it), and ``orthogonality_violation`` /
+  ``correlation_violation`` (how redundant the components are; ``params["constraint"]`` when one was asked). Everything
+  there can be written by ``adata.write_h5ad``.
 
 ``key_added`` replaces the three keys by one, as in scanpy: ``obsm[key_added]``, ``varm[key_added]``,
 ``uns[key_added]``. Gene names (``adata.var_names``) are the variables' names of the fit
@@ -350,7 +352,7 @@ def sparse_pca(
     copy : bool
         Work on a copy of ``adata`` and return it; else write into ``adata`` and return ``None``.
     **fit_kwargs
-        Passed to :func:`spcakit.fit`: ``seed``, ``nonnegative``, ``truncator``, ``lam``, ``metrics``,
+        Passed to :func:`spcakit.fit`: ``seed``, ``nonnegative``, ``constraint``, ``truncator``, ``lam``, ``metrics``,
         ``bound``, part parameters, and ``standardize`` (scores of the standardised genes) or
         ``sample_weight`` (one weight per cell). ``data``, ``r``, ``covariance``, ``center``,
         ``feature_names``, ``columns`` and ``drop`` are set here and refused.
@@ -477,6 +479,8 @@ def _summary(result: Any, problem: Any, r: int, k: Any, layer: str | None, highl
         params["standardize"] = True
     if result.seed is not None:
         params["seed"] = int(result.seed)
+    if result.spec.get("constraint") is not None:
+        params["constraint"] = str(result.spec["constraint"])
     total = float(problem.covariance.trace())
     variance = np.asarray(result.metrics["additional_variance"], dtype=float)
     summary: dict[str, Any] = {
@@ -488,6 +492,9 @@ def _summary(result: Any, problem: Any, r: int, k: Any, layer: str | None, highl
         "nonzeros": np.count_nonzero(result.loadings, axis=0),
         "stopping_reason": str(result.stopping_reason),
     }
+    for name in ("orthogonality_violation", "correlation_violation"):  # how redundant the components are
+        if result.metrics.get(name) is not None:
+            summary[name] = float(result.metrics[name])
     for name in ("bound", "gap"):
         values = result.metrics.get(name)
         if values is not None and all(v is not None and math.isfinite(v) for v in values):

@@ -57,6 +57,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         f"install it with: pip install -e '.[sklearn]' ({exc})"
     ) from exc
 
+from spcakit.analysis.metrics import loading_products, score_correlations
 from spcakit.numerics import index_sets
 from spcakit.workflows.configure import check_k, configure
 from spcakit.workflows.fit import fit
@@ -104,7 +105,8 @@ OUTPUT_PREFIX = "spca"
 
 #: The metrics the estimator reads, the ones its attributes expose: ``result_.metrics`` holds these;
 #: :func:`spcakit.analysis.metrics.compute_metrics` gives any other afterwards.
-ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance", "bound", "gap")
+ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumulative_variance", "bound", "gap",
+                     "orthogonality_violation")
 
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
 _ESTIMATOR_ARGUMENTS = {
@@ -115,7 +117,7 @@ _ESTIMATOR_ARGUMENTS = {
     "columns": "selecting the columns of X", "drop": "selecting the columns of X", "on_step": "spcakit.fit (not the estimator)",
     "registry": "spcakit.fit (not the estimator)", "metrics": "the estimator (see ESTIMATOR_METRICS)",
     "refiner": "SparsePCA(refiner=...)", "target_cpev": "SparsePCA(target_cpev=...)", "bound": "SparsePCA(bound=...)",
-    "nonnegative": "SparsePCA(nonnegative=...)",
+    "nonnegative": "SparsePCA(nonnegative=...)", "constraint": "SparsePCA(constraint=...)",
 }  # fmt: skip
 
 
@@ -364,6 +366,11 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         Keep every component non-negative (``components_ >= 0``), as R's nsprcomp with ``nneg = TRUE``:
         :func:`spcakit.fit`'s ``nonnegative``. The default method ``auto`` and every method that truncates
         take it; the others refuse it when fitted, naming the methods that take it.
+    constraint : {"orthogonal", "uncorrelated"} or None, default=None
+        Non-redundant components (:func:`spcakit.fit`'s ``constraint``): orthogonal ``components_``
+        (``components_ @ components_.T`` is the identity to rounding) or uncorrelated scores (``score_correlations_``
+        is the identity), at the same ``k``. ``orthogonality_violation_`` and ``score_correlations_`` say how
+        redundant any fit is.
     standardize : bool, default=False
         Work on the correlation scale: divide each column by its standard
         deviation (``ddof=1``, as spcakit's covariance :math:`A^\top A/(n-1)`),
@@ -432,6 +439,10 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ``(bound_ - cumsum(explained_variance_)) / bound_``: the first ``t`` components are at most this share below
         the best ``t`` as sparse (0: optimal). A large gap may be the bound's looseness (``bound="certify"`` runs the
         search to the end for the first; ``bound="threshold"`` tightens the others on many weakly linked variables).
+    orthogonality_violation_ : float
+        :math:`\sum_{s<t} |u_t^\top u_s|` over the pairs of components (0: orthogonal, as PCA's; msPCA's measure).
+    score_correlations_ : ndarray of shape (n_components, n_components)
+        The correlations of the components' scores on the training data (the identity: uncorrelated, as PCA's).
     n_iter_ : int
         Update + truncation steps over all components (``result_.iterations``).
     seed_ : int
@@ -546,6 +557,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         bound: str = "fast",
         nonnegative: bool = False,
         missing: str = "auto",
+        constraint: str | None = None,
     ) -> None:
         self.n_components = n_components
         self.method = method
@@ -562,6 +574,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.bound = bound
         self.nonnegative = nonnegative
         self.missing = missing
+        self.constraint = constraint
 
     # -- fitting ---------------------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SparsePCA:
@@ -611,6 +624,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         kwargs["bound"] = self.bound
         if self.nonnegative is not False:  # fit checks the value
             kwargs["nonnegative"] = self.nonnegative
+        if self.constraint is not None:  # fit checks the value
+            kwargs["constraint"] = self.constraint
         seed = _seed(self.random_state)
         names = None if not hasattr(self, "feature_names_in_") else tuple(self.feature_names_in_)
 
@@ -671,6 +686,8 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.explained_variance_ratio_ = adjusted / total_variance
         self.bound_ = np.asarray(result.metrics["bound"], dtype=float)
         self.gap_ = np.asarray(result.metrics["gap"], dtype=float)
+        self.orthogonality_violation_ = float(result.metrics["orthogonality_violation"])
+        self.score_correlations_ = score_correlations(loading_products(loadings, problem.covariance))
         self.n_iter_ = int(result.iterations)
         self.seed_ = seed
         self.result_ = result

@@ -30,6 +30,18 @@ Gershgorin's; with ``relaxation="threshold"`` the threshold bound), made non-dec
 (``first``: the ``exact`` method's certificate, or the budgeted search of :mod:`spcakit.analysis.search`). With
 all :math:`k_s = p` the bound is :math:`\Lambda_t`, PCA's: exact for PCA's loadings.
 
+**Under a constraint** (``spcakit.fit(constraint=...)``) the loadings themselves are the terms:
+:math:`V_t = \sum_{s \le t} u_s^\top C u_s`, each at most :math:`b(k_s)` at the loading's own cardinality, not the
+cumulative :math:`K_s`. Any ``m`` of them sum to at most :math:`\Lambda_m`: for orthogonal loadings by Ky Fan; for
+uncorrelated scores because :math:`y_s = C^{1/2}u_s` are orthogonal and, by Cauchy-Schwarz,
+:math:`u^\top C u = \|y\|^2 \le y^\top C y / \|y\|^2` (as :math:`(u^\top Cu)^2 \le \|u\|^2 \|Cu\|^2`), the Rayleigh
+quotient of :math:`C` at the unit :math:`y_s/\|y_s\|`. So :math:`U_t` is the same formula with the shares
+:math:`b(k_s)`: valid for every ``t`` loadings under the constraint with those cardinalities, and tighter than the
+unconstrained bound, which it does not bound (overlapping loadings may explain more). For orthogonal loadings, what
+``m`` of them explain together is also at most the Fantope bound at their total cardinality
+(:func:`~spcakit.analysis.fantope.fantope_threshold_bounds`, up to
+:data:`~spcakit.analysis.fantope.FANTOPE_LIMIT` variables): :math:`\Lambda_m` is replaced by the least of the two.
+
 The trace bound (the :math:`K` largest variances) needs :math:`C` positive semi-definite; for a matrix that is not
 (a raw array handed to :func:`cumulative_bounds`), it is left out. Each reported bound is raised by the rounding
 its computation may have cost (:func:`~spcakit.analysis.bounds.raised_for_rounding`).
@@ -51,11 +63,13 @@ from spcakit.analysis.bounds import (
     raised_for_rounding,
     spectrum_lower_bounds,
 )
+from spcakit.analysis.fantope import FANTOPE_LIMIT, fantope_threshold_bounds
 from spcakit.analysis.metrics import (
     LoadingSpan,
     MetricContext,
     additional_variances,
     format_number,
+    loading_products,
     loading_span,
     shared_span,
 )
@@ -122,7 +136,8 @@ _ORDER = ("diagonal", "gershgorin", "threshold", "search", "method")
 
 def _least_total(shares: np.ndarray, spectrum_sums: np.ndarray | None) -> tuple[float, int]:
     r""":math:`\min_m (\Lambda_m + \text{the } t - m \text{ smallest shares})` over the ``m`` that ``spectrum_sums``
-    (:math:`\Lambda_1, \Lambda_2, \dots`) covers, and the ``m`` that gave it."""
+    (:math:`\Lambda_1, \Lambda_2, \dots`, or any bounds on what ``m`` of the terms explain together) covers, and the ``m``
+    that gave it."""
     ordered = np.sort(shares)
     t = ordered.shape[0]
     best, best_m = float(ordered.sum()), 0
@@ -146,6 +161,7 @@ def cumulative_bounds(
     span: LoadingSpan | None = None,
     relaxation: str = "fast",
     additional: Sequence[float] | None = None,
+    constraint: str | None = None,
 ) -> CumulativeBounds:
     r"""For each ``t``, how far the first ``t`` loadings are at most below any ``t`` loadings as sparse (see the module).
 
@@ -177,14 +193,22 @@ def cumulative_bounds(
         ``"fast"`` or ``"threshold"`` (also the threshold bound at every cardinality; forms :math:`C`).
     additional
         The loadings' additional variances, when already computed (:func:`~spcakit.analysis.metrics.additional_variances`).
+    constraint
+        ``"orthogonal"`` or ``"uncorrelated"``: the loadings were fitted under that constraint, and :math:`V_t` and
+        :math:`U_t` are for loadings under it: :math:`V_t = \sum_{s \le t} u_s^\top C u_s` (FVE's numerator), and the
+        shares are :math:`b(k_s)` at each loading's own cardinality (see the module: *under a constraint*).
     """
     op, x, psd = bound_inputs(covariance, loadings, relaxation)
     p, r = x.shape
     span = loading_span(x, op) if span is None else span
-    achieved = np.cumsum(additional_variances(x, op, span) if additional is None else np.asarray(additional, dtype=float))
     nonzeros = np.count_nonzero(x, axis=0)
-    # per t, the cumulative cardinalities of the first t loadings in ascending order
-    cumulative = [np.minimum(np.cumsum(np.sort(nonzeros[: t + 1])), p) for t in range(r)]
+    if constraint is None:
+        achieved = np.cumsum(additional_variances(x, op, span) if additional is None else np.asarray(additional, dtype=float))
+        # per t, the cumulative cardinalities of the first t loadings in ascending order
+        cumulative = [np.minimum(np.cumsum(np.sort(nonzeros[: t + 1])), p) for t in range(r)]
+    else:  # each loading's own cardinality: the terms are u_s^T C u_s themselves (constrained_total_bound)
+        achieved = np.cumsum(np.diagonal(loading_products(x, op, span)))
+        cumulative = [np.sort(nonzeros[: t + 1]) for t in range(r)]
     needed = sorted({int(k) for sums in cumulative for k in sums if k > 0})
     sparse = _sparse_bounds(op, needed, psd=psd, relaxation=relaxation, gershgorin=gershgorin)
     k1 = int(nonzeros[0]) if r else 0
@@ -195,6 +219,8 @@ def cumulative_bounds(
         return np.array([max(sparse[int(k)][0], 0.0) if k > 0 else 0.0 for k in cumulative[t]])
 
     spectrum_sums = _spectrum_sums(top_eigenvalues, span, op, r, [shares(t) for t in range(r)])
+    if constraint == "uncorrelated" and not psd:  # the Ky Fan step needs C^{1/2}: the shares alone bound the sum
+        spectrum_sums = None
     scale = float(np.abs(np.asarray(op.diagonal(), dtype=float)).max(initial=0.0))
     nothing = raised_for_rounding(0.0, p, scale)
     if tighten_first is not None and k1:
@@ -203,9 +229,13 @@ def cumulative_bounds(
         if tighter is not None:  # the shares change: ask again whether the spectrum could lower a bound
             sparse = _with_first(sparse, k1, *tighter)
             spectrum_sums = _spectrum_sums(top_eigenvalues, span, op, r, [shares(t) for t in range(r)])
+            if constraint == "uncorrelated" and not psd:
+                spectrum_sums = None
+    joint = _fantope_sums(op, nonzeros, r) if constraint == "orthogonal" and psd else None
     out: dict[str, list] = {"bound": [], "achieved": [], "gap": [], "which": []}
     for t in range(r):
-        total, m = _least_total(shares(t), spectrum_sums)
+        sums = spectrum_sums if joint is None else _least_sums(spectrum_sums, joint[t])
+        total, m = _least_total(shares(t), sums)
         bound = raised_for_rounding(total, p, scale)
         value = float(achieved[t])
         if total <= nothing:
@@ -213,12 +243,36 @@ def cumulative_bounds(
             continue
         positive = [int(k) for k in cumulative[t] if k > 0]  # the least cardinality's share names the bound
         which = "spectrum" if m == t + 1 or not positive else sparse[positive[0]][1]
+        if joint is not None and m > 0 and (spectrum_sums is None or m > spectrum_sums.shape[0]
+                                            or joint[t][m - 1] < spectrum_sums[m - 1]):
+            which = "fantope"
         out["bound"].append(bound)
         out["achieved"].append(value)
         out["gap"].append(min(1.0, max(0.0, (bound - max(value, 0.0)) / bound)))
         out["which"].append(which)
     return CumulativeBounds(bound=tuple(out["bound"]), achieved=tuple(out["achieved"]), gap=tuple(out["gap"]),
                             which=tuple(out["which"]))  # fmt: skip
+
+
+def _fantope_sums(op: CovarianceOperator, nonzeros: np.ndarray, r: int) -> list[np.ndarray] | None:
+    r"""Per ``t``, for ``m = 1..t``: :func:`~spcakit.analysis.fantope.fantope_threshold_bounds` at ``m`` and the sum of the
+    ``m`` largest of the first ``t`` cardinalities: bounds on what any ``m`` of the first ``t`` orthogonal loadings
+    explain together (the ``m`` of largest cardinality have the largest budget); ``None`` above
+    :data:`~spcakit.analysis.fantope.FANTOPE_LIMIT` variables."""
+    if op.p > FANTOPE_LIMIT:
+        return None
+    budgets = [np.cumsum(np.sort(nonzeros[: t + 1])[::-1]) for t in range(r)]
+    pairs = sorted({(m + 1, int(budget[m])) for budget in budgets for m in range(budget.shape[0])})
+    bounds = fantope_threshold_bounds(op, pairs)
+    return [np.array([bounds[(m + 1, int(budget[m]))] for m in range(budget.shape[0])]) for budget in budgets]
+
+
+def _least_sums(spectrum_sums: np.ndarray | None, joint: np.ndarray) -> np.ndarray:
+    """The least of the two bounds on what ``m`` terms explain, for every ``m`` ``joint`` covers."""
+    if spectrum_sums is None:
+        return joint
+    covered = min(spectrum_sums.shape[0], joint.shape[0])
+    return np.concatenate([np.minimum(spectrum_sums[:covered], joint[:covered]), joint[covered:]])
 
 
 def _spectrum_sums(top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None] | None, span: LoadingSpan,
@@ -268,10 +322,11 @@ def _ritz_values(span: LoadingSpan, op: CovarianceOperator) -> Iterator[np.ndarr
         yield ritz
 
 
-def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int]) -> list[str]:
+def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int], constraint: str | None = None) -> list[str]:
     """The certificate in words, from a result's ``gap`` metric and its loadings' cardinalities: the first loading's
     distance from the best loading of its cardinality and, for ``r > 1``, the loadings' together from the best ``r``
-    as sparse (``"at most 1.2 % below the best possible"``); nothing when a gap is unknown (``None``)."""
+    as sparse (``"at most 1.2 % below the best possible"``), under the ``constraint`` they were fitted under;
+    nothing when a gap is unknown (``None``)."""
     if not gaps or gaps[0] is None:
         return []
 
@@ -284,18 +339,22 @@ def certificate_text(gaps: Sequence[float | None], cardinalities: Sequence[int])
     lines = [f"loading 1 ({k} nonzero): {share(float(gaps[0]), f'the best loading of {k} nonzero')}"]
     r = len(gaps)
     if r > 1 and gaps[-1] is not None:
-        lines.append(f"the {r} loadings together: {share(float(gaps[-1]), f'the most variance any {r} loadings as sparse explain')}")
+        which = {None: "loadings", "orthogonal": "orthogonal loadings",
+                 "uncorrelated": "loadings with uncorrelated scores"}[constraint]
+        lines.append(f"the {r} loadings together: {share(float(gaps[-1]), f'the most variance any {r} {which} as sparse explain')}")
     return lines
 
 
 # -- the bound and the gap of every run (registered by the core) ----------------------------------------------
 def certify(covariance: CovarianceOperator, loadings: np.ndarray, *,
             top_eigenvalues: np.ndarray | Callable[[], np.ndarray | None] | None = None, relaxation: str = "fast",
-            proved: float | None = None, span: LoadingSpan | None = None) -> CumulativeBounds:  # fmt: skip
+            proved: float | None = None, span: LoadingSpan | None = None,
+            constraint: str | None = None) -> CumulativeBounds:  # fmt: skip
     """The certificate a result reports (its ``bound`` and ``gap`` metrics): :func:`cumulative_bounds` with the
     first loading's ``proved`` bound (the method's), the search's where the first gap is still open
     (:func:`searched_bound`, by ``relaxation``: ``"fast"``, ``"threshold"`` or ``"certify"``) and the spectrum as
-    :func:`cumulative_bounds` takes it. :func:`spcakit.fit` and :func:`spcakit.path` both report this."""
+    :func:`cumulative_bounds` takes it, for loadings under ``constraint`` when they were fitted under one.
+    :func:`spcakit.fit` and :func:`spcakit.path` both report this."""
 
     def searched(bound: float, variance: float) -> tuple[float, str] | None:
         if (bound - max(variance, 0.0)) / bound <= SEARCH_GAP:
@@ -304,7 +363,8 @@ def certify(covariance: CovarianceOperator, loadings: np.ndarray, *,
         return None if value is None or value >= bound else (value, "search")
 
     return cumulative_bounds(covariance, loadings, top_eigenvalues=top_eigenvalues, first=proved, tighten_first=searched,
-                             span=span, relaxation="fast" if relaxation == "certify" else relaxation)
+                             span=span, relaxation="fast" if relaxation == "certify" else relaxation,
+                             constraint=constraint)
 
 
 def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> CumulativeBounds:
@@ -314,7 +374,8 @@ def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> Cu
     return context.shared(  # type: ignore[no-any-return]
         "cumulative_bounds",
         lambda: certify(problem.covariance, loadings, top_eigenvalues=context.exact_top_eigenvalues,
-                        relaxation=context.bound, proved=proved, span=shared_span(problem, loadings, context)),
+                        relaxation=context.bound, proved=proved, span=shared_span(problem, loadings, context),
+                        constraint=context.constraint),
     )
 
 

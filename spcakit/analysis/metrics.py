@@ -219,6 +219,64 @@ def additional_variances(x: np.ndarray, covariance: CovarianceOperator, span: Lo
     return out
 
 
+#: A result asked for non-redundant loadings (``spcakit.fit(constraint=...)``) violates its constraint by at most this
+#: (:func:`redundancy`): rounding, where msPCA's loadings reach :math:`10^{-4}`. See :func:`constraint_tolerance`.
+CONSTRAINT_TOLERANCE = 1e-10
+
+
+def constraint_tolerance(constraint: str, products: np.ndarray) -> float:
+    r"""The largest violation :func:`redundancy` may show for loadings fitted under ``constraint``, given their
+    :func:`loading_products`: :data:`CONSTRAINT_TOLERANCE`, or for uncorrelated scores the rounding floor of their
+    correlations when larger. A covariance :math:`u_t^\top Cu_s` is known to about :math:`\epsilon \|Cu_s\|
+    \le \epsilon \sqrt{\|C\| u_s^\top Cu_s}`, so a correlation to :math:`\epsilon\sqrt{\|C\|/u_t^\top Cu_t}`: a score with
+    almost no variance has a correlation no computation resolves to :math:`10^{-10}`. The floor is that times
+    :math:`64 r^2` (the pairs, and the products' own rounding), with :math:`\|C\|` at least the largest variance."""
+    r = products.shape[0]
+    if constraint != "uncorrelated" or r < 2:
+        return CONSTRAINT_TOLERANCE
+    variances = np.clip(np.diagonal(products), np.finfo(float).tiny, None)
+    ratio = float(variances.max() / variances.min())
+    return max(CONSTRAINT_TOLERANCE, 64 * r * r * float(np.finfo(float).eps) * np.sqrt(ratio))
+
+
+def loading_products(x: np.ndarray, covariance: CovarianceOperator, span: LoadingSpan | None = None) -> np.ndarray:
+    r""":math:`U^\top C U` (``r x r``) for the unit loadings :math:`U`, from their span (:math:`U = QT` on the
+    loadings' rows, :math:`T` the span's ``triangle``): the variances of the scores on the diagonal, their
+    covariances off it."""
+    span = loading_span(x, covariance) if span is None else span
+    gram = span.q.T @ (span.cq if span.rows is None else span.cq[span.rows])
+    products = span.triangle.T @ ((gram + gram.T) / 2) @ span.triangle
+    return (products + products.T) / 2
+
+
+def score_correlations(products: np.ndarray) -> np.ndarray:
+    """The correlations of the scores from :func:`loading_products` (0 where a score has no variance; 1 on the
+    diagonal)."""
+    sd = np.sqrt(np.clip(np.diagonal(products), 0.0, None))
+    scale = np.outer(sd, sd)
+    correlations = np.divide(products, scale, out=np.zeros_like(products), where=scale > 0)
+    np.fill_diagonal(correlations, 1.0)
+    return np.clip(correlations, -1.0, 1.0)
+
+
+def redundancy(covariance: CovarianceOperator, x: np.ndarray, span: LoadingSpan | None = None) -> dict[str, float]:
+    r"""How far the loadings are from non-redundant: ``"orthogonal"``, :math:`\sum_{s<t} |u_t^\top u_s|` of the unit
+    loadings (msPCA's measure), and ``"uncorrelated"``, :math:`\sum_{s<t} |\rho(z_t, z_s)|` of their scores
+    :math:`z_t = Au_t` (:math:`\rho_{ts} = u_t^\top Cu_s / \sqrt{u_t^\top Cu_t\, u_s^\top Cu_s}`). Both 0 for PCA."""
+    x = x.reshape(x.shape[0], -1)
+    span = loading_span(x, covariance) if span is None else span
+    gram = span.triangle.T @ span.triangle  # U^T U, with U = QT and Q orthonormal
+    upper = np.triu_indices(x.shape[1], 1)
+    correlations = score_correlations(loading_products(x, covariance, span))
+    return {"orthogonal": float(np.abs(gram[upper]).sum()), "uncorrelated": float(np.abs(correlations[upper]).sum())}
+
+
+def fraction_explained(x: np.ndarray, covariance: CovarianceOperator, span: LoadingSpan | None = None) -> float:
+    r"""FVE :math:`\sum_t u_t^\top C u_t / \operatorname{tr} C` of the unit loadings: msPCA's criterion. It equals CPEV for
+    orthogonal loadings; for overlapping ones it counts shared variance once per loading (it can pass 1)."""
+    return float(np.trace(loading_products(x, covariance, span))) / covariance.trace()
+
+
 def cumulative_variances(x: np.ndarray, covariance: CovarianceOperator) -> list[float]:
     r"""Cumulative additional variance after each loading, as a fraction of :math:`\operatorname{tr} C`."""
     return _cumulative(additional_variances(x, covariance), covariance)
@@ -270,12 +328,16 @@ class MetricContext:
     proved
         Per loading, an upper bound the method proved on the bound metrics' problem, or ``None``
         (:func:`spcakit.core.records.proved_bound`; the ``exact`` search's): they keep it where it is tighter.
+    constraint
+        The constraint the loadings were fitted under (``"orthogonal"``, ``"uncorrelated"`` or ``None``): the bound
+        metrics are then for loadings under it (:func:`spcakit.analysis.certificate.certify`).
     """
 
     problem: Problem
     loadings: np.ndarray
     bound: str = "fast"
     proved: tuple[float | None, ...] | None = None
+    constraint: str | None = None
     _spectrum: np.ndarray | None = attrs.field(default=None, init=False)
     _shared: dict[str, Any] = attrs.field(factory=dict, init=False)
 
@@ -384,10 +446,12 @@ def compute_metrics(
     plugins: Mapping[str, str] | None = None,
     issued: list[str] | None = None,
     span: LoadingSpan | None = None,
+    constraint: str | None = None,
 ) -> dict[str, Any]:
     """Every metric of ``metrics`` for ``loadings`` on ``problem``, by name, sharing one :class:`MetricContext`
-    (whose ``bound`` is the relaxation of the bound metrics, and ``proved`` the bounds the method proved; ``span``
-    the loadings' :func:`loading_span` when the caller already took it).
+    (whose ``bound`` is the relaxation of the bound metrics, ``proved`` the bounds the method proved and
+    ``constraint`` the one the loadings were fitted under; ``span`` the loadings' :func:`loading_span` when the
+    caller already took it).
 
     Each value is made plain JSON data (:func:`spcakit.output.json_values.json_value`): NumPy numbers and arrays become
     numbers and lists, a set a sorted list. A metric is contained: one that raises (other than a
@@ -400,7 +464,7 @@ def compute_metrics(
     from spcakit.core.errors import SpcakitError  # noqa: PLC0415
     from spcakit.output.json_values import NotJsonError, json_value  # noqa: PLC0415
 
-    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved))
+    context = MetricContext(problem, loadings, bound, None if proved is None else tuple(proved), constraint)
     if span is not None:
         context.shared("loading_span", lambda: span)
     values: dict[str, Any] = {}
@@ -438,6 +502,12 @@ def _shared_additional(problem: Problem, loadings: np.ndarray, context: MetricCo
     """:func:`additional_variances` of the run, computed once for every metric that reads them."""
     span = shared_span(problem, loadings, context)
     return context.shared("additional_variances", lambda: additional_variances(loadings, problem.covariance, span))  # type: ignore[no-any-return]
+
+
+def _shared_redundancy(problem: Problem, loadings: np.ndarray, context: MetricContext) -> dict[str, float]:
+    """:func:`redundancy` of the run, once for both metrics."""
+    return context.shared("redundancy", lambda: redundancy(problem.covariance, loadings,  # type: ignore[no-any-return]
+                                                           shared_span(problem, loadings, context)))
 
 
 def shared_span(problem: Problem, loadings: np.ndarray, context: MetricContext) -> LoadingSpan:
@@ -498,6 +568,14 @@ CORE_METRICS = (
            compute=lambda pr, x, c: nonorthogonality(x), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",
            compute=lambda pr, x, c: orthogonality(x), format=format_number()),
+    Metric(name="fve", label="FVE", description="sum of u_t^T C u_t / tr(C): equals CPEV for orthogonal loadings",
+           compute=lambda pr, x, c: fraction_explained(x, pr.covariance, shared_span(pr, x, c)), format=format_number()),
+    Metric(name="orthogonality_violation", label="orth.viol",
+           description="sum over pairs of |u_t^T u_s| (0: orthogonal loadings)",
+           compute=lambda pr, x, c: _shared_redundancy(pr, x, c)["orthogonal"], format=format_number()),
+    Metric(name="correlation_violation", label="corr.viol",
+           description="sum over pairs of |corr(z_t, z_s)| of the scores (0: uncorrelated)",
+           compute=lambda pr, x, c: _shared_redundancy(pr, x, c)["uncorrelated"], format=format_number()),
     Metric(name="additional_variance", label="add. var", description="additional variance per loading",
            compute=lambda pr, x, c: _shared_additional(pr, x, c), format=format_number()),
     Metric(name="cumulative_variance", label="cum. var", description="cumulative variance / tr(C)",

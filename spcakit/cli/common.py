@@ -18,6 +18,7 @@ import typer
 from spcakit.workflows.fit import fit
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.certificate import certificate_text
+from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
@@ -135,10 +136,32 @@ def render_text(result: Result, source: str) -> str:
     width = max(20, *(len(value) for _, value, _ in rows))
     for name, value, what in rows:
         lines.append(f"  {name:<9} {value:<{width}} {what}".rstrip())
-    words = certificate_text(m.get("gap") or [], [len(comp) for comp in result.components()])
+    words = certificate_text(m.get("gap") or [], [len(comp) for comp in result.components()], result.spec.get("constraint"))
     if words:
         lines += ["", "Certificate", *(f"  {line}" for line in words)]
+    redundant = redundancy_text(m)
+    if redundant:
+        lines += ["", "Redundancy", *(f"  {line}" for line in redundant)]
     return "\n".join(lines)
+
+
+def redundancy_text(metrics: dict) -> list[str]:
+    """How redundant the components are, in words, from the metrics ``orthogonality_violation``,
+    ``correlation_violation``, ``fve`` and ``cpev`` (nothing for one component or without them)."""
+    orth, corr = metrics.get("orthogonality_violation"), metrics.get("correlation_violation")
+    pattern = metrics.get("pattern")
+    if orth is None or corr is None or (pattern is not None and len(pattern) < 2):
+        return []
+    lines = [
+        "loadings: orthogonal (to 1e-10)" if orth <= CONSTRAINT_TOLERANCE else
+        f"loadings: not orthogonal (sum over pairs of |u_t^T u_s| = {orth:.3g}; --constraint orthogonal removes it)",
+        "scores: uncorrelated (to 1e-10)" if corr <= CONSTRAINT_TOLERANCE else
+        f"scores: correlated (sum over pairs of |corr| = {corr:.3g}; --constraint uncorrelated removes it)",
+    ]
+    fve, cpev = metrics.get("fve"), metrics.get("cpev")
+    if fve is not None and cpev is not None and orth > CONSTRAINT_TOLERANCE:
+        lines.append(f"FVE {fve:.4f} counts the variance the loadings share once per loading, CPEV {cpev:.4f} once")
+    return lines
 
 
 def check_out(out: Path | None, data: str) -> None:
@@ -407,6 +430,7 @@ def run_and_report(
                     on_step=progress,
                     bound=options.bound,
                     nonnegative=options.nonnegative,
+                    constraint=options.constraint,
                     sample_weight=sample_weight,
                     missing=missing,
                     **param_values,

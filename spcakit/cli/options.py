@@ -114,7 +114,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "sample_weight", "missing")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "constraint", "sample_weight", "missing")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -210,6 +210,8 @@ def parse_metrics(text: str | None) -> str | list[str] | None:
     return names
 NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries; methods that truncate, and auto, take it; the others refuse it, naming those that do")]
 
+ConstraintOpt = Annotated[str | None, typer.Option("--constraint", metavar="orthogonal|uncorrelated|none", help="non-redundant components at the same k: orthogonal loadings (u_t^T u_s = 0) or uncorrelated scores (u_t^T C u_s = 0), to rounding; each loading is fitted given the others by support swaps (docs/guide.md, 'Non-redundant components')")]
+
 
 AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", help="a Zarr store (--data NAME.zarr): read the chunks it lacks as the array's fill value (a store written with write_empty_chunks=False leaves out the chunks that equal it); without it a missing chunk is an error")]
 
@@ -277,7 +279,8 @@ def load_weights(path: Path) -> Any:
 @attrs.frozen
 class FitOptions:
     """What ``run``, ``compose``, ``path`` and ``cv`` share: the data, how they are read, the method's parts, the
-    relaxation of the bound metrics (``--bound``) and non-negative loadings (``--nonnegative``).
+    relaxation of the bound metrics (``--bound``), non-negative loadings (``--nonnegative``) and non-redundant ones
+    (``--constraint``).
 
     A command decorated with :func:`fit_options` receives these as one ``options`` argument instead of
     fourteen parameters; each command keeps its own options (``-k``, ``--lam``, ``--json``, ``--out``, ...)
@@ -301,6 +304,7 @@ class FitOptions:
     bound: str = "fast"
     allow_missing_chunks: bool = False
     nonnegative: bool = False
+    constraint: str | None = None
     weights: Path | None = None
     missing: str = "auto"
 
@@ -324,6 +328,7 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "bound": (BoundOpt, "fast"),
     "allow_missing_chunks": (AllowMissingChunksOpt, False),
     "nonnegative": (NonNegativeOpt, False),
+    "constraint": (ConstraintOpt, None),
     "weights": (WeightsOpt, None),
     "missing": (MissingOpt, "auto"),
 }

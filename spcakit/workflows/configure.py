@@ -471,9 +471,11 @@ def configure(
     registry: Registry | None = None,
     k: Any = None,
     nonnegative: bool = False,
+    constraint: str | None = None,
 ) -> MethodSpec:
     """Return ``spec`` with a truncator, its λ, a deflator, the stopper, the refiner, the sparsity ``k`` and part
-    parameters replaced, and (``nonnegative=True``) non-negative loadings (:func:`with_nonnegative`, last).
+    parameters replaced, and (``nonnegative=True``) non-negative loadings (:func:`with_nonnegative`), then
+    (``constraint``) non-redundant ones (:func:`with_constraint`, last).
 
     ``refiner="none"`` removes the method's refiner. A truncator given here
     replaces the one the method's ``cardinality`` form stands in for (so
@@ -515,4 +517,57 @@ def configure(
         spec = set_param(spec, key, value, registry)
     if nonnegative:
         spec = with_nonnegative(spec, registry)
+    if constraint is not None:
+        if nonnegative:
+            raise InvalidParameterError("nonnegative=True and a constraint cannot be combined: the constraint's re-fits "
+                                        "change the loadings' signs; choose one")
+        if refiner is not None and not means_none(refiner):
+            raise InvalidParameterError(
+                f"constraint={constraint!r} sets the refiner (the {constraint!r} refiner makes the loadings "
+                f"{constraint}); give refiner or constraint, not both")
+        spec = with_constraint(spec, constraint, registry)
     return spec
+
+
+# -- non-redundant loadings -----------------------------------------------------------------------------------------
+#: The constraints ``fit(constraint=...)`` takes: orthogonal loadings (:math:`u_t^\top u_s = 0`) or uncorrelated scores
+#: (:math:`u_t^\top C u_s = 0`). Each is also the name of the refiner that imposes it (the deflation plugin's).
+CONSTRAINTS = ("orthogonal", "uncorrelated")
+
+#: The parameter by which a part that imposes the constraint itself says so (the ``portfolio`` of ``auto``).
+CONSTRAINT_PARAMETER = "constraint"
+
+
+def check_constraint(constraint: Any) -> str | None:
+    """``constraint`` as a name of :data:`CONSTRAINTS`, or ``None`` for none (``None`` or ``"none"``)."""
+    if constraint is None or (isinstance(constraint, str) and means_none(constraint)):
+        return None
+    if not isinstance(constraint, str) or constraint not in CONSTRAINTS:
+        raise InvalidParameterError(
+            f"constraint must be one of {', '.join(repr(c) for c in CONSTRAINTS)} or None; got {constraint!r}")
+    return constraint
+
+
+def constraint_of(spec: MethodSpec) -> str | None:
+    """The constraint ``spec`` imposes (:func:`with_constraint`), or ``None``."""
+    if spec.refiner is not None and spec.refiner.name in CONSTRAINTS:
+        return spec.refiner.name
+    given = spec.updater.params.get(CONSTRAINT_PARAMETER)
+    return given if isinstance(given, str) and given in CONSTRAINTS else None
+
+
+def with_constraint(spec: MethodSpec, constraint: str, registry: Registry | None = None) -> MethodSpec:
+    r"""``spec`` whose loadings are non-redundant: ``fit(constraint="orthogonal" | "uncorrelated")``.
+
+    A part that imposes it itself (it takes the parameter ``constraint``: the ``portfolio`` of ``auto``, which
+    refines every member under it and keeps the one that explains the most) gets it set; any other method gets the
+    refiner of that name (:mod:`spcakit_deflation.nonredundant`), in place of its own: starting from the method's
+    loadings, each is fitted in turn given the others, on the feasible set, by support swaps.
+    """
+    registry = registry or get_registry()
+    if constraint not in registry.part_names("refiner"):
+        raise InvalidParameterError(f"constraint={constraint!r} needs the refiner {constraint!r}, which no enabled "
+                                    "plugin registers (it comes with the built-in deflation plugin)")
+    if CONSTRAINT_PARAMETER in registry.part("updater", spec.updater.name).parameters():
+        return attrs.evolve(spec, updater=spec.updater.evolve_params(**{CONSTRAINT_PARAMETER: constraint}))
+    return attrs.evolve(spec, refiner=PartRef(constraint))

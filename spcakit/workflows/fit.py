@@ -20,7 +20,10 @@ from spcakit.core.errors import (
     BadPartResult, ConstantColumnWarning, InvalidParameterError, SpcakitError,
 )  # fmt: skip
 from spcakit.analysis.bounds import check_relaxation
-from spcakit.analysis.metrics import LoadingSpan, additional_variances, compute_metrics, loading_span, select_metrics
+from spcakit.analysis.metrics import (
+    LoadingSpan, additional_variances, compute_metrics, constraint_tolerance, loading_products, loading_span, redundancy,
+    select_metrics,
+)  # fmt: skip
 from spcakit.core.plugins import get_registry
 from spcakit.inputs.problem import SCALE_RANGE, Problem, constant_columns_note, left_out_text, rescaled
 from spcakit.inputs.missing import MissingData
@@ -33,7 +36,9 @@ from spcakit.core.registry import Registry
 from spcakit.core.specs import MethodSpec, PartRef
 from spcakit.core.records import CapReached, IssuedWarning, proved_bound
 from spcakit.workflows.results import Result
-from spcakit.workflows.configure import check_k, configure, is_nonnegative, k_text, lowered_k, with_default_k
+from spcakit.workflows.configure import (
+    check_constraint, check_k, configure, constraint_of, is_nonnegative, k_text, lowered_k, with_default_k,
+)  # fmt: skip
 
 
 def check_r(r: Any, problem: Problem) -> int:
@@ -138,6 +143,7 @@ def fit(
     metrics: Sequence[str] | None = None,
     bound: str = "fast",
     nonnegative: bool = False,
+    constraint: str | None = None,
     sample_weight: Any = None,
     missing: str = "auto",
     registry: Registry | None = None,
@@ -189,6 +195,12 @@ def fit(
     nonnegative
         Keep every loading non-negative, as R's nsprcomp does with ``nneg = TRUE``
         (:func:`~spcakit.workflows.configure.with_nonnegative`; a method without a truncation step refuses it).
+    constraint
+        Non-redundant components (:func:`~spcakit.workflows.configure.with_constraint`): ``"orthogonal"``
+        (:math:`u_t^\\top u_s = 0`) or ``"uncorrelated"`` scores (:math:`u_t^\\top C u_s = 0`), to rounding, at the
+        same cardinalities; ``None`` (default): the method's loadings as they come, which may overlap. The metrics
+        ``orthogonality_violation`` and ``correlation_violation`` say how redundant any result is, and under a
+        constraint ``bound`` and ``gap`` are for loadings under it (:func:`spcakit.analysis.certificate.certify`).
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
@@ -215,8 +227,9 @@ def fit(
     requested = requested_spec(method, registry)
     if not isinstance(nonnegative, (bool, np.bool_)):
         raise InvalidParameterError(f"nonnegative must be True or False; got {nonnegative!r}")
+    constraint = check_constraint(constraint)
     choices = {"truncator": truncator, "lam": lam, "deflator": deflator, "stopper": stopper, "refiner": refiner,
-               "params": params, "nonnegative": bool(nonnegative)}  # fmt: skip
+               "params": params, "nonnegative": bool(nonnegative), "constraint": constraint}  # fmt: skip
     spec = configure(requested, registry=registry, k=k, **choices)
     check_driver(spec, registry)
     chosen_metrics = select_metrics(registry, metrics, requested.name)
@@ -229,7 +242,7 @@ def fit(
     if opened.problem is None:
         return _fit_missing(opened.incomplete, method, r, inputs, k=k, truncator=truncator, lam=lam, deflator=deflator,
                             stopper=stopper, refiner=refiner, seed=seed, on_step=on_step, metrics=metrics, bound=bound,
-                            nonnegative=nonnegative, registry=registry, **params)  # fmt: skip
+                            nonnegative=nonnegative, constraint=constraint, registry=registry, **params)  # fmt: skip
     problem = opened.problem
     r = check_r(r, problem)
     check_k(k, r)
@@ -312,6 +325,14 @@ def _result(
     if nonnegative and np.any(loadings < 0):  # a part broke the sign constraint: never hand such loadings back
         mixed = BadPartResult(parts.truncator, "the loadings of a non-negative method have entries of both signs")
         raise part_failure(mixed, registry) from mixed
+    constraint = constraint_of(spec)
+    if constraint is not None:  # never hand back loadings that break the constraint they were asked for
+        violated = redundancy(problem.covariance, loadings)[constraint]
+        allowed = constraint_tolerance(constraint, loading_products(loadings, problem.covariance))
+        if violated > allowed:
+            broken = BadPartResult(parts.refiner if parts.refiner is not None else parts.updater,
+                                   f"the loadings are not {constraint}: violation {violated:.3g} > {allowed:.3g}")
+            raise part_failure(broken, registry) from broken
     # the method's own certificates, if any (proved on the covariance divided by ``scale``: see rescaled)
     proved = tuple(None if b is None else b * scale for b in (proved_bound(s, i) for i, s in enumerate(reasons)))
     alike = len(set(reasons)) == 1  # one reason for every component (before the later ones say what they certify)
@@ -320,7 +341,8 @@ def _result(
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
     span = _check_within_rank(problem, loadings)
     computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes, span=span,
-                                            proved=proved if any(b is not None for b in proved) else None),
+                                            proved=proved if any(b is not None for b in proved) else None,
+                                            constraint=constraint),
                             report, parts, registry)  # fmt: skip
     warnings = tuple(IssuedWarning(note) for note in (*notes, *metric_notes)) + tuple(
         f"{'' if len(reasons) == 1 else f'component {i + 1} '}stopped before converging ({s}): the result is not "
@@ -330,7 +352,8 @@ def _result(
     return Result(
         method=spec.name,
         spec={**resolved_spec(spec, registry, parts, fitted.p), **({} if default is None else {"default_k": default}),
-              "bound": bound, **({"nonnegative": True} if nonnegative else {})},
+              "bound": bound, **({"nonnegative": True} if nonnegative else {}),
+              **({"constraint": constraint} if constraint is not None else {})},
         loadings=loadings,
         feature_names=problem.feature_names,
         metrics=computed,

@@ -13,7 +13,8 @@ from spcakit.core.protocols import EVERY_METHOD, Metric
 from spcakit.analysis.metrics import select_metrics
 from spcakit.core.plugins import get_registry
 
-GENERIC = ["nz", "pattern", "cpev", "orthogonality", "additional_variance", "bound", "gap"]
+GENERIC = ["nz", "pattern", "cpev", "orthogonality", "fve", "orthogonality_violation", "correlation_violation",
+           "additional_variance", "bound", "gap"]
 SPCART_PAPER = ["sp", "std", "worst_sp", "ev", "nor"]
 ENCODERS = ["loss", "normalized_loss", "symmetric_explained_variance"]
 FSPCA = ["objective", "normalized_explained_variance"]

@@ -423,3 +423,13 @@ def test_a_view_is_fitted_as_the_data_it_shows(small, sparse):
     alone = sa.sparse_pca(view.copy(), n_components=2, k=5, copy=True)
     np.testing.assert_allclose(fitted.obsm["X_spca"], alone.obsm["X_spca"], rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(fitted.varm["spca_loadings"], alone.varm["spca_loadings"], atol=1e-6)  # float32 data
+
+
+def test_orthogonal_components_of_single_cell_counts(small, tmp_path):
+    sa.sparse_pca(small, n_components=4, k=12, seed=3, constraint="orthogonal")
+    loadings, info = small.varm["spca_loadings"].astype(np.float64), small.uns["spca"]
+    assert info["params"]["constraint"] == "orthogonal"
+    assert info["orthogonality_violation"] <= 1e-10
+    np.testing.assert_allclose(loadings.T @ loadings, np.eye(4), atol=1e-6)  # stored as float32
+    small.write_h5ad(tmp_path / "orthogonal.h5ad")
+    assert anndata.read_h5ad(tmp_path / "orthogonal.h5ad").uns["spca"]["params"]["constraint"] == "orthogonal"

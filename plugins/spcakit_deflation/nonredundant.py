@@ -1,0 +1,408 @@
+r"""Non-redundant components: the ``orthogonal`` and ``uncorrelated`` refiners.
+
+Sparse loadings :math:`u_1, \dots, u_r` (unit, :math:`k_t` nonzeros each) are **orthogonal** when
+:math:`u_t^\top u_s = 0` and have **uncorrelated** scores when :math:`u_t^\top C u_s = 0` (:math:`s \ne t`). PCA's
+loadings have both properties; sparse ones can have one at most, and deflation methods give neither in general.
+Both are linear constraints on a loading given the others, :math:`W^\top u_t = 0` with :math:`W = U_{-t}`
+(orthogonal) or :math:`W = C U_{-t}` (uncorrelated).
+
+The objective is the variance the loadings explain, :math:`\sum_t u_t^\top C u_t` (FVE once divided by
+:math:`\operatorname{tr} C`: the criterion of Cory-Wright & Pauphilet's msPCA). For orthogonal loadings it is the
+variance of their span, :math:`\operatorname{tr}(U^\top C U)`, so FVE equals CPEV; for uncorrelated scores it is the
+variance of the scores, each counted once.
+
+The value of a support
+----------------------
+On a support :math:`S` with the others fixed, the best loading maximises :math:`y^\top C_{SS} y` over unit
+:math:`y` with :math:`W_S^\top y = 0`: the top eigenvalue :math:`v(S)` of :math:`C_{SS}` on the null space of
+:math:`W_S^\top` (:func:`null_space_tops`; :math:`-\infty` when only :math:`y = 0` is feasible). Where the earlier
+loadings do not touch :math:`S`, :math:`W_S = 0` and :math:`v(S)` is :math:`C_{SS}`'s top eigenvalue.
+
+The refinement
+--------------
+Starting from the method's loadings (their supports and cardinalities):
+
+1. **In order** (the method's order), unless the loadings already meet the constraint (to
+   :data:`FEASIBLE_TOLERANCE`): loading :math:`t` is fitted given loadings :math:`1, \dots, t-1`. Two first passes
+   run (:data:`FIRST_PASSES`): one ascends :math:`v(S)` by swaps :math:`S \to S - \{i\} + \{j\}` (the best swap
+   each time, below) and takes the maximiser on the final support; the other only re-fits the loading on its support,
+   swapping only while the support admits no loading under the constraint. Each is followed by step 2, and the one
+   that ends explaining more is kept.
+2. **Sweeps**: each loading in turn, given all the others, ascends by swaps; the total never decreases (the other
+   terms are fixed, and the constraint is symmetric, so they stay feasible). At most ``max_sweeps`` sweeps, until a
+   sweep moves nothing by more than ``tol`` (relative). Loadings that already met the constraint therefore never end
+   explaining less than they did.
+
+The result satisfies the constraint to rounding: the violations :math:`\sum_{s<t}|u_t^\top u_s|` (or the score
+correlations) are of the order of :math:`10^{-15}`, where msPCA's reach :math:`10^{-4}`.
+
+**The swaps.** Adding a variable :math:`j` can only widen the feasible set, so :math:`v(S - \{i\} + \{j\}) \le
+v(S + \{j\})` (the ``(k+1)``-variable problem) :math:`\le \lambda_{\max}(C_{S+j})`. The last bound costs
+:math:`O(k)` per candidate (the secular equation of the bordered matrix,
+:func:`~spcakit_deflation.secular.bordered_top`); the candidates it leaves get the constrained bound (one batch of
+:math:`(k+1)\times(k+1)` eigenproblems), and the entering variables are then scored exactly, all :math:`k`
+removals at once, in decreasing order of their bound until no bound beats the best swap found: the best swap,
+exactly. Swaps run while :math:`(p - k)(k+1)^3` is at most :data:`SWAP_WORK`; above, the loadings are only
+re-fitted on their supports under the constraint (step 1 without swaps), which needs a support on which the
+constraint leaves room (the refiner says so when it does not).
+
+References
+----------
+R. Cory-Wright, J. Pauphilet, *Sparse PCA with multiple components*, Operations Research (2025): the criterion, and
+orthogonality and zero correlation as the two constraints. L. Mackey, *Deflation Methods for Sparse PCA*, NIPS 2008
+(§2.3: the variance a loading adds under orthogonalized deflation).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from spcakit.plugin_api import (
+    CovarianceOperator,
+    InvalidParameterError,
+    Problem,
+    Refined,
+    Refiner,
+    integer,
+    number,
+    one_of,
+    part,
+    ties,
+    to_float,
+    to_int,
+)
+from spcakit_deflation.secular import bordered_top
+
+PAPER = "Cory-Wright & Pauphilet - Sparse PCA with multiple components (Operations Research, 2025)"
+
+#: The two constraints, by name (``spcakit.fit(constraint=...)``).
+CONSTRAINTS = ("orthogonal", "uncorrelated")
+
+#: A direction of :math:`W_S` with singular value below this times :math:`W_S`'s largest is not a further condition
+#: (the conditions are then dependent to rounding); a zero :math:`W_S` (loadings on other variables) is none.
+CONSTRAINT_RTOL = 1e-13
+
+#: Swaps run while :math:`(p - k)(k + 1)^3` (the constrained bounds of one visit) is at most this; above, re-fits only.
+SWAP_WORK = 4e9
+
+#: The bordered matrices of one batch hold at most this many entries (32 MB).
+BATCH_ENTRIES = 1 << 22
+
+#: An input whose violation (:func:`_violation`) is at most this is feasible: the first pass keeps it.
+FEASIBLE_TOLERANCE = 1e-12
+
+#: The first passes over an infeasible input, each followed by the sweeps, the better result kept: each loading in
+#: turn ascended by swaps given the earlier ones (``True``), or only re-fitted, swapping only while its support admits
+#: no loading under the constraint (``False``). Measured on mtcars, Pitprops, wine, breast cancer, digits and two gene
+#: covariances (``benchmarks/nonredundant.py``), neither is better everywhere: ascending leads on 8 of 13 cases (up to
+#: +2.1 % FVE on Pitprops), re-fitting on 2 (+3.9 % on digits, orthogonal).
+FIRST_PASSES = (True, False)
+
+#: The refiners' ``first_pass`` parameter: both passes (the default), or one of them.
+FIRST_PASS_CHOICES = {"both": FIRST_PASSES, "ascend": (True,), "refit": (False,)}
+
+#: The secular bound is raised by this (relative) before it screens: its iterates approach the root from below.
+SCREEN_MARGIN = 1e-9
+
+
+def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""For stacked symmetric :math:`A_b` (``B x k x k``) and :math:`W_b` (``B x k x m``), the largest
+    :math:`y^\top A_b y` over unit :math:`y` with :math:`W_b^\top y = 0`, and (``vectors``) the maximisers.
+
+    The directions of :math:`W_b` with singular values above :data:`CONSTRAINT_RTOL` times its largest (and above
+    zero, to ``scale`` times the smallest normal number) span
+    :math:`R` (orthonormal); with :math:`P = I - RR^\top` the values are the top eigenvalues of
+    :math:`PA_bP - \rho RR^\top`, :math:`\rho` above :math:`A_b`'s spectral radius, whose top eigenvector lies in the
+    null space. Where :math:`R` has ``k`` columns only :math:`y = 0` is feasible: the value is :math:`-\infty` (and
+    the vector zero).
+    """
+    k = a.shape[1]
+    m = w.shape[2]
+    if m == 0:
+        if not vectors:
+            return np.linalg.eigvalsh(a)[:, -1], None
+        values, vecs = np.linalg.eigh(a)
+        return values[:, -1], vecs[:, :, -1]
+    floor = np.finfo(float).tiny * max(scale, 1.0)
+    if m == 1:  # one condition: its unit direction, unless it is zero
+        lengths = np.sqrt(np.sum(w[:, :, 0] ** 2, axis=1))
+        keep = (lengths > floor)[:, None]
+        basis = np.where(keep[:, :, None], w / np.where(keep, lengths[:, None], 1.0)[:, :, None], 0.0)
+    else:
+        sing2, rot = np.linalg.eigh(np.matmul(np.swapaxes(w, 1, 2), w))
+        keep = sing2 > np.maximum((CONSTRAINT_RTOL * np.sqrt(np.clip(sing2[:, -1:], 0.0, None))) ** 2, floor**2)
+        inverse = np.where(keep, 1.0 / np.sqrt(np.where(keep, sing2, 1.0)), 0.0)
+        basis = np.matmul(w, rot) * inverse[:, None, :]  # orthonormal columns where kept, zero elsewhere
+    rank = keep.sum(axis=1)
+    projector = np.eye(k) - np.matmul(basis, np.swapaxes(basis, 1, 2))
+    radius = np.abs(a).sum(axis=(1, 2)) + 1.0
+    shifted = projector @ a @ projector - radius[:, None, None] * (np.eye(k) - projector)
+    shifted = (shifted + np.swapaxes(shifted, 1, 2)) / 2
+    if vectors:
+        values, vecs = np.linalg.eigh(shifted)
+        top, top_vectors = values[:, -1], vecs[:, :, -1]
+    else:
+        top, top_vectors = np.linalg.eigvalsh(shifted)[:, -1], None
+    infeasible = rank >= k
+    top = np.where(infeasible, -np.inf, top)
+    if top_vectors is not None:
+        top_vectors[infeasible] = 0.0
+        # the eigenvector's component in the range of W is of rounding size: project it out once more
+        top_vectors -= np.einsum("bki,bi->bk", basis, np.einsum("bki,bk->bi", basis, top_vectors))
+        norms = np.linalg.norm(top_vectors, axis=1)
+        top_vectors /= np.where(norms > 0, norms, 1.0)[:, None]
+    return top, top_vectors
+
+
+class _Columns:
+    """The columns of :math:`C` fetched so far (each once), by variable."""
+
+    def __init__(self, op: CovarianceOperator) -> None:
+        self.op = op
+        self.cache: dict[int, np.ndarray] = {}
+
+    def __call__(self, index: np.ndarray) -> np.ndarray:
+        missing = [int(i) for i in index if int(i) not in self.cache]
+        if missing:
+            fetched = self.op.columns(np.array(missing))
+            for position, i in enumerate(missing):
+                self.cache[i] = fetched[:, position]
+        return np.column_stack([self.cache[int(i)] for i in index])
+
+
+def _constraint_matrix(kind: str, others: np.ndarray, columns: _Columns) -> np.ndarray:
+    """:math:`W`: the other loadings (orthogonal) or :math:`C` times them (uncorrelated), ``p x m``."""
+    if others.shape[1] == 0 or kind == "orthogonal":
+        return others
+    products = np.zeros_like(others)
+    for s in range(others.shape[1]):
+        support = np.flatnonzero(others[:, s])
+        products[:, s] = columns(support) @ others[support, s]
+    return products
+
+
+@attrs.frozen(kw_only=True)
+class _Visit:
+    """The outcome of one loading's ascent: its support, its value :math:`v(S)`, its loading and the swaps made."""
+
+    support: np.ndarray
+    value: float
+    loading: np.ndarray
+    swaps: int
+
+
+@attrs.frozen
+class _NonRedundant(Refiner):
+    """Shared by the ``orthogonal`` and ``uncorrelated`` refiners (:attr:`kind`)."""
+
+    kind = "orthogonal"
+
+    max_sweeps: int = attrs.field(default=20, converter=to_int, validator=integer(0))
+    tol: float = attrs.field(default=1e-9, converter=to_float, validator=number(0, 1, high_open=True))
+    candidates: int = attrs.field(default=64, converter=to_int, validator=integer(1))
+    first_pass: str = attrs.field(default="both", validator=one_of(*FIRST_PASS_CHOICES))
+
+    def __call__(self, problem: Problem, loadings: np.ndarray) -> Refined:
+        op = problem.covariance
+        given = np.array(loadings, dtype=float, copy=True)
+        columns = _Columns(op)
+        diagonal = np.asarray(op.diagonal(), dtype=float)
+        total = max(float(op.trace()), np.finfo(float).tiny)
+        before = _explained(given, columns) / total
+        # a feasible input is kept and ascended; else both first passes run, and the one that ends higher is kept (one
+        # loading: no constraint binds it, it ascends by swaps)
+        if given.shape[1] == 1:
+            passes: tuple[bool | None, ...] = (True,)
+        else:
+            passes = (None,) if _violation(self.kind, given, columns) <= FEASIBLE_TOLERANCE else FIRST_PASS_CHOICES[self.first_pass]
+        best: tuple[np.ndarray, float, int, int] | None = None
+        refusal: InvalidParameterError | None = None
+        for ascend in passes:  # a pass that finds no room for some loading leaves it to the other
+            try:
+                x, value, swaps, sweeps = self._ascended(given, ascend, columns, diagonal)
+            except InvalidParameterError as exc:
+                refusal = refusal or exc
+                continue
+            if best is None or ties.improves(value, best[1], rtol=self.tol):
+                best = (x, value, swaps, sweeps)
+        if best is None:
+            raise refusal  # type: ignore[misc]
+        x, value, swaps, sweeps = best
+        return Refined(loadings=x, report={"fve_before": before, "fve_after": value / total, "swaps": swaps,
+                                           "sweeps": sweeps})
+
+    def _ascended(self, given: np.ndarray, ascend: bool | None, columns: _Columns, diagonal: np.ndarray
+                  ) -> tuple[np.ndarray, float, int, int]:
+        """The first pass (``ascend``: by swaps, ``False``: re-fits, swapping only for room; ``None``: none, the input
+        is feasible), then the sweeps: the loadings, the variance they explain, the swaps and the sweeps made."""
+        x = given.copy()
+        r = x.shape[1]
+        swaps = sweeps = 0
+        values = np.zeros(r)
+        for t in range(r):  # in order: each given the earlier ones
+            if ascend is None:
+                support = np.flatnonzero(x[:, t])
+                values[t] = float(x[support, t] @ (columns(support)[support] @ x[support, t]))
+                continue
+            visit = self._visit(x, t, np.arange(t), columns, diagonal, ascend=ascend)
+            x[:, t], values[t] = visit.loading, visit.value
+            swaps += visit.swaps
+        while r > 1 and sweeps < self.max_sweeps:
+            sweeps += 1
+            moved = False
+            for t in range(r):
+                visit = self._visit(x, t, np.delete(np.arange(r), t), columns, diagonal)
+                if ties.improves(visit.value, values[t], rtol=self.tol):
+                    x[:, t], values[t] = visit.loading, visit.value
+                    swaps += visit.swaps
+                    moved = True
+            if not moved:
+                break
+        return x, float(values.sum()), swaps, sweeps
+
+    def _visit(self, x: np.ndarray, t: int, others: np.ndarray, columns: _Columns, diagonal: np.ndarray,
+               ascend: bool = True) -> _Visit:
+        """Loading ``t`` ascended by swaps on its support given the loadings ``others`` (see the module); without
+        ``ascend``, swaps are made only while its support admits no loading under the constraint."""
+        p = x.shape[0]
+        w = _constraint_matrix(self.kind, x[:, others], columns)
+        scale = float(np.abs(w).max(initial=0.0)) or 1.0
+        support = np.flatnonzero(x[:, t])
+        k = support.size
+        swapping = (p - k) * (k + 1) ** 3 <= SWAP_WORK and k < p
+        swaps = 0
+        while True:
+            c_s = columns(support)
+            value, vector = null_space_tops(c_s[support][None], w[support][None], scale, vectors=True)
+            needed = ascend or not np.isfinite(value[0])
+            best = self._best_swap(support, float(value[0]), c_s, w, scale, diagonal) if swapping and needed else None
+            if best is None:
+                break
+            support = np.sort(np.append(np.delete(support, best[0]), best[1]))
+            swaps += 1
+        if not np.isfinite(value[0]):
+            raise InvalidParameterError(
+                f"loading {t + 1} cannot be made {self.kind} to the other {others.size} on {k} variables"
+                + ("" if swapping else " (the problem is too large for swaps, which could look for other variables)")
+                + (": uncorrelated scores put one linear condition per other loading on each loading, which k nonzeros "
+                   f"meet in general only when k > r - 1; raise k to at least {x.shape[1]} or lower r"
+                   if self.kind == "uncorrelated" else
+                   ": the others leave no room on any support within reach; raise k or lower r")
+            )
+        loading = np.zeros(p)
+        loading[support] = vector[0]
+        return _Visit(support=support, value=float(value[0]), loading=loading, swaps=swaps)
+
+    def _best_swap(self, support: np.ndarray, value: float, c_s: np.ndarray, w: np.ndarray, scale: float,
+                   diagonal: np.ndarray) -> tuple[int, int] | None:
+        """The swap ``(position in support, entering variable)`` of largest value above ``value`` (by more than
+        ``tol``), or ``None``."""
+        p, k = c_s.shape
+        outside = np.ones(p, dtype=bool)
+        outside[support] = False
+        entering = np.flatnonzero(outside)
+        floor = value + self.tol * abs(value) if np.isfinite(value) else -np.inf
+        # screen: the unconstrained bordered top bounds every swap bringing j in
+        eig, vec = np.linalg.eigh(c_s[support])
+        screen = bordered_top(eig, vec.T @ c_s[entering].T, diagonal[entering]) * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
+        entering = entering[screen > floor]
+        if not entering.size:
+            return None
+        bounds = np.empty(entering.size)
+        chunk = max(1, BATCH_ENTRIES // (k + 1) ** 2)
+        for start in range(0, entering.size, chunk):
+            j = entering[start : start + chunk]
+            bounds[start : start + chunk] = null_space_tops(*self._bordered(support, j, c_s, w, diagonal), scale)[0]
+        keep = bounds > floor
+        entering, bounds = entering[keep], bounds[keep]
+        ranked = ties.order(-bounds)
+        entering, bounds = entering[ranked], bounds[ranked]
+        removals = np.array([np.delete(np.arange(k + 1), i) for i in range(k)])  # k x k positions in S + j
+        best_value, best = floor, None
+        per_batch = max(1, min(self.candidates, BATCH_ENTRIES // max(1, k**3)))
+        for start in range(0, entering.size, per_batch):
+            if bounds[start] <= best_value:
+                break  # sorted: no later entering variable can beat the best swap found
+            j = entering[start : start + per_batch]
+            a, b = self._bordered(support, j, c_s, w, diagonal)
+            sub_a = a[:, removals[:, :, None], removals[:, None, :]].reshape(-1, k, k)
+            sub_w = b[:, removals, :].reshape(j.size * k, k, b.shape[2])
+            scores = null_space_tops(sub_a, sub_w, scale)[0].reshape(j.size, k)
+            flat = int(np.argmax(scores))  # the first of equal scores: the larger bound, then the removal's position
+            if scores.flat[flat] > best_value:
+                best_value, best = float(scores.flat[flat]), (flat % k, int(j[flat // k]))
+        return best
+
+    @staticmethod
+    def _bordered(support: np.ndarray, entering: np.ndarray, c_s: np.ndarray, w: np.ndarray,
+                  diagonal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r""":math:`C_{S+j}` and :math:`W_{S+j}` for every entering ``j`` (``S`` first, ``j`` last)."""
+        k, n = support.size, entering.size
+        a = np.empty((n, k + 1, k + 1))
+        a[:, :k, :k] = c_s[support]
+        a[:, :k, k] = c_s[entering]
+        a[:, k, :k] = c_s[entering]
+        a[:, k, k] = diagonal[entering]
+        b = np.empty((n, k + 1, w.shape[1]))
+        b[:, :k] = w[support]
+        b[:, k] = w[entering]
+        return a, b
+
+
+def _violation(kind: str, x: np.ndarray, columns: _Columns) -> float:
+    r"""The largest :math:`|u_t^\top u_s|` (orthogonal) or :math:`|u_t^\top C u_s|/\max_t u_t^\top C u_t` (uncorrelated)
+    over the pairs of unit loadings ``x``."""
+    r = x.shape[1]
+    w = _constraint_matrix(kind, x, columns)
+    gram = x.T @ w
+    off = np.abs(gram - np.diag(np.diagonal(gram)))
+    scale = 1.0 if kind == "orthogonal" else max(float(np.abs(np.diagonal(gram)).max(initial=0.0)), np.finfo(float).tiny)
+    return float(off.max(initial=0.0)) / scale if r > 1 else 0.0
+
+
+def _explained(x: np.ndarray, columns: _Columns) -> float:
+    r""":math:`\sum_t u_t^\top C u_t` (on each loading's support)."""
+    total = 0.0
+    for t in range(x.shape[1]):
+        support = np.flatnonzero(x[:, t])
+        if support.size:
+            total += float(x[support, t] @ (columns(support)[support] @ x[support, t]))
+    return total
+
+
+@part("orthogonal", paper=PAPER)
+class OrthogonalRefiner(_NonRedundant):
+    r"""make the loadings orthogonal (u_t^T u_s = 0) at their cardinalities, ascending their explained variance by swaps
+
+    See :mod:`spcakit_deflation.nonredundant`. The result's metrics record ``refiner_fve_before`` (the loadings as
+    given, which may overlap), ``refiner_fve_after``, ``refiner_swaps`` and ``refiner_sweeps``.
+
+    Parameters
+    ----------
+    max_sweeps
+        Most sweeps over all loadings after the first pass (each given all the others).
+    tol
+        A move is made only when it raises a loading's variance by more than ``tol`` (relative).
+    candidates
+        Entering variables scored exactly per batch (all ``k`` removals each), in decreasing order of their bound.
+    first_pass
+        ``"both"`` first passes over loadings that do not meet the constraint (:data:`FIRST_PASSES`, the better
+        kept), or only ``"ascend"`` or ``"refit"``.
+    """
+
+    kind = "orthogonal"
+
+
+@part("uncorrelated", paper=PAPER)
+class UncorrelatedRefiner(_NonRedundant):
+    r"""make the scores uncorrelated (u_t^T C u_s = 0) at the loadings' cardinalities, ascending their variance by swaps
+
+    See :mod:`spcakit_deflation.nonredundant` and :class:`OrthogonalRefiner` (the same parameters and report).
+    """
+
+    kind = "uncorrelated"
+
+
+REFINERS = [OrthogonalRefiner, UncorrelatedRefiner]

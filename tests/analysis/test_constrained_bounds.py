@@ -1,0 +1,80 @@
+"""The bounds for loadings under a constraint: orthogonal loadings or uncorrelated scores.
+
+Checked against brute force (:func:`spcakit.testing.brute_force.best_nonredundant_pair`: every pair of supports, the
+first loading's angle on a fine grid and the second loading exact given it) on random, Wishart (often rank
+deficient), spiked, tied and Hotelling-deflated (indefinite) matrices: the bound is never below the best pair found,
+at the tolerance the bound states (it is raised for rounding; the reference's own rounding is allowed for too).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from spcakit.analysis.fantope import fantope_threshold_bounds
+from spcakit.analysis.certificate import cumulative_bounds
+from spcakit.testing import strategies as sps
+from spcakit.testing.brute_force import best_nonredundant_pair, reference_rounding
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAMILIES = {**sps.covariance_families((2, 7)),
+            "hotelling-deflated": sps.hotelling_deflated_covariances((2, 7)).map(lambda c: ("hotelling", c))}
+
+
+def loadings_of(p: int, k1: int, k2: int) -> np.ndarray:
+    """Two loadings with ``k1`` and ``k2`` nonzeros (the bounds read only their cardinalities and what they explain)."""
+    x = np.zeros((p, 2))
+    x[:k1, 0] = 1.0
+    x[p - k2 :, 1] = 1.0
+    return x / np.linalg.norm(x, axis=0)
+
+
+def allowance(c: np.ndarray) -> float:
+    return reference_rounding(c) + 1e-12 * max(float(np.abs(c).max()), 1e-300)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data(), k1=st.integers(1, 2), k2=st.integers(1, 3), kind=st.sampled_from(("orthogonal", "uncorrelated")))
+def test_the_total_bound_under_a_constraint_is_never_below_the_best_pair(family, data, k1, k2, kind):
+    _, c = data.draw(FAMILIES[family])
+    p = c.shape[0]
+    k1, k2 = min(k1, p), min(k2, p)
+    best = best_nonredundant_pair(c, k1, k2, kind)
+    bounds = cumulative_bounds(c, loadings_of(p, k1, k2), top_eigenvalues=np.linalg.eigvalsh(c)[::-1], constraint=kind)
+    assert bounds.bound[1] >= best - allowance(c)
+
+
+@pytest.mark.parametrize("family", sorted(sps.covariance_families((2, 7))))
+@SETTINGS
+@given(data=st.data(), k1=st.integers(1, 2), k2=st.integers(1, 3))
+def test_the_fantope_bound_is_never_below_the_best_orthogonal_pair(family, data, k1, k2):
+    _, c = data.draw(sps.covariance_families((2, 7))[family])
+    p = c.shape[0]
+    k1, k2 = min(k1, p), min(k2, p)
+    best = best_nonredundant_pair(c, k1, k2, "orthogonal")
+    assert fantope_threshold_bounds(c, [(2, k1 + k2)])[(2, k1 + k2)] >= best - allowance(c)
+
+
+@SETTINGS
+@given(sps.psd_matrices((3, 12)), st.integers(1, 4), st.integers(1, 4), st.sampled_from(("orthogonal", "uncorrelated")))
+def test_the_bound_under_a_constraint_is_at_most_the_unconstrained_one(c, k1, k2, kind):
+    p = c.shape[0]
+    x = loadings_of(p, min(k1, p), min(k2, p))
+    spectrum = np.linalg.eigvalsh(c)[::-1]
+    free = cumulative_bounds(c, x, top_eigenvalues=spectrum)
+    bound = cumulative_bounds(c, x, top_eigenvalues=spectrum, constraint=kind)
+    assert bound.bound[0] <= free.bound[0] * (1 + 1e-12)  # the orthogonal one may add the Fantope (threshold) bound
+    assert bound.bound[1] <= free.bound[1] * (1 + 1e-12)
+
+
+def test_the_fantope_bound_at_zero_threshold_is_ky_fan():
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((30, 9))
+    c = a.T @ a / 30
+    kyfan = float(np.sort(np.linalg.eigvalsh(c))[::-1][:3].sum())
+    at_zero = fantope_threshold_bounds(c, [(3, 9)], rhos=[0.0])[(3, 9)]
+    assert at_zero == pytest.approx(kyfan, rel=1e-12)
+    assert fantope_threshold_bounds(c, [(3, 9)])[(3, 9)] <= at_zero

@@ -1,0 +1,153 @@
+"""The ``orthogonal`` and ``uncorrelated`` refiners (:mod:`spcakit_deflation.nonredundant`).
+
+For random problems (explicit covariances and centred data, full or low rank, tied entries) and random sparse
+loadings whose cardinalities leave room for the constraint, the refined loadings
+
+* satisfy the constraint to rounding (:func:`~spcakit.analysis.metrics.constraint_tolerance`: 1e-10 summed over the
+  pairs, or for scores of almost no variance their correlations' rounding floor), have unit columns and at most the input's number of nonzeros each;
+* are each the best loading on their support given the others (the top eigenvalue of :math:`C_{SS}` on the null
+  space of the others' conditions, recomputed here with SciPy's ``null_space``), and no single swap of one variable
+  improves any of them by more than the refiner's tolerance: each swap is evaluated here by brute force;
+* report the variance they explain as it is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.linalg import null_space
+
+from spcakit.analysis.metrics import constraint_tolerance, fraction_explained, loading_products, redundancy
+from spcakit.core.errors import InvalidParameterError
+from spcakit.inputs.dense import covariance_problem
+from spcakit.testing import strategies as sps
+from spcakit_deflation.nonredundant import OrthogonalRefiner, UncorrelatedRefiner, null_space_tops
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+REFINERS = {"orthogonal": OrthogonalRefiner, "uncorrelated": UncorrelatedRefiner}
+
+
+def loadings_with_room(p: int, r: int, seed: int, kind: str) -> np.ndarray:
+    """``r`` random unit loadings whose cardinalities leave room for the constraint: their sum is at most ``p``
+    (orthogonal: disjoint supports exist) and, for uncorrelated scores, each is at least ``r`` (``r - 1`` linear
+    conditions leave a nonzero vector on any support)."""
+    rng = np.random.default_rng(seed)
+    low = r if kind == "uncorrelated" else 1
+    k = rng.integers(low, max(low, p // r) + 1, size=r)
+    x = np.zeros((p, r))
+    for t in range(r):
+        support = rng.choice(p, size=int(k[t]), replace=False)
+        x[support, t] = rng.standard_normal(int(k[t])) + 0.1
+    return x / np.linalg.norm(x, axis=0)
+
+
+def value_given(c: np.ndarray, support: np.ndarray, w: np.ndarray) -> float:
+    """The best :math:`y^\\top C_{SS} y` over unit :math:`y` on ``support`` with :math:`W_S^\\top y = 0` (by SciPy)."""
+    basis = null_space(w[support].T, rcond=1e-12) if w.shape[1] else np.eye(support.size)
+    if basis.shape[1] == 0:
+        return -np.inf
+    return float(np.linalg.eigvalsh(basis.T @ c[np.ix_(support, support)] @ basis)[-1])
+
+
+def allowed(kind: str, problem, loadings: np.ndarray) -> float:
+    """The violation the constraint may show to rounding (1e-10, or the correlations' own rounding floor)."""
+    return constraint_tolerance(kind, loading_products(loadings, problem.covariance))
+
+
+def conditions(kind: str, c: np.ndarray, others: np.ndarray) -> np.ndarray:
+    return others if kind == "orthogonal" else c @ others
+
+
+@SETTINGS
+@given(sps.problems((2, 12)), st.integers(1, 3), sps.seeds(), st.sampled_from(sorted(REFINERS)))
+def test_refined_loadings_meet_the_constraint_to_rounding(problem, r, seed, kind):
+    r = min(r, problem.p if kind == "orthogonal" else max(1, problem.p // 2))
+    x = loadings_with_room(problem.p, r, seed, kind)
+    refined = REFINERS[kind]()(problem, x)
+    out = refined.loadings
+    assert out.shape == x.shape
+    np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0, rtol=1e-12)
+    assert np.all(np.count_nonzero(out, axis=0) <= np.count_nonzero(x, axis=0))
+    assert redundancy(problem.covariance, out)[kind] <= allowed(kind, problem, out)
+    assert refined.report["fve_after"] == pytest.approx(fraction_explained(out, problem.covariance), rel=1e-9, abs=1e-12)
+
+
+@SETTINGS
+@given(sps.problems((2, 9)), st.integers(2, 3), sps.seeds(), st.sampled_from(sorted(REFINERS)))
+def test_no_single_swap_improves_a_refined_loading(problem, r, seed, kind):
+    r = min(r, problem.p if kind == "orthogonal" else max(1, problem.p // 2))
+    c = np.asarray(problem.covariance.submatrix(np.arange(problem.p)))
+    refiner = REFINERS[kind]()
+    out = refiner(problem, loadings_with_room(problem.p, r, seed, kind)).loadings
+    scale = float(np.abs(c).max()) or 1.0
+    for t in range(r):
+        w = conditions(kind, c, np.delete(out, t, axis=1))
+        support = np.flatnonzero(out[:, t])
+        value = value_given(c, support, w)
+        assert float(out[:, t] @ c @ out[:, t]) == pytest.approx(value, rel=1e-9, abs=1e-12 * scale)
+        for i in support:
+            for j in np.setdiff1d(np.arange(problem.p), support):
+                swapped = np.sort(np.append(np.setdiff1d(support, [i]), j))
+                assert value_given(c, swapped, w) <= value + refiner.tol * abs(value) + 1e-9 * scale
+
+
+def test_null_space_tops_are_the_constrained_top_eigenvalues():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((20, 5, 5))
+    a = a @ np.swapaxes(a, 1, 2)
+    w = rng.standard_normal((20, 5, 2))
+    w[:5, :, 1] = w[:5, :, 0]  # rank one: one condition
+    w[5:8] = 0.0  # no condition
+    values, vectors = null_space_tops(a, w, 1.0, vectors=True)
+    for b in range(20):
+        expected = value_given(a[b], np.arange(5), w[b])
+        assert values[b] == pytest.approx(expected, rel=1e-10)
+        assert np.abs(w[b].T @ vectors[b]).max() <= 1e-12
+        assert float(vectors[b] @ a[b] @ vectors[b]) == pytest.approx(expected, rel=1e-10)
+    full = rng.standard_normal((1, 3, 3))  # three conditions on three variables: only y = 0
+    assert null_space_tops(np.eye(3)[None], full, 1.0)[0][0] == -np.inf
+
+
+def test_a_loading_that_cannot_be_uncorrelated_is_refused_with_the_k_it_needs():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 6))
+    c = a.T @ a / 40
+    x = np.zeros((6, 4))
+    for t in range(4):  # four loadings of two variables: the fourth would need three conditions on two variables
+        x[[t, (t + 1) % 6], t] = [1.0, 0.5]
+    with pytest.raises(InvalidParameterError, match="raise k to at least 4"):
+        UncorrelatedRefiner()(covariance_problem(c), x / np.linalg.norm(x, axis=0))
+
+
+def test_one_loading_is_the_best_reachable_by_swaps_from_its_support():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((30, 8))
+    c = a.T @ a / 30
+    x = np.zeros((8, 1))
+    x[[0, 1, 2], 0] = 1 / np.sqrt(3)
+    out = OrthogonalRefiner()(covariance_problem(c), x).loadings[:, 0]
+    assert float(out @ c @ out) >= float(x[:, 0] @ c @ x[:, 0])
+    support = np.flatnonzero(out)
+    assert float(out @ c @ out) == pytest.approx(np.linalg.eigvalsh(c[np.ix_(support, support)])[-1], rel=1e-12)
+
+
+@SETTINGS
+@given(sps.problems((4, 14)), st.integers(2, 3), sps.seeds(), st.sampled_from(sorted(REFINERS)))
+def test_loadings_that_meet_the_constraint_never_end_explaining_less(problem, r, seed, kind):
+    # disjoint supports are orthogonal; on them, the top eigenvectors of one shared support are also uncorrelated
+    rng = np.random.default_rng(seed)
+    c = np.asarray(problem.covariance.submatrix(np.arange(problem.p)))
+    x = np.zeros((problem.p, r))
+    if kind == "orthogonal":
+        for t, support in enumerate(np.array_split(rng.permutation(problem.p), r)):
+            x[support, t] = rng.standard_normal(support.size) + 0.1
+        x /= np.linalg.norm(x, axis=0)
+    else:
+        support = rng.choice(problem.p, size=max(r, problem.p // 2), replace=False)
+        x[support] = np.linalg.eigh(c[np.ix_(support, support)])[1][:, -r:]
+    before = fraction_explained(x, problem.covariance)
+    refined = REFINERS[kind]()(problem, x)
+    assert refined.report["fve_after"] >= before - 1e-12 * max(abs(before), 1.0)
+    assert redundancy(problem.covariance, refined.loadings)[kind] <= allowed(kind, problem, refined.loadings)

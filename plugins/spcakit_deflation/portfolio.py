@@ -90,9 +90,10 @@ STOP_GAP = 1e-6
 #: The first pass of the constraint's refiner (:data:`spcakit_deflation.nonredundant.FIRST_PASSES`) every start gets;
 #: the best start then gets the other pass too. Measured (``benchmarks/nonredundant.py``: mtcars, Pitprops, wine,
 #: breast cancer, digits and two 500-gene covariances, every member refined or not, each pass alone): re-fitting gave
-#: every best orthogonal result (digits FVE 0.4500 where ascending gave 0.4333, Pitprops 0.7984 against 0.7950),
-#: ascending every best uncorrelated one but lymphoma's, where the leader's second pass finds it. Both passes from every
-#: start reached the same values in up to twice the time (digits, uncorrelated: 4.0 s against 2.1 s; msPCA 2.7 s).
+#: every best orthogonal result (digits FVE 0.4520 where ascending gave 0.4333, Pitprops 0.8048 against 0.7920),
+#: ascending every best uncorrelated one but lymphoma's (0.1048 against 0.1059), which the leader's second pass finds.
+#: Both passes from every start reached the same values in up to twice the time (digits, uncorrelated: 4.0 s against
+#: 2.1 s; msPCA 2.7 s).
 FIRST_PASS = {"orthogonal": "refit", "uncorrelated": "ascend"}
 
 #: Up to this many loadings every member is refined (``portfolio.refine_all``); above, only the best one alone.
@@ -221,8 +222,7 @@ class PortfolioUpdater(Updater):
         ``"orthogonal"`` or ``"uncorrelated"`` (``fit(constraint=...)`` sets it; ``"none"``: no constraint): every
         member's loadings, as refined by ``refiner`` and as the member left them, are made non-redundant by the
         refiner of that name (:mod:`spcakit_deflation.nonredundant`; swaps for CPEV may lead away from the best
-        constrained loadings: on Pitprops, six loadings of 4, TPower's own loadings end at FVE 0.7950, its refined
-        ones at 0.7920), and the member whose loadings then explain the most, :math:`\sum_t u_t^\top C u_t`
+        constrained loadings), and the member whose loadings then explain the most, :math:`\sum_t u_t^\top C u_t`
         (FVE), is kept. The certified stop applies to one loading only (a constraint binds from the second on).
     """
 

@@ -255,16 +255,16 @@ def cumulative_bounds(
 
 
 def _fantope_sums(op: CovarianceOperator, nonzeros: np.ndarray, r: int) -> list[np.ndarray] | None:
-    r"""Per ``t``, for ``m = 1..t``: :func:`~spcakit.analysis.fantope.fantope_threshold_bounds` at ``m`` and the sum of the
-    ``m`` largest of the first ``t`` cardinalities: bounds on what any ``m`` of the first ``t`` orthogonal loadings
-    explain together (the ``m`` of largest cardinality have the largest budget); ``None`` above
+    r"""Per ``t``, for ``m = 1..t``: :func:`~spcakit.analysis.fantope.fantope_threshold_bounds` at the ``m`` largest of
+    the first ``t`` cardinalities: bounds on what any ``m`` of the first ``t`` orthogonal loadings explain together
+    (the bound grows with each cardinality, so those ``m`` bound every ``m`` of them); ``None`` above
     :data:`~spcakit.analysis.fantope.FANTOPE_LIMIT` variables."""
     if op.p > FANTOPE_LIMIT:
         return None
-    budgets = [np.cumsum(np.sort(nonzeros[: t + 1])[::-1]) for t in range(r)]
-    pairs = sorted({(m + 1, int(budget[m])) for budget in budgets for m in range(budget.shape[0])})
-    bounds = fantope_threshold_bounds(op, pairs)
-    return [np.array([bounds[(m + 1, int(budget[m]))] for m in range(budget.shape[0])]) for budget in budgets]
+    largest = [[int(k) for k in np.sort(nonzeros[: t + 1])[::-1]] for t in range(r)]
+    groups = sorted({tuple(ks[: m + 1]) for ks in largest for m in range(len(ks))})
+    bounds = fantope_threshold_bounds(op, groups)
+    return [np.array([bounds[tuple(ks[: m + 1])] for m in range(len(ks))]) for ks in largest]
 
 
 def _least_sums(spectrum_sums: np.ndarray | None, joint: np.ndarray) -> np.ndarray:

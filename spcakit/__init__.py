@@ -35,7 +35,8 @@ from spcakit.core.version import __version__
 #: Public name -> the module that defines it.
 _EXPORTS = {
     "compose": "spcakit.workflows.configure", "configure": "spcakit.workflows.configure", "fit": "spcakit.workflows.fit",
-    "ConstantColumnWarning": "spcakit.core.errors", "DuplicateNameError": "spcakit.core.errors", "InvalidDataError": "spcakit.core.errors",
+    "ConstantColumnWarning": "spcakit.core.errors", "DuplicateNameError": "spcakit.core.errors",
+    "DuplicateNamesWarning": "spcakit.inputs.names", "InvalidDataError": "spcakit.core.errors",
     "InvalidParameterError": "spcakit.core.errors", "MissingValuesError": "spcakit.core.errors",
     "MissingValueWarning": "spcakit.core.errors", "PartFailure": "spcakit.core.errors", "SpcakitError": "spcakit.core.errors",
     "SpecError": "spcakit.core.errors", "UnknownNameError": "spcakit.core.errors", "ZeroLoadingError": "spcakit.core.errors",
@@ -111,6 +112,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.workflows.paths import PathLevel, SparsityPath, Target, path, target_k
     from spcakit.core.plugins import get_plugin_manager, get_registry
     from spcakit.inputs import Covariance, as_problem
+    from spcakit.inputs.names import DuplicateNamesWarning
     from spcakit.inputs.options import InputOptions
     from spcakit.inputs.problem import Problem
     from spcakit.core.protocols import Deflator, Driver, Initializer, Refiner, Stopper, Truncator, Updater, part

@@ -96,6 +96,7 @@ from spcakit.workflows.fit import fit
 from spcakit.workflows.configure import check_k
 from spcakit.core.errors import InvalidDataError, InvalidParameterError, SpcakitError, install_hint, listed
 from spcakit.inputs import Covariance
+from spcakit.inputs.names import unique_names
 from spcakit.inputs.options import InputOptions, open_input
 from spcakit.numerics.operators import explicit_covariance, sparse_gram
 from spcakit.core.plugins import get_registry
@@ -401,11 +402,8 @@ def sparse_pca(
     mask = _gene_mask(adata, use_highly_variable)
     columns = None if mask is None else np.flatnonzero(mask)
     names = adata.var_names if columns is None else adata.var_names[columns]
-    if not names.is_unique:
-        raise InvalidDataError(
-            f"the genes' names (adata.var_names) repeat: {', '.join(names[names.duplicated()][:5].astype(str))}; "
-            "adata.var_names_make_unique() makes them unique"
-        )
+    if not names.is_unique:  # the fit's names made unique as scanpy's var_names_make_unique does (adata keeps its own)
+        names = type(names)(unique_names([str(name) for name in names]))
     n, p = x.shape[0], names.size
     if n < (2 if zero_center else 1) or p == 0:
         cells = f"{n} cell{'' if n == 1 else 's'}"

@@ -68,7 +68,8 @@ from spcakit.workflows.model import regression_map
 from spcakit.workflows.cv import held_out_error
 from spcakit.numerics.operators import ROW_BLOCK_BYTES, stored_per_column
 from spcakit.core.plugins import get_registry
-from spcakit.inputs.checks import check_frame_columns
+from spcakit.inputs.checks import check_frame_columns, label_text, pandas_class
+from spcakit.inputs.names import DuplicateNamesWarning, unique_names
 from spcakit.core.registry import Registry
 from spcakit.core.specs import MethodSpec
 from spcakit.core.records import IssuedWarning
@@ -266,6 +267,7 @@ def _validate(estimator: Any, X: Any, *, reset: bool, **kwargs: Any) -> Any:
     from spcakit.inputs import refuse_anndata  # noqa: PLC0415 - a check on the class alone, anndata not imported
 
     refuse_anndata(X, "SparsePCA")
+    X = _with_unique_columns(X, warn=reset)
     if not _sparse_frame(X):
         return validate_data(estimator, X, accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), reset=reset,
                              **kwargs)  # fmt: skip
@@ -273,6 +275,24 @@ def _validate(estimator: Any, X: Any, *, reset: bool, **kwargs: Any) -> Any:
     x = check_array(X.sparse.to_coo().tocsr(), accept_sparse=SPARSE_FORMATS, dtype=list(PRESERVED_DTYPES), **kwargs)
     _check_n_features(estimator, x, reset=reset)
     return x
+
+
+def _with_unique_columns(X: Any, *, warn: bool) -> Any:
+    """``X`` itself, or a DataFrame whose repeated column names are made unique as :func:`spcakit.fit` makes them
+    (:func:`~spcakit.inputs.names.unique_names`: ``NAME-1``, ... with a :class:`~spcakit.DuplicateNamesWarning` when
+    fitting, ``warn``), so that scikit-learn's name checks accept it and ``transform`` matches the same names (the
+    frame is not copied: a view with other column labels)."""
+    columns = getattr(X, "columns", None)
+    if columns is None or pandas_class(X) != "DataFrame" or columns.is_unique:
+        return X
+    labels = [label_text(label) for label in columns]
+    if warn:
+        renamed = unique_names(labels)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DuplicateNamesWarning)
+            renamed = unique_names(labels)
+    return X.set_axis(list(renamed), axis=1, copy=False)
 
 
 def _has_nan(x: Any) -> bool:

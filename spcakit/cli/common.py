@@ -22,6 +22,7 @@ from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
+from spcakit.inputs.names import DuplicateNamesWarning
 from spcakit.inputs.options import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
@@ -275,17 +276,19 @@ def fit_or_target(
 
 @contextlib.contextmanager
 def warnings_on_stderr() -> Iterator[None]:
-    """Within it, each distinct :class:`~spcakit.core.errors.ConstantColumnWarning` or
-    :class:`~spcakit.core.errors.MissingValueWarning` is one ``warning: ...`` line on stderr, as it is issued (columns
-    with zero variance, a lowered ``k``, missing values imputed); other Python warnings show as usual."""
+    """Within it, each distinct :class:`~spcakit.core.errors.ConstantColumnWarning`,
+    :class:`~spcakit.core.errors.MissingValueWarning` or :class:`~spcakit.inputs.names.DuplicateNamesWarning` is one
+    ``warning: ...`` line on stderr, as it is issued (columns with zero variance, a lowered ``k``, missing values
+    imputed, repeated names renamed); other Python warnings show as usual."""
     shown: set[str] = set()
     with warnings.catch_warnings():
         warnings.simplefilter("always", ConstantColumnWarning)  # every level and fold: this set keeps them distinct
         warnings.simplefilter("always", MissingValueWarning)
+        warnings.simplefilter("always", DuplicateNamesWarning)
         show = warnings.showwarning
 
         def on_stderr(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-            if not issubclass(category, (ConstantColumnWarning, MissingValueWarning)):
+            if not issubclass(category, (ConstantColumnWarning, MissingValueWarning, DuplicateNamesWarning)):
                 show(message, category, filename, lineno, file, line)
             elif str(message) not in shown:
                 shown.add(str(message))

@@ -45,7 +45,7 @@ from spcakit.inputs.problem import default_feature_names
 @app.command()
 @fit_options()
 def run(
-    method: Annotated[str, typer.Argument(help="a registered method (see `spcakit methods`)")],
+    method: Annotated[str | None, typer.Argument(help="a registered method (see `spcakit methods`); default: the default method, auto", show_default=False)] = None,
     k: KOpt = None,
     lam: LamOpt = None,
     as_json: JsonOpt = False,
@@ -58,7 +58,13 @@ def run(
     *,
     options: FitOptions,
 ) -> None:
-    """Run a registered METHOD on a data set and print its loadings and metrics."""
+    """Run a registered METHOD (default: auto) on a data set and print its loadings and metrics."""
+    if method is None:
+        default = get_registry().default_method()
+        if default is None:
+            fail("no method named and no plugin declares a default method; name one (see `spcakit methods`)")
+            return
+        method = default.name
     check_method(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
                    target_sparsity=target_sparsity, target_cpev=target_cpev,

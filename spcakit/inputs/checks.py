@@ -22,6 +22,7 @@ import numpy as np
 from spcakit.numerics import index_sets
 from spcakit.core.errors import ConstantColumnWarning, InvalidDataError, MissingValuesError, format_size, listed
 from spcakit.inputs.limits import MAX_VARIABLES
+from spcakit.inputs.names import unique_names
 from spcakit.inputs.problem import default_feature_names, zero_variance_text
 
 #: Largest sum of squares of the centred data (and p times the largest entry of a covariance): the
@@ -511,8 +512,7 @@ def check_names(names: Sequence[str] | None, p: int) -> tuple[str, ...]:
     if len(names) != p:
         raise InvalidDataError(f"got {len(names)} feature names for {p} variables; give exactly one name per column")
     if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise InvalidDataError(f"feature names must be unique; repeated: {', '.join(dup)}")
+        names = unique_names(names)  # repeated names (probes of one gene) are welcome: made unique, with a warning
     return names
 
 

@@ -223,6 +223,13 @@ def test_run_text_names_pitprops_variables(cli) -> None:
     assert all(set(weights) <= set(PITPROPS_NAMES) for _, weights in comps)
 
 
+def test_run_without_a_method_runs_the_default(cli) -> None:
+    plain, named = ok(cli, "run", "-r", "2", "-k", "4", "--json"), ok(cli, "run", "auto", "-r", "2", "-k", "4", "--json")
+    first, second = json.loads(plain.stdout), json.loads(named.stdout)
+    assert first["method"] == "auto" == second["method"]
+    assert first["loadings"] == second["loadings"]
+
+
 def test_run_text_matches_json(cli) -> None:
     """The text lists exactly the nonzero variables of each loading, by name, with their weights."""
     args = ("run", "rsvd-gp", "-r", "6", "--lam", "0.27")

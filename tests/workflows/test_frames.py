@@ -115,10 +115,12 @@ def test_column_positions_is_a_pure_function():
     assert column_positions(("a", "b", "c"), None, ["b"]) == [0, 2]
 
 
-def test_duplicate_names_are_refused_before_choosing():
+def test_duplicate_names_are_made_unique_before_choosing():
     frame = pd.DataFrame(table()[:, :3], columns=["a", "b", "a"])
-    with pytest.raises(InvalidDataError, match="feature names must be unique; repeated: a"):
-        as_problem(frame, drop="b")
+    with pytest.warns(spcakit.DuplicateNamesWarning, match=r"1 variable name\(s\) are repeated \('a'\)") as caught:
+        problem = as_problem(frame, drop="b")
+    assert problem.feature_names == ("a", "a-1")
+    assert len(caught) == 1 and caught[0].filename == __file__  # one warning, at the caller's line
 
 
 # -- choosing columns on the command line --------------------------------------------------------------------

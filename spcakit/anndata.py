@@ -284,6 +284,23 @@ def _check_finite(x: Any, columns: np.ndarray | None, names: tuple[str, ...], la
     )
 
 
+#: scanpy's name for ``n_components`` (:func:`scanpy.pp.pca`), taken as it.
+SCANPY_N_COMPONENTS = "n_comps"
+
+
+def _scanpy_names(n_components: Any, fit_kwargs: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """``n_components`` and the other arguments, with scanpy's ``n_comps`` taken as ``n_components`` (both given:
+    refused unless equal)."""
+    rest = dict(fit_kwargs)
+    if SCANPY_N_COMPONENTS not in rest:
+        return n_components, rest
+    given = rest.pop(SCANPY_N_COMPONENTS)
+    if n_components not in (SPARSE_PCA_DEFAULT_COMPONENTS, given):
+        raise InvalidParameterError(f"n_components={n_components!r} and n_comps={given!r} name the same number of "
+                                    "components; give one of them")
+    return given, rest
+
+
 def _fit_arguments(method: Any, fit_kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The input options (:class:`~spcakit.inputs.options.InputOptions`) and the arguments of :func:`spcakit.fit` in
     ``fit_kwargs``, with
@@ -306,9 +323,13 @@ def _fit_arguments(method: Any, fit_kwargs: Mapping[str, Any]) -> tuple[dict[str
 
 
 # -- the entry point ----------------------------------------------------------------------------------------
+#: :func:`sparse_pca`'s default number of components (scanpy's 50 is more than sparse loadings are read for).
+SPARSE_PCA_DEFAULT_COMPONENTS = 10
+
+
 def sparse_pca(
     adata: Any,
-    n_components: int = 10,
+    n_components: int = SPARSE_PCA_DEFAULT_COMPONENTS,
     k: int | list[int] | None = None,
     *,
     method: Any = None,
@@ -378,6 +399,7 @@ def sparse_pca(
             f"sparse_pca takes an anndata.AnnData; got {type(adata).__module__}.{type(adata).__name__} "
             "(for a matrix use spcakit.fit or spcakit.SparsePCA)"
         )
+    n_components, fit_kwargs = _scanpy_names(n_components, fit_kwargs)
     r = _check_count(n_components, "n_components")
     if key_added is not None and (not isinstance(key_added, str) or not key_added):
         raise InvalidParameterError(f"key_added must be a nonempty string or None; got {key_added!r}")

@@ -112,6 +112,7 @@ ESTIMATOR_METRICS = ("nz", "pattern", "sp", "cpev", "additional_variance", "cumu
 #: Arguments of spcakit.fit that the estimator sets itself, and how users set them instead of through ``params``.
 _ESTIMATOR_ARGUMENTS = {
     "data": "fit(X)", "method": "SparsePCA(method=...)", "r": "SparsePCA(n_components=...)",
+    "n_components": "SparsePCA(n_components=...)",
     "truncator": "SparsePCA(truncator=...)", "lam": "SparsePCA(lam=...)", "deflator": "SparsePCA(deflator=...)",
     "seed": "SparsePCA(random_state=...)", "center": "SparsePCA(center=...)", "covariance": "the estimator (data only)",
     "feature_names": "the DataFrame's columns", "standardize": "SparsePCA(standardize=...)",

@@ -138,7 +138,7 @@ DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.ts
 CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
 
 
-ROpt = Annotated[int, typer.Option("-r", "--r", help="number of loadings")]
+ROpt = Annotated[int, typer.Option("-r", "--r", "--n-components", help="number of loadings (components)")]
 
 
 KOpt = Annotated[str | None, typer.Option("-k", "--k", "--target-k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]

@@ -30,6 +30,14 @@ class MaxIterations(Stopper):
         return f"reached the iteration limit ({self.n})" if state.iteration >= self.n else None
 
 
+@part("one-step")
+class OneStep(Stopper):
+    """stop after the one step a method that does not iterate takes (PCA, simple thresholding, SPCA-SP's rounds)"""
+
+    def __call__(self, state: IterState) -> str | None:
+        return "one step: the method does not iterate" if state.iteration >= 1 else None
+
+
 @part("relative-change", paper=PAPER)
 class RelativeChange(Stopper):
     """stop when ||X_t - X_t-1||_F / sqrt(r) < tol (default 0.01)"""
@@ -94,4 +102,4 @@ class AnyOf(Stopper):
         return None
 
 
-STOPPERS = [MaxIterations, RelativeChange, ObjectiveChange, AnyOf]
+STOPPERS = [MaxIterations, OneStep, RelativeChange, ObjectiveChange, AnyOf]

@@ -124,8 +124,9 @@ def recorded_parameters(entry: dict[str, Any]) -> dict[str, Any]:
 def fit(
     data: Any,
     method: str | MethodSpec | None = None,
-    r: int = 2,
+    r: int | None = None,
     *,
+    n_components: int | None = None,
     k: int | Sequence[int] | None = None,
     truncator: str | None = None,
     lam: float | None = None,
@@ -161,8 +162,8 @@ def fit(
     method
         A registered method name (``spcakit methods``) or a spec from :func:`compose`; by default ``auto`` (TPower,
         plain and restarted, greedy and SPCArt at the same ``k``, each refined by swaps, the largest CPEV kept).
-    r
-        Number of loadings.
+    r, n_components
+        Number of loadings (components), 2 by default: ``n_components`` is the same, as scikit-learn names it (give one).
     k
         The number of nonzero variables per loading, for every method that counts them (an integer in
         :math:`[1, p]`, or a list with one per loading): :func:`~spcakit.workflows.configure.set_k` translates it
@@ -221,6 +222,7 @@ def fit(
     """
     inputs = InputOptions(covariance=covariance, center=center, standardize=standardize, feature_names=feature_names,
                           columns=columns, drop=drop, sample_weight=sample_weight, missing=missing)  # fmt: skip
+    r = count_of_components(r, n_components)
     check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_step=on_step, center=center,
                     standardize=standardize, covariance=covariance, r=r, registry=registry)  # fmt: skip
     registry = registry or get_registry()
@@ -230,7 +232,10 @@ def fit(
     constraint = check_constraint(constraint)
     choices = {"truncator": truncator, "lam": lam, "deflator": deflator, "stopper": stopper, "refiner": refiner,
                "params": params, "nonnegative": bool(nonnegative), "constraint": constraint}  # fmt: skip
-    spec = configure(requested, registry=registry, k=k, **choices)
+    try:
+        spec = configure(requested, registry=registry, k=k, **choices)
+    except InvalidParameterError as exc:
+        raise _with_suggestion(exc, params) from None
     check_driver(spec, registry)
     chosen_metrics = select_metrics(registry, metrics, requested.name)
     bound = check_relaxation(bound)
@@ -270,6 +275,37 @@ def fit(
     del outcome  # its loadings are not held beside the sign-fixed ones
     return _result(problem, fitted, spec, parts, registry, loadings, report, ran, notes=notes, seconds=seconds,
                    default=default, bound=bound, metrics=chosen_metrics, seed=seed, scale=scale)  # fmt: skip
+
+
+#: Names users bring from other libraries for :func:`fit`'s arguments (scanpy's ``n_comps``, scikit-learn's
+#: ``random_state``): an unknown keyword close to one of these or to an argument gets a did-you-mean.
+FOREIGN_NAMES = {"n_comps": "n_components", "random_state": "seed", "n_nonzero": "k", "cardinality": "k"}
+
+
+def count_of_components(r: int | None, n_components: int | None, default: int = 2) -> int:
+    """The number of loadings from ``r`` or its alias ``n_components`` (``default`` when neither is given; both given:
+    refused unless equal). :func:`fit`, :func:`~spcakit.path`, :func:`~spcakit.target_k` and
+    :func:`~spcakit.cross_validate` take either."""
+    if n_components is None:
+        return default if r is None else r
+    if r is not None and r != n_components:
+        raise InvalidParameterError(f"r={r!r} and n_components={n_components!r} name the same number of loadings; "
+                                    "give one of them")
+    return n_components
+
+
+def _with_suggestion(exc: InvalidParameterError, params: Mapping[str, Any]) -> InvalidParameterError:
+    """``exc`` (a keyword no part takes), preceded by a did-you-mean when one of ``params`` is another library's name
+    for an argument of :func:`fit` or close to one (:data:`FOREIGN_NAMES`)."""
+    import difflib  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+
+    arguments = [name for name in inspect.signature(fit).parameters if name not in ("data", "params")]
+    for key in params:
+        suggestion = FOREIGN_NAMES.get(key) or next(iter(difflib.get_close_matches(key, arguments, n=1, cutoff=0.75)), None)
+        if suggestion is not None and suggestion != key:
+            return InvalidParameterError(f"spcakit.fit has no argument {key!r}: did you mean {suggestion}=? ({exc})")
+    return exc
 
 
 def _check_within_rank(problem: Problem, loadings: np.ndarray) -> LoadingSpan | None:

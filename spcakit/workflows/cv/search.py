@@ -12,7 +12,7 @@ import numpy as np
 
 from spcakit.numerics import index_sets
 from spcakit.workflows.arguments import ARGUMENT_CHECKS, check_arguments
-from spcakit.workflows.fit import check_r, check_seed, fit
+from spcakit.workflows.fit import check_r, check_seed, count_of_components, fit
 from spcakit.workflows.cv.criterion import held_out_error
 from spcakit.workflows.cv.held_out import fold_scoring, held_out_sums, observed_held_out_sums
 from spcakit.workflows.cv.records import CrossValidation, CVLevel, check_rule, choose_level
@@ -93,7 +93,7 @@ def refuse_covariance(source: str = "") -> None:
 def cross_validate(
     data: Any,
     method: str | MethodSpec | None = None,
-    r: int = 1,
+    r: int | None = None,
     *,
     k: Any = None,
     lam: Any = None,
@@ -211,6 +211,7 @@ def cross_validate(
     >>> cv.chosen, cv.result.loadings                                          # doctest: +SKIP
     >>> cv.plot()                                                              # doctest: +SKIP
     """
+    r = count_of_components(r, fit_kwargs.pop("n_components", None), default=1)
     check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_level=on_level, center=center,
                     standardize=standardize, covariance=covariance, r=r, registry=registry,
                     **{name: value for name, value in fit_kwargs.items() if name in ARGUMENT_CHECKS})  # fmt: skip

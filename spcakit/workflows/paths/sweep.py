@@ -11,7 +11,7 @@ import numpy as np
 
 from spcakit.numerics.operators import top_eigenpairs
 from spcakit.workflows.arguments import ARGUMENT_CHECKS, check_arguments
-from spcakit.workflows.fit import check_r, fit
+from spcakit.workflows.fit import check_r, count_of_components, fit
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.certificate import certify
 from spcakit.workflows.configure import configure, set_k, takes_k
@@ -228,7 +228,7 @@ class WarmEM:
 def path(
     data: Any,
     method: str | MethodSpec | None = None,
-    r: int = 2,
+    r: int | None = None,
     *,
     k: Any = None,
     lam: Any = None,
@@ -329,6 +329,7 @@ def path(
     >>> p.frame()[["nz", "cpev", "cpev_ratio"]]                       # doctest: +SKIP
     >>> p.plot()                                                      # doctest: +SKIP
     """
+    r = count_of_components(r, fit_kwargs.pop("n_components", None), default=2)
     check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_level=on_level, center=center,
                     standardize=standardize, covariance=covariance, warm_start=warm_start, r=r, registry=registry,
                     **{name: value for name, value in fit_kwargs.items() if name in ARGUMENT_CHECKS})  # fmt: skip

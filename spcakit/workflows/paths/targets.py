@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from spcakit.workflows.fit import check_r, fit
+from spcakit.workflows.fit import check_r, count_of_components, fit
 from spcakit.core.errors import InvalidParameterError, MissingValueWarning
 from spcakit.inputs.options import InputOptions, check_missing, open_input
 from spcakit.analysis.metrics import compute_metrics, select_metrics
@@ -94,7 +94,7 @@ class Target:
 def target_k(
     data: Any,
     method: str | MethodSpec | None = None,
-    r: int = 2,
+    r: int | None = None,
     *,
     cpev: float | None = None,
     sparsity: float | None = None,
@@ -177,6 +177,7 @@ def target_k(
         The data hold NaN and ``missing="error"``, or a covariance matrix holds NaN.
     """
     registry = registry or get_registry()
+    r = count_of_components(r, fit_kwargs.pop("n_components", None))
     fraction = check_targets(cpev, sparsity)
     if search not in SEARCHES:
         raise InvalidParameterError(f"search must be one of {', '.join(SEARCHES)}; got {search!r}")

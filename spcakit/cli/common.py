@@ -23,6 +23,7 @@ from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column,
                                   parse_params)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
 from spcakit.inputs.names import DuplicateNamesWarning
+from spcakit.core.records import IssuedWarning
 from spcakit.inputs.options import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
 from spcakit.inputs.datasets import load_source
@@ -117,7 +118,8 @@ def render_text(result: Result, source: str) -> str:
         *([] if default is None else [f"k = {default['k']} (default: {default['rule']})"]),
         f"stopped: {result.stopping_reason}",
         *_missing_lines(result),
-        *(f"warning: {w}" for w in result.warnings),
+        # a warning issued as it arose was one `warning:` line on stderr then (warnings_on_stderr): not repeated here
+        *(f"warning: {w}" for w in result.warnings if not isinstance(w, IssuedWarning)),
         "",
     ]
     for j, comp in enumerate(result.components(digits=4), start=1):

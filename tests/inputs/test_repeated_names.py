@@ -79,3 +79,11 @@ def test_anndata_with_repeated_gene_names_is_fitted():
         sa.sparse_pca(adata, n_components=2, k=2)
     assert adata.varm["spca_loadings"].shape == (6, 2)
     assert list(adata.var_names) == ["g1", "g2", "g1", "g3", "g4", "g2"]  # the user's object keeps its names
+
+
+def test_a_warning_is_printed_once_on_the_command_line(cli, tmp_path):
+    path = tmp_path / "constant.csv"
+    path.write_text("a,b,c\n1,2,5\n2,1,5\n3,3,5\n4,0,5\n")
+    ran = cli.main("run", "--data", str(path), "-r", "1", "-k", "1")
+    assert ran.code == 0, ran.output
+    assert ran.output.count("1 column(s) are constant") == 1 and "warning:" in ran.err

@@ -62,7 +62,6 @@ import attrs
 import numpy as np
 
 from spcakit.plugin_api import (
-    CovarianceOperator,
     InvalidParameterError,
     Problem,
     Refined,
@@ -76,6 +75,7 @@ from spcakit.plugin_api import (
     to_int,
 )
 from spcakit_deflation.secular import bordered_top
+from spcakit_deflation.swap import ColumnCache
 
 PAPER = "Cory-Wright & Pauphilet - Sparse PCA with multiple components (Operations Research, 2025)"
 
@@ -165,23 +165,7 @@ def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool
     return top, top_vectors
 
 
-class _Columns:
-    """The columns of :math:`C` fetched so far (each once), by variable."""
-
-    def __init__(self, op: CovarianceOperator) -> None:
-        self.op = op
-        self.cache: dict[int, np.ndarray] = {}
-
-    def __call__(self, index: np.ndarray) -> np.ndarray:
-        missing = [int(i) for i in index if int(i) not in self.cache]
-        if missing:
-            fetched = self.op.columns(np.array(missing))
-            for position, i in enumerate(missing):
-                self.cache[i] = fetched[:, position]
-        return np.column_stack([self.cache[int(i)] for i in index])
-
-
-def _constraint_matrix(kind: str, others: np.ndarray, columns: _Columns) -> np.ndarray:
+def _constraint_matrix(kind: str, others: np.ndarray, columns: ColumnCache) -> np.ndarray:
     """:math:`W`: the other loadings (orthogonal) or :math:`C` times them (uncorrelated), ``p x m``."""
     if others.shape[1] == 0 or kind == "orthogonal":
         return others
@@ -216,7 +200,7 @@ class _NonRedundant(Refiner):
     def __call__(self, problem: Problem, loadings: np.ndarray) -> Refined:
         op = problem.covariance
         given = np.array(loadings, dtype=float, copy=True)
-        columns = _Columns(op)
+        columns = ColumnCache(op)
         diagonal = np.asarray(op.diagonal(), dtype=float)
         total = max(float(op.trace()), np.finfo(float).tiny)
         before = _explained(given, columns) / total
@@ -242,7 +226,7 @@ class _NonRedundant(Refiner):
         return Refined(loadings=x, report={"fve_before": before, "fve_after": value / total, "swaps": swaps,
                                            "sweeps": sweeps})
 
-    def _ascended(self, given: np.ndarray, ascend: bool | None, columns: _Columns, diagonal: np.ndarray
+    def _ascended(self, given: np.ndarray, ascend: bool | None, columns: ColumnCache, diagonal: np.ndarray
                   ) -> tuple[np.ndarray, float, int, int]:
         """The first pass (``ascend``: by swaps, ``False``: re-fits, swapping only for room; ``None``: none, the input
         is feasible), then the sweeps: the loadings, the variance they explain, the swaps and the sweeps made."""
@@ -273,7 +257,7 @@ class _NonRedundant(Refiner):
                 break
         return x, float(values.sum()), swaps, sweeps
 
-    def _visit(self, x: np.ndarray, t: int, others: np.ndarray, support: np.ndarray, columns: _Columns,
+    def _visit(self, x: np.ndarray, t: int, others: np.ndarray, support: np.ndarray, columns: ColumnCache,
                diagonal: np.ndarray, ascend: bool = True) -> _Visit:
         """Loading ``t`` ascended by swaps on its ``support`` given the loadings ``others`` (see the module); without
         ``ascend``, swaps are made only while the support admits no loading under the constraint."""
@@ -369,7 +353,7 @@ class _NonRedundant(Refiner):
         return a, b
 
 
-def _violation(kind: str, x: np.ndarray, columns: _Columns) -> float:
+def _violation(kind: str, x: np.ndarray, columns: ColumnCache) -> float:
     r"""The largest :math:`|u_t^\top u_s|` (orthogonal) or :math:`|u_t^\top C u_s|/\max_t u_t^\top C u_t` (uncorrelated)
     over the pairs of unit loadings ``x``."""
     r = x.shape[1]
@@ -380,7 +364,7 @@ def _violation(kind: str, x: np.ndarray, columns: _Columns) -> float:
     return float(off.max(initial=0.0)) / scale if r > 1 else 0.0
 
 
-def _explained(x: np.ndarray, columns: _Columns) -> float:
+def _explained(x: np.ndarray, columns: ColumnCache) -> float:
     r""":math:`\sum_t u_t^\top C u_t` (on each loading's support)."""
     total = 0.0
     for t in range(x.shape[1]):

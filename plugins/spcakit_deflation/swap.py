@@ -195,7 +195,7 @@ def _rayleigh(a_ss: np.ndarray, b_ss: np.ndarray, y: np.ndarray) -> float:
     return float(y @ a_ss @ y) / by if by > RANGE_TOL * float(y @ y) else 0.0
 
 
-class _Columns:
+class ColumnCache:
     """The columns of :math:`C` fetched so far, by variable (fetched once each, in batches).
 
     They are kept side by side in one ``p x m`` array (its width doubled when full) with each variable's slot, so
@@ -236,7 +236,7 @@ class _Span:
         return float(np.trace(self.gram))
 
 
-def _span_of_others(x: np.ndarray, t: int, columns: _Columns) -> _Span:
+def _span_of_others(x: np.ndarray, t: int, columns: ColumnCache) -> _Span:
     """The span of every loading but ``t``: its basis on the union of their supports, products from the cached columns."""
     p = x.shape[0]
     others = np.delete(x, t, axis=1)
@@ -290,7 +290,7 @@ class SupportSwap(Refiner):
         if not np.all(np.any(given != 0, axis=0)):  # an empty loading has no support to swap on: nothing to do
             return Refined(loadings=given, report={"cpev_before": before, "cpev_after": before, "swaps": 0, "sweeps": 0})
         x = given.copy()
-        columns = _Columns(op)
+        columns = ColumnCache(op)
         diag_c = op.diagonal()
         swaps = sweeps = 0
         settled = False  # the last swap sweep made no swap
@@ -312,7 +312,7 @@ class SupportSwap(Refiner):
 
     # -- step 1: re-fit every loading on its support, on the union of the supports -------------------------------
     @staticmethod
-    def _refit(x: np.ndarray, columns: _Columns, *, polish: bool) -> tuple[np.ndarray, bool]:
+    def _refit(x: np.ndarray, columns: ColumnCache, *, polish: bool) -> tuple[np.ndarray, bool]:
         """The loadings re-fitted on their supports, and whether they moved.
 
         Sweeps of coordinate re-fits (:func:`_refit_sweep`): at most :data:`REFIT_SWEEPS` between swap sweeps; with
@@ -337,7 +337,7 @@ class SupportSwap(Refiner):
         return out, moved
 
     # -- step 2: swaps on one loading ----------------------------------------------------------------------------
-    def _swap(self, x: np.ndarray, t: int, columns: _Columns, diag_c: np.ndarray) -> tuple[np.ndarray, int]:
+    def _swap(self, x: np.ndarray, t: int, columns: ColumnCache, diag_c: np.ndarray) -> tuple[np.ndarray, int]:
         """Loading ``t`` after its swaps (the others fixed), and how many were made."""
         p = x.shape[0]
         loading = x[:, t]

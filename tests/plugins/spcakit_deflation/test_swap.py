@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from spcakit_deflation.secular import hyperplane_tops, reduce_pencil
 from spcakit_deflation.swap import (
     SupportSwap,
-    _Columns,
+    ColumnCache,
     _pencil_columns,
     _span_of_others,
 )
@@ -65,7 +65,7 @@ def test_the_secular_scores_equal_a_fresh_eigensolve_of_every_swapped_support(r)
             x[rng.choice(p, k, replace=False), t] = rng.standard_normal(k)
         x /= np.linalg.norm(x, axis=0)
         t = trial % r
-        columns = _Columns(problem.covariance)
+        columns = ColumnCache(problem.covariance)
         span = _span_of_others(x, t, columns)
         q, cq, gram = span.basis, span.c_basis, span.gram
         diag_a = np.diag(c) - 2 * np.einsum("ij,ij->i", cq, q) + np.einsum("ij,ij->i", q @ gram, q)
@@ -205,7 +205,7 @@ def test_the_column_cache_gives_c_s_columns_in_the_order_asked_fetching_each_onc
             batches.append({int(i) for i in index})
             return operator.columns(index)
 
-    columns = _Columns(Counting())
+    columns = ColumnCache(Counting())
     assert columns(np.array([], dtype=int)).shape == (40, 0)
     for _ in range(12):
         index = rng.choice(40, size=int(rng.integers(1, 9)), replace=True)

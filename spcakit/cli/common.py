@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
 from spcakit.workflows.fit import fit
@@ -20,7 +21,7 @@ from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.certificate import certificate_text
 from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
-                                  parse_params)
+                                  parse_params, parse_top)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
 from spcakit.inputs.names import DuplicateNamesWarning
 from spcakit.core.records import IssuedWarning
@@ -110,7 +111,12 @@ def check_missing_option(value: str) -> str:
     return value
 
 
-def render_text(result: Result, source: str) -> str:
+def render_text(result: Result, source: str, top: int | None = None) -> str:
+    """The text report of ``spcakit run``: a header, each component's nonzero loadings by name, the metrics.
+
+    With ``top``, each component lists only its ``top`` largest loadings, then a line ``... and M more (K nonzero)``
+    where it has more (``--top``); everything else, the header's and the certificate's counts included, is the same.
+    """
     default = result.spec.get("default_k")  # the cardinality a method that needs one got when given none
     lines = [
         f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
@@ -122,10 +128,13 @@ def render_text(result: Result, source: str) -> str:
         *(f"warning: {w}" for w in result.warnings if not isinstance(w, IssuedWarning)),
         "",
     ]
-    for j, comp in enumerate(result.components(digits=4), start=1):
-        lines.append(f"Component {j} ({len(comp)} nonzero)")
+    sizes = [int(size) for size in np.count_nonzero(result.loadings, axis=0)]
+    for j, (comp, size) in enumerate(zip(result.components(digits=4, top=top), sizes), start=1):
+        lines.append(f"Component {j} ({size} nonzero)")
         width = max((len(name) for name, _ in comp), default=0)
         lines.extend(f"  {name:<{width}}  {round(weight, 4) + 0.0:+.4f}" for name, weight in comp)  # never -0.0
+        if size > len(comp):
+            lines.append(f"  ... and {size - len(comp)} more ({size} nonzero)")
     m = result.metrics
     lines += ["", "Metrics"]
     registered = {metric.name: metric for metric in get_registry().metrics()}
@@ -139,7 +148,7 @@ def render_text(result: Result, source: str) -> str:
     width = max(20, *(len(value) for _, value, _ in rows))
     for name, value, what in rows:
         lines.append(f"  {name:<9} {value:<{width}} {what}".rstrip())
-    words = certificate_text(m.get("gap") or [], [len(comp) for comp in result.components()], result.spec.get("constraint"))
+    words = certificate_text(m.get("gap") or [], sizes, result.spec.get("constraint"))
     if words:
         lines += ["", "Certificate", *(f"  {line}" for line in words)]
     redundant = redundancy_text(m)
@@ -381,8 +390,12 @@ def run_and_report(
     target_cpev: float | None = None,
     time_limit: float | None = None,
     metrics: str | None = None,
+    top: str | None = None,
 ) -> None:
-    """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result."""
+    """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result.
+
+    ``top`` (``--top``) shortens the printed text only: the JSON, printed or written to ``out``, keeps every loading.
+    """
     data = options.data
     try:
         check_out(out, data)
@@ -390,6 +403,7 @@ def run_and_report(
         lam_value = parse_lam(lam)
         param_values = parse_params(options.param)
         metric_choice = parse_metrics(metrics)
+        top_value = parse_top(top)
         if metric_choice is not None:
             param_values["metrics"] = metric_choice
         if k is not None:
@@ -459,9 +473,9 @@ def run_and_report(
         try:
             write_output(save_model, model_text)
         except OSError as exc:
-            typer.echo(text if as_json and text is not None else render_text(result, dataset.source))
+            typer.echo(text if as_json and text is not None else render_text(result, dataset.source, top_value))
             fail(f"cannot write --save-model {save_model}: {exc.strerror or exc}; nothing was written there "
                   "(the previous content of the file, if any, is untouched)")
             return
     target_line = "" if chosen is None else f"\n\n{chosen.describe()}"
-    typer.echo(text if as_json and text is not None else render_text(result, dataset.source) + target_line)
+    typer.echo(text if as_json and text is not None else render_text(result, dataset.source, top_value) + target_line)

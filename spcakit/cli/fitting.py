@@ -27,6 +27,7 @@ from spcakit.cli.options import (
     SaveModelOpt,
     TargetCpevOpt,
     TargetSparsityOpt,
+    TopOpt,
     csv_header,
     fit_options,
     index_column,
@@ -55,6 +56,7 @@ def run(
     target_cpev: TargetCpevOpt = None,
     time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds for the whole fit, shared among the loadings, for a solver that stops at a time limit with its best loading and bound (exact); the same as --param time_limit=S")] = None,
     metrics: MetricsOpt = None,
+    top: TopOpt = None,
     *,
     options: FitOptions,
 ) -> None:
@@ -68,7 +70,7 @@ def run(
     check_method(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
                    target_sparsity=target_sparsity, target_cpev=target_cpev,
-                   time_limit=time_limit, metrics=metrics)  # fmt: skip
+                   time_limit=time_limit, metrics=metrics, top=top)  # fmt: skip
 
 
 @app.command()
@@ -87,6 +89,7 @@ def compose(
     out: OutOpt = None,
     save_model: SaveModelOpt = None,
     metrics: MetricsOpt = None,
+    top: TopOpt = None,
     *,
     options: FitOptions,
 ) -> None:
@@ -101,7 +104,8 @@ def compose(
     except SpcakitError as exc:
         fail(str(exc))
         return
-    run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model, metrics=metrics)
+    run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model, metrics=metrics,
+                   top=top)  # fmt: skip
 
 
 def scores_csv(names: tuple[str, ...], scores: Any) -> str:

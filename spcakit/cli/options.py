@@ -68,6 +68,17 @@ def parse_k(text: str | None) -> Any:
     return values[0] if len(values) == 1 and "," not in text and "[" not in text else values
 
 
+def parse_top(text: str | None) -> int | None:
+    """``--top N``: the number of loadings printed per component, a positive integer (``None``: all of them)."""
+    if text is None:
+        return None
+    value = text.strip()
+    if not value.isascii() or not value.isdigit() or int(value) < 1:
+        raise BadInput(f"--top takes a positive integer, the number of largest loadings to print per component "
+                       f"(e.g. --top 5); got {text!r}")  # fmt: skip
+    return int(value)
+
+
 def parse_names(items: list[str] | None) -> list[str] | None:
     """``--columns``/``--drop``: column names, comma-separated and/or repeated (``a,b`` = ``a --drop b``)."""
     if items is None:
@@ -172,6 +183,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 
 
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON result to this file")]
+
+
+TopOpt = Annotated[str | None, typer.Option("--top", metavar="N", help="print only each component's N largest loadings (by magnitude), then a line saying how many more it has; the text only: --json and the --out file keep every loading")]
 
 
 NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="do not centre the data columns")]

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from spcakit.core.errors import install_hint
+from spcakit.core.errors import InvalidParameterError, install_hint
 from spcakit.core.records import arrays_equal
 from spcakit.inputs.records import InputRecord
 
@@ -179,19 +179,45 @@ class Result:
             columns[key] = pandas.array(cells, dtype="Int64" if counts else "float64")
         return pandas.DataFrame(columns, index=index)
 
-    def components(self, digits: int | None = None) -> list[list[tuple[str, float]]]:
+    def components(self, digits: int | None = None, top: int | None = None) -> list[list[tuple[str, float]]]:
         """Per loading, its nonzero variables as ``(name, weight)``, largest magnitude first.
 
-        With ``digits``, the weights are rounded to that many decimals, and magnitudes equal once rounded keep the
-        variables' order, so that the list is the same on every machine (rounding noise in the last bits never
-        reorders equal weights). A weight that rounds to zero stays listed (its variable is in the support).
+        Parameters
+        ----------
+        digits : int, optional
+            Round the weights to that many decimals. Magnitudes equal once rounded keep the variables' order, so
+            that the list is the same on every machine (rounding noise in the last bits never reorders equal
+            weights). A weight that rounds to zero stays listed (its variable is in the support).
+        top : int, optional
+            Keep only each loading's ``top`` largest-magnitude nonzero variables: the first ``top`` entries of the
+            full list, in the same order (ties broken as above); a loading with fewer nonzeros lists them all.
+            A positive integer (``top >= 1``); default: every nonzero variable.
+
+        Returns
+        -------
+        list of list of (str, float)
+            One list per loading (``r`` lists). How many nonzero variables each loading has in all, the ones
+            ``top`` leaves out included, is ``np.count_nonzero(result.loadings, axis=0)`` (or
+            ``result.metrics["pattern"]``).
+
+        Raises
+        ------
+        InvalidParameterError
+            ``top`` is not a positive integer (a bool, a float, zero or a negative number).
         """
+        if top is not None and (isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)) or top < 1):
+            raise InvalidParameterError(
+                f"top (variables listed per loading) must be a positive integer (1, 2, ...) or None for all of "
+                f"them; got {top!r}"
+            )
         out = []
         for j in range(self.r):
             col = self.loadings[:, j]
             idx = np.nonzero(col)[0]
             magnitude = np.abs(col[idx]) if digits is None else np.round(np.abs(col[idx]), digits)
             idx = idx[np.argsort(-magnitude, kind="stable")]
+            if top is not None:
+                idx = idx[: int(top)]
             # Python's round is correctly rounded (what formatting with that many decimals shows); + 0.0: never -0.0
             out.append([(self.feature_names[i], float(col[i]) if digits is None else round(float(col[i]), digits) + 0.0)
                         for i in idx])  # fmt: skip

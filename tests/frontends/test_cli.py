@@ -250,6 +250,85 @@ def test_run_text_matches_json(cli) -> None:
     assert re.search(rf"^\s+CPEV\s+{m['cpev']:.4f}\s", text, re.M)
 
 
+# -- run, compose: --top N ------------------------------------------------------------------------
+MORE = re.compile(r"^  \.\.\. and (\d+) more \((\d+) nonzero\)$")
+
+
+def more_lines(text: str) -> list[tuple[int, int, int]]:
+    """The ``... and M more (K nonzero)`` lines: (component, M, K), the component being the block they close."""
+    found, component = [], 0
+    for line in text.splitlines():
+        head = re.match(r"Component (\d+) ", line)
+        if head:
+            component = int(head.group(1))
+        more = MORE.match(line)
+        if more:
+            found.append((component, int(more.group(1)), int(more.group(2))))
+    return found
+
+
+FIT_ARGS = {"run": ("run", "tpower", "--data", "builtin:pitprops", "-r", "2", "-k", "6"),
+            "compose": ("compose", "--data", "builtin:pitprops", "-r", "2", "-k", "6")}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["run", "compose"])
+def test_top_prints_the_largest_loadings_and_how_many_more(cli, command: str) -> None:
+    args = FIT_ARGS[command]
+    full = parse_components(ok(cli, *args).stdout)
+    text = ok(cli, *args, "--top", "3").stdout
+    top = parse_components(text)
+    assert len(top) == len(full) == 2
+    for (declared, weights), (all_declared, all_weights) in zip(top, full):
+        assert declared == all_declared == len(all_weights) == 6  # the header still counts every nonzero
+        assert list(weights.items()) == list(all_weights.items())[:3]  # the 3 largest, in the same order
+    assert more_lines(text) == [(1, 3, 6), (2, 3, 6)]
+
+
+def test_top_at_or_above_the_nonzeros_prints_them_all(cli) -> None:
+    args = FIT_ARGS["run"]
+    full = parse_components(ok(cli, *args).stdout)
+    for top in ("6", "13", "1000"):
+        text = ok(cli, *args, "--top", top).stdout
+        assert parse_components(text) == full and more_lines(text) == []
+
+
+def test_top_changes_neither_the_json_nor_the_out_file(cli, tmp_path: Path) -> None:
+    args = FIT_ARGS["run"]
+
+    def timeless(doc: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in doc.items() if key != "seconds"}
+
+    reference = run_json(cli, *args)
+    assert timeless(run_json(cli, *args, "--top", "1")) == timeless(reference)
+    out = tmp_path / "result.json"
+    text = ok(cli, *args, "--top", "1", "--out", str(out)).stdout
+    assert [len(weights) for _, weights in parse_components(text)] == [1, 1]  # the text is shortened ...
+    written = json.loads(out.read_text())
+    assert timeless(written) == timeless(reference)  # ... the file keeps every loading
+    assert written["metrics"]["pattern"] == [6, 6] and np.count_nonzero(loadings(written)) == 12
+
+
+@pytest.mark.parametrize("command", ["run", "compose"])
+@pytest.mark.parametrize("value", ["0", "-1", "2.5", "text", "", "1e3"])
+def test_a_bad_top_exits_2_saying_what_is_valid(cli, command: str, value: str) -> None:
+    result = cli.invoke(*FIT_ARGS[command], "--top", value)
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and "Traceback" not in result.output
+    assert ("Error: --top takes a positive integer, the number of largest loadings to print per component "
+            f"(e.g. --top 5); got {value!r}") in result.stderr  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["run", "compose"])
+def test_top_help_says_it_leaves_the_json_and_out_whole(cli, command: str) -> None:
+    import typer
+
+    from spcakit.cli import app
+
+    assert "--top" in cli.invoke(command, "--help").output
+    options = {param.name: param for param in typer.main.get_command(app).commands[command].params}
+    assert "--json and the --out file keep every loading" in options["top"].help
+
+
 # -- run: JSON schema ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",

@@ -57,6 +57,8 @@ def draw(out_dir: Path) -> list[Path]:
         "tradeoff.png": tradeoff,
         "loadings.png": result.plot_loadings(),
         "variance.png": result.plot_variance(),
+        "stability.png": spcakit.stability(x, "spcart", r=R, k=12, standardize=True, feature_names=names,
+                                           n_resamples=100, seed=0).plot(),
     }
     return [plotting.save(figure, out_dir / name) for name, figure in figures.items()]
 

@@ -53,6 +53,8 @@ _EXPORTS = {
     "PathLevel": "spcakit.workflows.paths", "SparsityPath": "spcakit.workflows.paths", "Target": "spcakit.workflows.paths", "path": "spcakit.workflows.paths",
     "target_k": "spcakit.workflows.paths",
     "CrossValidation": "spcakit.workflows.cv", "cross_validate": "spcakit.workflows.cv",
+    "Stability": "spcakit.workflows.stability", "StableK": "spcakit.workflows.stability",
+    "stability": "spcakit.workflows.stability", "stable_k": "spcakit.workflows.stability",
 }  # fmt: skip
 #: Submodules reachable as attributes (``spcakit.metrics``) without importing them first: name -> module.
 _SUBMODULES = {
@@ -93,6 +95,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.workflows.configure import configure
     from spcakit.workflows.fit import fit
     from spcakit.workflows.cv import CrossValidation, cross_validate
+    from spcakit.workflows.stability import Stability, StableK, stability, stable_k
     from spcakit.core.errors import (
         ConstantColumnWarning,
         DuplicateNameError,

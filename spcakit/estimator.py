@@ -794,6 +794,35 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         x = _complete(self, X, "score")
         return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.result_.loadings)
 
+    def stability(
+        self, X: Any, n_resamples: int = 100, *, scheme: str = "subsample", threshold: float = 0.8,
+        level: float = 0.95, workers: int | None = 1, client: Any = None,
+    ) -> Any:
+        """How stable the fitted supports are: the same configuration (method, ``n_components``, the fitted ``k``,
+        centring, scaling, parameters, seed) fitted again on ``n_resamples`` resamples of ``X``'s rows
+        (:func:`spcakit.stability`, which also says what the record holds and what its error bound assumes).
+
+        ``X`` is the training data, or other complete data of the same columns; their fit on all rows is the
+        record's ``result`` (the supports judged). Returns a :class:`~spcakit.workflows.stability.Stability`.
+        """
+        from spcakit.workflows.stability import stability  # noqa: PLC0415 - only when asked
+
+        check_is_fitted(self)
+        check_frame_columns(X, "X")
+        x = _validate(self, X, reset=False, ensure_all_finite=True)
+        registry = get_registry()
+        spec = _resolve_method(self.method, self.truncator, self.deflator, registry)
+        kwargs = _sparsity_params(self.k_, self.lam, self.params)
+        for name in ("refiner", "constraint"):
+            if getattr(self, name) is not None:
+                kwargs[name] = getattr(self, name)
+        if self.nonnegative is not False:
+            kwargs["nonnegative"] = self.nonnegative
+        names = None if not hasattr(self, "feature_names_in_") else list(self.feature_names_in_)
+        return stability(x, spec, self.n_components_, n_resamples=n_resamples, scheme=scheme, threshold=threshold,
+                         level=level, seed=self.seed_, workers=workers, client=client, center=self.center,
+                         standardize=self.standardize, feature_names=names, registry=registry, **kwargs)  # fmt: skip
+
     def reconstruction_error(self, X: Any) -> float:
         r"""The mean squared reconstruction error per sample of ``X``, :math:`\frac1n \sum_i \|a_i - \hat a_i\|^2`
         with :math:`\hat a_i` the projection of the centred (scaled) row onto the loadings' span (see Notes).

@@ -1,4 +1,4 @@
-r"""Plots of sparse PCA results: loadings, variance, trade-off paths and cross-validation curves.
+r"""Plots of sparse PCA results: loadings, variance, trade-off paths, cross-validation curves and stability.
 
 Needs matplotlib, the optional extra ``spcakit[plot]`` (``pip install -e '.[plot]'``).
 matplotlib is imported when a function here is first *called*, never when this module or
@@ -17,6 +17,8 @@ carry the non-interactive Agg canvas; :func:`save` writes PNG, SVG or PDF by the
 * :func:`plot_tradeoff` - CPEV (or another criterion) against the sparsity level, one line
   per method, with the dense PCA ceiling and, for one line, a dashed upper bound;
 * :func:`plot_cv` - a cross-validation curve with error bars and the chosen level;
+* :func:`plot_stability` - heat-map of a stability analysis' selection probabilities, the stable cells marked;
+* :func:`plot_stable_k` - the stable support's size against ``k``, with the chosen ``k``;
 * :func:`new_figure` - an empty figure with a grid of axes, to combine panels;
 * :func:`save` - write a figure atomically, byte for byte the same for the same figure;
 * :func:`check_plot_path` - refuse an output path :func:`save` would refuse, before any work.
@@ -25,7 +27,7 @@ carry the non-interactive Agg canvas; :func:`save` writes PNG, SVG or PDF by the
 >>> result = fit("builtin:pitprops", "spcart", r=6)              # doctest: +SKIP
 >>> plotting.save(plotting.plot_loadings(result), "loadings.svg")  # doctest: +SKIP
 
-One module, a little above the 600 lines the others keep to: the four plots share their
+One module, above the 600 lines the others keep to: the six plots share their
 figure-making, axes, labelling and saving helpers, and a reader looks for every plot here.
 """
 
@@ -694,6 +696,197 @@ def plot_cv(
         ax.legend(loc="best")
         if title:
             ax.set_title(title)
+    return figure
+
+
+# -- stability -------------------------------------------------------------------------------------------
+def _stable_rows(probabilities: np.ndarray, top: int) -> np.ndarray:
+    """The rows :func:`plot_stability` shows: the ``top`` variables with the highest selection probability in any
+    component (those some resample selected), ordered by the component where it is highest, then by it, then by
+    position."""
+    best = probabilities.max(axis=1)
+    where = probabilities.argmax(axis=1)  # the first component of the highest, on ties
+    selected = np.flatnonzero(best > 0)
+    chosen = selected[np.lexsort((selected, -best[selected]))][:top]
+    return chosen[np.lexsort((chosen, -best[chosen], where[chosen]))]
+
+
+def _stability_title(stability: Any) -> str:
+    count = int(getattr(stability, "n_resamples", 0))
+    scheme = str(getattr(stability, "scheme", ""))
+    samples = f"{count} subsamples" if scheme == "subsample" else f"{count} bootstrap samples" if scheme == "bootstrap" else f"{count} resamples"
+    method = getattr(getattr(stability, "result", None), "method", None)
+    head = f"{method}: selection probabilities" if method else "selection probabilities"
+    return f"{head}\n{samples}; stable (marked): at least {float(stability.threshold):.2f}"
+
+
+def plot_stability(stability: Any, *, top: int = 30, ax: Axes | None = None, figsize: tuple[float, float] | None = None) -> Figure:
+    r"""Heat-map of the selection probabilities of a stability analysis: variables by components.
+
+    The colour of cell :math:`(i, j)` is the share of resamples whose (matched) loading :math:`j` selects variable
+    :math:`i`, on a fixed scale from 0 (white) to 1; the cells at or above the threshold, the stable ones, are
+    marked with their value (with a dot when there are more than :data:`MAX_ANNOTATED_CELLS` cells). The
+    threshold is drawn as a line on the colour bar.
+
+    Parameters
+    ----------
+    stability
+        A :class:`~spcakit.Stability` (:func:`spcakit.stability`): its ``probabilities`` (``p x r``),
+        ``threshold``, ``feature_names``, ``n_resamples``, ``scheme`` and the full fit's ``result`` (method and
+        component names).
+    top
+        Show the ``top`` variables with the highest probability in any component (those no resample selected are
+        left out), grouped by the component where their probability is highest, most often selected first.
+    ax
+        Axes to draw on; default a new figure.
+    figsize
+        Width and height in inches; default grows with the number of components and of rows shown.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``top`` is not a positive integer.
+    InvalidDataError
+        Probabilities that are not a ``p x r`` matrix of numbers in [0, 1] with one name per variable, or that no
+        resample selected any variable.
+    PlotDependencyError
+        matplotlib is not installed.
+    """
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+        raise InvalidParameterError(f"plot_stability: top is the number of variables to show, a positive integer; got {top!r}")
+    try:
+        probabilities = np.asarray(stability.probabilities, dtype=float)
+        names = [str(name) for name in stability.feature_names]
+        threshold = float(stability.threshold)
+    except (AttributeError, TypeError, ValueError):
+        raise InvalidDataError(
+            f"plot_stability needs a Stability (spcakit.stability), not {type(stability).__name__}"
+        ) from None
+    if probabilities.ndim != 2 or probabilities.size == 0 or len(names) != probabilities.shape[0]:
+        raise InvalidDataError(f"plot_stability: the probabilities must be a p x r matrix with one name per variable; "
+                               f"got shape {probabilities.shape} and {len(names)} names")  # fmt: skip
+    if not np.all((probabilities >= 0) & (probabilities <= 1)):
+        raise InvalidDataError("plot_stability: selection probabilities must be numbers in [0, 1]")
+    rows = _stable_rows(probabilities, int(top))
+    if rows.size == 0:
+        raise InvalidDataError("plot_stability: no resample selected any variable; there is nothing to plot")
+    shown, labels = probabilities[rows], [names[i] for i in rows]
+    count, r = shown.shape
+    components = [str(name) for name in getattr(getattr(stability, "result", None), "component_names", ())]
+    if len(components) != r:
+        components = [f"PC{j + 1}" for j in range(r)]
+    if figsize is None:
+        figsize = (min(max(4.4, 2.8 + 0.7 * r), 16.0), min(max(3.0, 1.2 + 0.24 * count), 20.0))
+    figure, ax = _target(ax, figsize)
+    mpl = _matplotlib()
+    stable = shown >= threshold - 1e-12  # counts over the resamples: exact fractions, a hair of slack
+    with _rc(mpl):
+        mesh = ax.pcolormesh(np.arange(r + 1) - 0.5, np.arange(count + 1) - 0.5, shown, cmap=mpl.colormaps["Blues"],
+                             norm=mpl.colors.Normalize(vmin=0.0, vmax=1.0), edgecolors="0.85", linewidth=0.5)  # fmt: skip
+        ax.set_xlim(-0.5, r - 0.5)
+        ax.set_ylim(count - 0.5, -0.5)  # the first variable at the top, as in a table
+        ax.set_xticks(range(r), labels=components)
+        if count <= MAX_NAMED_ROWS:
+            ax.set_yticks(range(count), labels=labels)
+        else:
+            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=MAX_NAMED_ROWS // 2, integer=True))
+            ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(
+                lambda v, _pos: labels[int(v)] if float(v).is_integer() and 0 <= v < count else ""))
+        ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+        ax.set_xlabel("component")
+        ax.xaxis.set_label_position("top")
+        ax.set_ylabel("variable")
+        marked = np.argwhere(stable)
+        if count * r <= MAX_ANNOTATED_CELLS:
+            for i, j in marked:
+                ax.text(j, i, f"{shown[i, j]:.2f}", ha="center", va="center", fontsize="x-small",
+                        color="white" if shown[i, j] > 0.6 else "black")
+        elif marked.size:
+            ax.plot(marked[:, 1], marked[:, 0], linestyle="none", marker="o", markersize=3, color="white",
+                    markeredgecolor="black", markeredgewidth=0.5, label="stable")  # fmt: skip
+        bar = figure.colorbar(mesh, ax=ax, label="selection probability", shrink=0.9)
+        bar.ax.axhline(threshold, color="C3", linewidth=1.5)
+        ax.set_title(_stability_title(stability))
+    return figure
+
+
+def plot_stable_k(choice: Any, *, ax: Axes | None = None, figsize: tuple[float, float] | None = None) -> Figure:
+    r"""The size of the stable support against ``k``, with the chosen ``k`` (:func:`spcakit.stable_k`).
+
+    At each level the stable support is counted over all components, at the threshold that keeps Meinshausen &
+    Bühlmann's bound on the expected false selections at the choice's ``error_bound``; the choice is the smallest
+    ``k`` within that bound's slack of the largest support, marked by a dotted vertical line. The thresholds are
+    drawn dashed against the right-hand axis (a level where no threshold up to 1 keeps the bound has none).
+
+    Parameters
+    ----------
+    choice
+        A :class:`~spcakit.StableK`: its ``levels``, ``stable_sizes``, ``thresholds``, ``chosen``, ``error_bound``
+        and the ``stability`` at the chosen level (for the method and the number of resamples).
+    ax
+        Axes to draw on; default a new figure.
+    figsize
+        Width and height in inches; default 6.4 x 4.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn on.
+
+    Raises
+    ------
+    InvalidDataError
+        Levels, sizes and thresholds that are not sequences of numbers of the same length.
+    InvalidParameterError
+        ``chosen`` is not one of the levels.
+    PlotDependencyError
+        matplotlib is not installed.
+    """
+    try:
+        levels, sizes = _curve("plot_stable_k", choice.levels, choice.stable_sizes, "stable_sizes")
+        _, thresholds = _curve("plot_stable_k", levels, choice.thresholds, "thresholds")
+        chosen = float(choice.chosen)
+    except AttributeError:
+        raise InvalidDataError(f"plot_stable_k needs a StableK (spcakit.stable_k), not {type(choice).__name__}") from None
+    matches = np.flatnonzero(levels == chosen)
+    if matches.size == 0:
+        raise InvalidParameterError(f"plot_stable_k: chosen = {choice.chosen!r} is not one of the levels {levels.tolist()}")
+    position = int(matches[0])
+    order = np.argsort(levels, kind="stable")
+    stability = getattr(choice, "stability", None)
+    figure, ax = _target(ax, (6.4, 4.0) if figsize is None else figsize)
+    mpl = _matplotlib()
+    with _rc(mpl):
+        ax.plot(levels[order], sizes[order], marker="o", markersize=5, color="C0", label="stable variables")
+        ax.axvline(chosen, color="C3", linestyle=":", linewidth=1.2, label=f"chosen k = {choice.chosen}")
+        ax.plot(chosen, sizes[position], marker="*", markersize=14, color="C3", linestyle="none", zorder=3)
+        ax.annotate(f"k = {choice.chosen}", (chosen, sizes[position]), textcoords="offset points", xytext=(6, 6),
+                    color="C3")  # fmt: skip
+        ax.set_ylim(bottom=0)
+        _integer_ticks(mpl, ax, [levels], "linear")
+        ax.set_xlabel(K_LABEL)
+        ax.set_ylabel("stable variables (all components)")
+        ax.grid(True, alpha=0.3)
+        right = ax.twinx()
+        within = np.where(thresholds <= 1.0, thresholds, np.nan)  # above 1: no threshold keeps the bound
+        right.plot(levels[order], within[order], color="0.45", linestyle="--", marker=".", label="threshold")
+        right.set_ylim(0.5, 1.02)
+        right.set_ylabel("threshold (selection probability)")
+        handles = [*ax.get_legend_handles_labels()[0], *right.get_legend_handles_labels()[0]]
+        ax.legend(handles=handles, loc="best")
+        method = getattr(getattr(stability, "result", None), "method", None)
+        resamples = getattr(stability, "n_resamples", None)
+        bound = getattr(choice, "error_bound", None)
+        title = f"{method}: stable support against k" if method else "stable support against k"
+        details = [f"{resamples} resamples per level" if resamples else "",
+                   f"at most {float(bound):g} expected false per component" if bound is not None else ""]  # fmt: skip
+        details = [detail for detail in details if detail]
+        ax.set_title(title + ("\n" + ", ".join(details) if details else ""))
     return figure
 
 

@@ -48,7 +48,8 @@ FIGURE_MODULES = ("matplotlib", "sklearn")
 #: A strict build takes about 6 s on a 2-core machine, the figures about 5 s; this only guards against a hang.
 BUILD_TIMEOUT_S = 300
 #: The tutorial's figures, as docs/make_figures.py writes them (relative to docs/) and docs/tutorial.md shows them.
-TUTORIAL_FIGURES = ("figures/tutorial/tradeoff.png", "figures/tutorial/loadings.png", "figures/tutorial/variance.png")
+TUTORIAL_FIGURES = ("figures/tutorial/tradeoff.png", "figures/tutorial/loadings.png", "figures/tutorial/variance.png",
+                    "figures/tutorial/stability.png")
 #: The plots of the sparse linear encoders' Fig. 1, shown on the reproductions page.
 ENCODER_FIGURES = tuple(f"figures/encoders-fig1-{name}.svg" for name in ("pitprops", "lymphoma", "colon"))
 #: What the API reference reads from the repository (``paths: [., plugins]`` of mkdocs.yml), linked into the copy.

@@ -8,8 +8,8 @@ to ``--out`` unless the run succeeded.
 The package's modules: :mod:`~spcakit.cli.common` (the app, errors, input, output, progress),
 :mod:`~spcakit.cli.options` (the options the commands share and their parsing), :mod:`~spcakit.cli.fitting`
 (``run``, ``compose``, ``transform``), :mod:`~spcakit.cli.levels` (``path``, ``cv``), :mod:`~spcakit.cli.listing`
-(``methods``, ``parts``, ``plugins``, ``reproduce``, ``plot``) and :mod:`~spcakit.cli.boundary` (:func:`main`,
-the one error boundary).
+(``methods``, ``parts``, ``plugins``, ``reproduce``, ``plot``), :mod:`~spcakit.cli.stability` (``stability``)
+and :mod:`~spcakit.cli.boundary` (:func:`main`, the one error boundary).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from spcakit.cli import boundary, fitting, levels, listing  # noqa: F401 - importing them registers their commands
+from spcakit.cli import boundary, fitting, levels, stability, listing  # noqa: F401 - importing them registers their commands, in the order `spcakit --help` lists them
 from spcakit.cli.boundary import EXIT_INTERNAL, EXIT_INTERRUPTED
 from spcakit.cli.common import EXIT_BAD_INPUT, app, render_text
 from spcakit.cli.options import NOT_PART_PARAMETERS, BadInput, parse_k, parse_lam, parse_params, parse_value

@@ -335,6 +335,11 @@ def _outcome(
     spread = np.array([lv.std_error for lv in done])
     sparseness = [lv.level for lv in done] if knob == "k" else [lv.nz for lv in done]
     chosen, least = choose_level(mean, spread, sparseness, rule)
+    varying = problem.varying.p
+    if knob == "k" and varying > n:
+        note = wide_data_note(varying, n, done[chosen].level)
+        warnings.warn(note, UserWarning, stacklevel=3)
+        notes = (*notes, note)
     return CrossValidation(
         method=method, source=problem.source, r=r, p=problem.p, n_samples=n, knob=knob,
         levels=[lv.level for lv in done], mean_error=mean, std_error=spread,
@@ -343,6 +348,17 @@ def _outcome(
         fold_sizes=tuple(int(t.size) for t in held_out), seed=seed, auto=auto, stop_note=stop_note,
         warnings=tuple(notes), result=refit(done[chosen].level),
     )  # fmt: skip
+
+
+def wide_data_note(p: int, n: int, chosen: Any) -> str:
+    """What a cross-validation of wide data says about its choice: the held-out error tends to fall as variables are
+    added when ``p > n``, so it is no guide to a support to read; the stability choice is."""
+    return (
+        f"the data are wide ({p} variables that vary, {n} rows): there the held-out error tends to keep falling as "
+        f"variables are added, so cross-validation favours dense loadings (it chose k = {chosen}); to choose a "
+        "support small enough to read, choose k by stability: spcakit.stable_k(data, method, r) (spcakit stability "
+        "METHOD -k auto), which keeps Meinshausen & Bühlmann's bound on false selections"
+    )
 
 
 def _levels(

@@ -51,7 +51,8 @@ _EXPORTS = {
     "Carry": "spcakit.core.records", "Result": "spcakit.workflows.results",
     "SparsePCA": "spcakit.estimator",
     "PathLevel": "spcakit.workflows.paths", "SparsityPath": "spcakit.workflows.paths", "Target": "spcakit.workflows.paths", "path": "spcakit.workflows.paths",
-    "target_k": "spcakit.workflows.paths",
+    "target_k": "spcakit.workflows.paths", "information_k": "spcakit.workflows.paths",
+    "InformationChoice": "spcakit.workflows.paths",
     "CrossValidation": "spcakit.workflows.cv", "cross_validate": "spcakit.workflows.cv",
     "Stability": "spcakit.workflows.stability", "StableK": "spcakit.workflows.stability",
     "stability": "spcakit.workflows.stability", "stable_k": "spcakit.workflows.stability",
@@ -112,7 +113,7 @@ if TYPE_CHECKING:  # what static analysers and IDEs see
     from spcakit.estimator import SparsePCA
     from spcakit.core.hookspecs import hookimpl
     from spcakit.core.protocols import Metric
-    from spcakit.workflows.paths import PathLevel, SparsityPath, Target, path, target_k
+    from spcakit.workflows.paths import InformationChoice, PathLevel, SparsityPath, Target, information_k, path, target_k
     from spcakit.core.plugins import get_plugin_manager, get_registry
     from spcakit.inputs import Covariance, as_problem
     from spcakit.inputs.names import DuplicateNamesWarning

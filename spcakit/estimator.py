@@ -87,6 +87,16 @@ PRESERVED_DTYPES = (np.float64, np.float32)
 
 
 # -- pure helpers ------------------------------------------------------------------------------------------
+#: What :meth:`SparsePCA.score` says when the estimator was fitted on wide data (one text, so that Python shows it
+#: once per place however many folds and levels a search scores).
+WIDE_DATA_SCORE = (
+    "SparsePCA.score on wide data (more variables than training rows): there the held-out error tends to keep "
+    "falling as variables are added, so a search over k by this score (GridSearchCV) favours dense loadings; to "
+    "choose a support small enough to read, choose k by stability: spcakit.stable_k(X, method, n_components), "
+    "which keeps Meinshausen & Bühlmann's bound on false selections"
+)
+
+
 def _resolve_method(method: Any, truncator: str | None, deflator: str | None, registry: Registry) -> MethodSpec:
     """The method spec that will run: a registered name or a :class:`MethodSpec`, truncator/deflator replaced."""
     if isinstance(method, str):
@@ -711,6 +721,7 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         self.score_correlations_ = score_correlations(loading_products(loadings, problem.covariance))
         self.n_iter_ = int(result.iterations)
         self.seed_ = seed
+        self._training_rows = n_samples
         self.result_ = result
         self._n_features_out = r
         self._regression = regression if scale is None else regression / scale[:, None]
@@ -788,10 +799,17 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     def score(self, X: Any, y: Any = None) -> float:
         """The negative held-out error of ``X``: each entry predicted from its row's other variables, the squared
         residuals summed over ``X``'s total sum of squares (on the method's scale; see Notes). Higher is better,
-        at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored."""
+        at most 0; comparable with :func:`spcakit.cross_validate`'s errors. ``y`` is ignored.
+
+        On wide data (more variables than training rows) this error tends to keep falling as variables are added,
+        so a grid search over ``k`` by it favours dense loadings; a :class:`UserWarning` says so and points to the
+        stability choice (:func:`spcakit.stable_k`)."""
         check_is_fitted(self)
         check_frame_columns(X, "X")
         x = _complete(self, X, "score")
+        rows = getattr(self, "_training_rows", None)
+        if rows is not None and self.n_features_in_ > rows:
+            warnings.warn(WIDE_DATA_SCORE, UserWarning, stacklevel=2)
         return -held_out_error(_centred_row_blocks(x, self.mean_, self.scale_), self.result_.loadings)
 
     def stability(

@@ -29,3 +29,24 @@ def test_dataframe_columns_name_the_variables():
     s = spcakit.SparsePCA(n_components=1, method="tpower", k=4, standardize=True).fit(frame).stability(frame, n_resamples=8)
     assert s.feature_names[:2] == ("gene0", "gene1")
     assert s.probabilities_frame().index[0] == "gene0"
+
+
+def test_scoring_wide_data_recommends_the_stability_choice():
+    from sklearn.model_selection import GridSearchCV
+
+    wide, _ = planted_supports(40, 100, [5], [20.0], seed=0)
+    with pytest.warns(UserWarning, match="choose k by stability: spcakit.stable_k"):
+        GridSearchCV(spcakit.SparsePCA(n_components=1, method="tpower"), {"k": [2, 5]}, cv=3).fit(wide)
+    tall, _ = planted_supports(200, 20, [5], [20.0], seed=0)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        spcakit.SparsePCA(n_components=1, method="tpower", k=5).fit(tall).score(tall)
+
+
+def test_cross_validation_of_wide_data_recommends_the_stability_choice():
+    wide, _ = planted_supports(40, 100, [5], [20.0], seed=0)
+    with pytest.warns(UserWarning, match=r"the data are wide \(100 variables that vary, 40 rows\)"):
+        cv = spcakit.cross_validate(wide, "tpower", 1, k="2:8:3")
+    assert any("spcakit.stable_k" in note for note in cv.warnings)

@@ -78,9 +78,13 @@ from spcakit.workflows.paths.grids import (
 from spcakit.workflows.paths.records import CPEV_RTOL, LOSS_METRICS, PATH_METRICS, PathLevel, SparsityPath
 from spcakit.workflows.paths.sweep import WARM_START_PARAMETER, path, pca_ceiling, warm_start_parameter
 from spcakit.workflows.paths.targets import MAX_SCAN_LEVELS, SEARCHES, Target, smallest_reaching, target_k
+from spcakit.workflows.paths.criteria import CRITERIA, InformationChoice, information_k
 
 __all__ = [
     "AUTO",
+    "CRITERIA",
+    "InformationChoice",
+    "information_k",
     "CPEV_RTOL",
     "MAX_AUTO_LEVELS",
     "MAX_SCAN_LEVELS",

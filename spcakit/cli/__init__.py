@@ -8,8 +8,9 @@ to ``--out`` unless the run succeeded.
 The package's modules: :mod:`~spcakit.cli.common` (the app, errors, input, output, progress),
 :mod:`~spcakit.cli.options` (the options the commands share and their parsing), :mod:`~spcakit.cli.fitting`
 (``run``, ``compose``, ``transform``), :mod:`~spcakit.cli.levels` (``path``, ``cv``), :mod:`~spcakit.cli.listing`
-(``methods``, ``parts``, ``plugins``, ``reproduce``, ``plot``), :mod:`~spcakit.cli.stability` (``stability``)
-and :mod:`~spcakit.cli.boundary` (:func:`main`, the one error boundary).
+(``methods``, ``parts``, ``plugins``, ``reproduce``, ``plot``), :mod:`~spcakit.cli.stability` (``stability``),
+:mod:`~spcakit.cli.helpformat` (the layout of the help screens) and :mod:`~spcakit.cli.boundary` (:func:`main`,
+the one error boundary).
 """
 
 from __future__ import annotations

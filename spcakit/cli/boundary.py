@@ -36,8 +36,10 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Exit as exc:
         code = exc.exit_code
     except click_error as exc:  # usage errors: unknown option, missing argument
-        if type(exc).__name__ != "NoArgsIsHelpError":  # that one has printed the help already
+        if type(exc).__name__ != "NoArgsIsHelpError":
             exc.show()
+        elif exc.format_message():  # `spcakit` alone: its help (which typer's rich layout would have printed)
+            typer.echo(exc.format_message())
         code = exc.exit_code
     except (typer.Abort, KeyboardInterrupt) as exc:
         cause = exc.__cause__ if isinstance(exc, typer.Abort) else exc

@@ -20,6 +20,7 @@ from spcakit.workflows.fit import fit
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.certificate import certificate_text
 from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE
+from spcakit.cli.helpformat import App
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params, parse_top)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
@@ -39,7 +40,7 @@ from spcakit.output.progress import Report, listen
 from spcakit.workflows.results import Result
 from spcakit.core.version import __version__
 
-app = typer.Typer(
+app = App(  # help screens in plain text, each argument and option value named (spcakit.cli.helpformat)
     name="spcakit",
     help="Sparse principal component analysis from composable parts.",
     no_args_is_help=True,

@@ -46,7 +46,7 @@ from spcakit.inputs.problem import default_feature_names
 @app.command()
 @fit_options()
 def run(
-    method: Annotated[str | None, typer.Argument(help="a registered method (see `spcakit methods`); default: the default method, auto", show_default=False)] = None,
+    method: Annotated[str | None, typer.Argument(metavar="METHOD", help="A registered method (see `spcakit methods`); without it, the default method, auto.", show_default=False)] = None,
     k: KOpt = None,
     lam: LamOpt = None,
     as_json: JsonOpt = False,
@@ -54,13 +54,13 @@ def run(
     save_model: SaveModelOpt = None,
     target_sparsity: TargetSparsityOpt = None,
     target_cpev: TargetCpevOpt = None,
-    time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="seconds for the whole fit, shared among the loadings, for a solver that stops at a time limit with its best loading and bound (exact); the same as --param time_limit=S")] = None,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="Seconds for the whole fit, shared among the loadings, for a solver that stops at a time limit with its best loading and bound (exact); the same as --param time_limit=S.")] = None,
     metrics: MetricsOpt = None,
     top: TopOpt = None,
     *,
     options: FitOptions,
 ) -> None:
-    """Run a registered METHOD (default: auto) on a data set and print its loadings and metrics."""
+    """Run METHOD on a data set and print its loadings and metrics."""
     if method is None:
         default = get_registry().default_method()
         if default is None:
@@ -77,12 +77,12 @@ def run(
 @fit_options(exclude=("truncator", "deflator", "refiner"))
 def compose(
     k: KOpt = None,
-    driver: Annotated[str | None, typer.Option("--driver", help="driver part (default: one that deflates if --deflator is given)")] = None,
-    initializer: Annotated[str | None, typer.Option("--initializer", help="initializer part")] = None,
-    updater: Annotated[str | None, typer.Option("--updater", help="updater part")] = None,
-    truncator: Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (default: the driver's default composition's)")] = None,
+    driver: Annotated[str | None, typer.Option("--driver", metavar="NAME", help="The driver part (default: one that deflates if --deflator is given).")] = None,
+    initializer: Annotated[str | None, typer.Option("--initializer", metavar="NAME", help="The initializer part.")] = None,
+    updater: Annotated[str | None, typer.Option("--updater", metavar="NAME", help="The updater part.")] = None,
+    truncator: Annotated[str | None, typer.Option("--truncator", "-t", metavar="NAME", help="The truncation part (default: the driver's default composition's).")] = None,
     deflator: DeflOpt = None,
-    stopper: Annotated[str | None, typer.Option("--stopper", help="stopper part (default: the driver's default composition's)")] = None,
+    stopper: Annotated[str | None, typer.Option("--stopper", metavar="NAME", help="The stopper part (default: the driver's default composition's).")] = None,
     refiner: RefinerOpt = None,
     lam: LamOpt = None,
     as_json: JsonOpt = False,
@@ -93,7 +93,11 @@ def compose(
     *,
     options: FitOptions,
 ) -> None:
-    """Assemble a method from parts and run it: new combinations are configuration, not code."""
+    """Assemble a method from parts and run it.
+
+    New combinations of parts are configuration, not code. Name the parts to use (see `spcakit parts`); those
+    not named come from the driver's default composition.
+    """
     get_registry()
     warn_plugin_failures()
     try:
@@ -148,21 +152,21 @@ def _new_data(model: Model, data: str, index_col: str | None, dropped: list[str]
 
 @app.command()
 def transform(
-    model: Annotated[Path, typer.Argument(help="a model file written by `spcakit run ... --save-model MODEL`")],
-    data: Annotated[str, typer.Option("--data", "-d", help="the new data: a .csv/.tsv/.npy/.npz path; columns with names (a header) are matched to the model's variables by name, unnamed ones (.npy) taken in the model's order")],
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the scores to this file instead of printing them (never over the data or the model)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="write one JSON object (component_names, scores, ...) instead of CSV")] = False,
+    model: Annotated[Path, typer.Argument(metavar="MODEL", help="A model file written by `spcakit run ... --save-model MODEL`.")],
+    data: Annotated[str, typer.Option("--data", "-d", metavar="PATH", help="The new data: a .csv/.tsv/.npy/.npz file. Columns with names (a header) are matched to the model's variables by name, unnamed ones (.npy) taken in the model's order.")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Write the scores to this file instead of printing them (never over the data or the model).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Write one JSON object (component_names, scores, ...) instead of CSV.")] = False,
     index_col: IndexColOpt = None,
     drop: DropOpt = None,
     columns: ColumnsOpt = None,
 ) -> None:
-    """Score new data with a model saved by `run --save-model`: CSV, one column per component.
+    """Score new data with a model saved by `run --save-model`.
 
-    Columns are matched to the model's variables by name (a header, .npz names), in any order; a variable the
-    data lack, or a column the model does not know, is refused by name (leave extra columns out with --drop or
-    --columns). Data without names (.npy) are taken in the model's column order. A row with missing values (empty
-    or NA cells, NaN) is scored from its observed entries alone (least squares on the loadings' rows of those
-    variables; scores 0 for a row with none).
+    The scores are printed as CSV, one column per component. Columns are matched to the model's variables by name
+    (a header, .npz names), in any order; a variable the data lack, or a column the model does not know, is
+    refused by name (leave extra columns out with --drop or --columns). Data without names (.npy) are taken in
+    the model's column order. A row with missing values (empty or NA cells, NaN) is scored from its observed
+    entries alone (least squares on the loadings' rows of those variables; scores 0 for a row with none).
     """
     get_registry()
     warn_plugin_failures()

@@ -86,26 +86,27 @@ def describe_path_target(
 
 @app.command("path")
 @fit_options(
-    missing=(Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes them by EM on the sparse low-rank model at every level, each level's EM starting from the previous level's completed data, with a warning saying the fraction missing; em the same without the warning; error refuses them")], "auto"),
+    missing=(Annotated[str, typer.Option("--missing", metavar="[auto|em|error]", help="Missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes them by EM on the sparse low-rank model at every level, each level's EM starting from the previous level's completed data, with a warning saying the fraction missing; em the same without the warning; error refuses them.")], "auto"),
 )
 def path_command(
-    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
-    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's)")] = None,
-    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c run in that order (sparsest first, so that warm starts go from sparse to dense)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (the levels with all their criteria, the ceiling, the input's record)")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with every column")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the table (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
-    warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV")] = False,
-    target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading)")] = None,
-    target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1)")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", metavar="FIG", help="also draw the path to this figure (.png, .svg or .pdf; needs matplotlib, the plot extra): CPEV against the level, PCA's CPEV dashed, and the dashed bound on the first loading's share of the variance (with -r 1, on the CPEV itself)")] = None,
+    method: Annotated[str, typer.Argument(metavar="METHOD", help="A registered method that takes k (see `spcakit methods`), or any method with --lam.")],
+    k: Annotated[str | None, typer.Option("-k", metavar="GRID", help="The levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p, stopping where CPEV reaches PCA's).")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="Instead of -k: the method's lambda at each level, a list a,b,c run in that order (sparsest first, so that warm starts go from sparse to dense).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object (the levels with all their criteria, the ceiling, the input's record).")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV: a header, then one line per level with every column.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Write the table (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data.")] = None,
+    warm_start: Annotated[bool, typer.Option("--warm-start/--no-warm-start", help="Start each level from the previous level's loadings where the method allows it (fspca-ipu with the built-in plugins): faster, but often a lower CPEV.")] = False,
+    target_sparsity: Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="Mark the level k = round((1 - S) p) of the grid (S: the fraction of zeros per loading).")] = None,
+    target_cpev: Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="Mark the smallest k of the grid whose CPEV is at least F x PCA's (0 < F <= 1).")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", metavar="FIG", help="Also draw the path to this figure (.png, .svg or .pdf; needs matplotlib, the plot extra): CPEV against the level, PCA's CPEV dashed, and the dashed bound on the first loading's share of the variance (with -r 1, on the CPEV itself).")] = None,
     *,
     options: FitOptions,
 ) -> None:
-    """Fit METHOD at a grid of sparsity levels: nonzeros, CPEV against PCA's, NOR and time at each.
+    """Fit METHOD at a grid of sparsity levels: the trade-off curve.
 
-    The sparsity-variance trade-off, to choose k by eye or by a target. PCA's CPEV for the same r is the
-    ceiling; with k = p (no truncation) the truncating methods reach it.
+    Each level's nonzeros, CPEV against PCA's, NOR and time are printed: the sparsity-variance trade-off, to
+    choose k by eye or by a target (--target-sparsity, --target-cpev). PCA's CPEV for the same r is the ceiling;
+    with k = p (no truncation) the truncating methods reach it.
     """
 
     check_method(method)
@@ -217,28 +218,28 @@ def _cv_level(value: Any) -> str:
 @app.command("cv")
 @fit_options(
     exclude=("covariance", "scheduler"),
-    data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, a sparse .npz/.mtx file or a .zarr store (never densified whole), or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out")], ""),
+    data=(Annotated[str, typer.Option("--data", "-d", metavar="SOURCE", help="A data matrix (rows are samples): a .npy/.npz/.csv/.tsv file, a sparse .npz/.mtx file or a .zarr store (never densified whole), or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to hold out.")], ""),
     r=(ROpt, 1),
-    seed=(Annotated[int, typer.Option("--seed", help="seed of the shuffle of the rows into folds and of every fit (recorded in the JSON output)")], 0),
-    missing=(Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes each fold's training rows by EM at every level and scores the held-out rows on their observed entries, with a warning saying the fraction missing; em the same without the warning; error refuses them")], "auto"),
+    seed=(Annotated[int, typer.Option("--seed", metavar="N", help="The seed of the shuffle of the rows into folds and of every fit, recorded in the JSON output.")], 0),
+    missing=(Annotated[str, typer.Option("--missing", metavar="[auto|em|error]", help="Missing values (empty or NA cells of a CSV, NaN, stored NaN of sparse data): auto (the default) imputes each fold's training rows by EM at every level and scores the held-out rows on their observed entries, with a warning saying the fraction missing; em the same without the warning; error refuses them.")], "auto"),
 )
 def cv_command(
-    method: Annotated[str, typer.Argument(help="a registered method that takes k (see `spcakit methods`), or any method with --lam")],
-    k: Annotated[str | None, typer.Option("-k", "--k", metavar="GRID", help="the levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p)")] = None,
-    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="instead of -k: the method's lambda at each level, a list a,b,c")] = None,
-    folds: Annotated[int, typer.Option("--folds", help="number of folds K, from 2 to the number of rows n (n: leave one row out)")] = 5,
-    rule: Annotated[str, typer.Option("--rule", metavar="min|1se", help="1se: the sparsest level whose mean error is within one standard error of the least (finds planted supports where min overshoots them); min: the least mean error")] = "1se",
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: the curve (levels, mean_error, std_error, fold_errors), the choice and the refit result as `spcakit run --json` writes it")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="print CSV: a header, then one line per level with the mean error, its SE and each fold's error")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="write the text (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data")] = None,
+    method: Annotated[str, typer.Argument(metavar="METHOD", help="A registered method that takes k (see `spcakit methods`), or any method with --lam.")],
+    k: Annotated[str | None, typer.Option("-k", metavar="GRID", help="The levels of k (nonzero variables per loading): FROM:TO (1:13, or 1:p up to p), FROM:TO:STEP, a list 2,4,6, or auto (the default: every k up to p, at most 30 log-spaced for larger p).")] = None,
+    lam: Annotated[str | None, typer.Option("--lam", "-l", metavar="GRID", help="Instead of -k: the method's lambda at each level, a list a,b,c.")] = None,
+    folds: Annotated[int, typer.Option("--folds", metavar="K", help="The number of folds, from 2 to the number of rows n (n: leave one row out).")] = 5,
+    rule: Annotated[str, typer.Option("--rule", metavar="[1se|min]", help="How the level is chosen: 1se, the sparsest level whose mean error is within one standard error of the least (it finds planted supports where min overshoots them); min, the least mean error.")] = "1se",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the curve (levels, mean_error, std_error, fold_errors), the choice and the refit result as `spcakit run --json` writes it.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print CSV: a header, then one line per level with the mean error, its SE and each fold's error.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Write the text (or the CSV, the JSON) to this file instead of printing it; atomically, never over the input data.")] = None,
     *,
     options: FitOptions,
 ) -> None:
-    """Choose METHOD's sparsity by K-fold cross-validation over the rows of a data matrix.
+    """Choose METHOD's sparsity by K-fold cross-validation over rows.
 
-    At each level, METHOD is fitted on K - 1 folds and the held-out rows are predicted entry by entry, each
-    from its row's other variables (the ekf scheme of Bro et al. 2008); the level is chosen by the 1se or min
-    rule and the method refitted on all rows there.
+    At each level, METHOD is fitted on K - 1 folds of a data matrix's rows and the held-out rows are predicted
+    entry by entry, each from its row's other variables (the ekf scheme of Bro et al. 2008); the level is chosen
+    by the 1se or min rule (--rule) and the method refitted on all rows there.
     """
     check_method(method)
     try:

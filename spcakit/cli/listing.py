@@ -56,7 +56,7 @@ def _json_default(value: Any) -> Any:
 
 @app.command()
 def parts(
-    role: Annotated[str | None, typer.Option("--role", help=f"only this role: {', '.join(ROLES)}")] = None,
+    role: Annotated[str | None, typer.Option("--role", metavar="ROLE", help=f"List only the parts of this role: {', '.join(ROLES)}.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List the registered parts by role."""
@@ -103,16 +103,16 @@ def plugins(as_json: JsonOpt = False) -> None:
 
 @app.command()
 def reproduce(
-    name: Annotated[str, typer.Argument(help="an experiment in specs/experiments/ (e.g. spcart-table4), or the path of an experiment .toml file")],
+    name: Annotated[str, typer.Argument(metavar="EXPERIMENT", help="An experiment in specs/experiments/ (e.g. spcart-table4), or the path of an experiment .toml file.")],
     as_json: JsonOpt = False,
-    check: Annotated[bool, typer.Option("--check", help="exit 1 if a row marked must_match differs from the paper")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="a folder for the outcome's files: NAME.json; a sweep also NAME.csv, NAME.svg (needs matplotlib) and NAME.md")] = None,
-    replot: Annotated[bool, typer.Option("--replot", help="a sweep: only redraw NAME.svg in --out from the NAME.json there (nothing is run)")] = False,
-    reduced: Annotated[bool, typer.Option("--reduced", help="run the spec's reduced form (fewer sparsities, realizations, values or seeds), as the default tests do")] = False,
-    tune: Annotated[bool, typer.Option("--tune", help="a sweep: tune the penalty of the series in sweep.tune to each sparsity and write the values into the spec file (nothing else is run)")] = False,
-    root: Annotated[Path | None, typer.Option("--root", help="the folder the spec's data paths are relative to (default: the working folder, the repository root)")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Exit with code 1 if a row marked must_match differs from the paper.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="DIR", help="A folder for the outcome's files: NAME.json; a sweep also NAME.csv, NAME.svg (needs matplotlib) and NAME.md.")] = None,
+    replot: Annotated[bool, typer.Option("--replot", help="For a sweep: only redraw NAME.svg in --out from the NAME.json there (nothing is run).")] = False,
+    reduced: Annotated[bool, typer.Option("--reduced", help="Run the spec's reduced form (fewer sparsities, realizations, values or seeds), as the default tests do.")] = False,
+    tune: Annotated[bool, typer.Option("--tune", help="For a sweep: tune the penalty of the series in sweep.tune to each sparsity and write the values into the spec file (nothing else is run).")] = False,
+    root: Annotated[Path | None, typer.Option("--root", metavar="DIR", help="The folder the spec's data paths are relative to (default: the working folder, the repository root).")] = None,
 ) -> None:
-    """Run a published table's experiment and print ours next to the paper's numbers.
+    """Run a paper's experiment and print ours beside its numbers.
 
     Every paper experiment is a spec in specs/experiments/; its kind picks what runs: a table (rows beside the
     paper's values), a sweep (a figure of metrics against a sparsity: --out, --replot, --tune), realizations,
@@ -186,19 +186,21 @@ def _tune(name: str, spec: Any, root: Path | None) -> None:
 
 @app.command("plot")
 def plot_command(
-    kind: Annotated[str, typer.Argument(help="path (the JSON of `spcakit path ... --json --out F`), loadings or variance (of `spcakit run ... --out F`, or the refit result of `spcakit cv ... --json --out F`), cv (of `spcakit cv ... --json --out F`)")],
-    inputs: Annotated[list[Path], typer.Argument(help="the JSON file; for path, one or more (one line each, same data and r)")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="the figure: .png, .svg or .pdf (the format is taken from the suffix); written atomically, only when the plot succeeds")],
-    title: Annotated[str | None, typer.Option("--title", help="the plot's title (default: the method, and for a path the data and r; '' for none)")] = None,
-    width: Annotated[float | None, typer.Option("--width", metavar="INCHES", help="the figure's width in inches (default: the plot's own)")] = None,
-    height: Annotated[float | None, typer.Option("--height", metavar="INCHES", help="the figure's height in inches (default: the plot's own)")] = None,
-    dpi: Annotated[float | None, typer.Option("--dpi", help="dots per inch of a PNG (default 100; 10 to 2400): it is width x dpi by height x dpi pixels, at most 50,000,000")] = None,
+    kind: Annotated[str, typer.Argument(metavar="KIND", help="The figure: path, loadings, variance or cv.")],
+    inputs: Annotated[list[Path], typer.Argument(metavar="JSON", help="The JSON file that KIND reads; for path, one or more, drawn as one line each (same data and r).")],
+    out: Annotated[Path, typer.Option("--out", "-o", metavar="FIG", help="The figure: .png, .svg or .pdf (the format is taken from the suffix); written atomically, only when the plot succeeds.")],
+    title: Annotated[str | None, typer.Option("--title", metavar="TITLE", help="The plot's title (default: the method, and for a path the data and r; '' for none).")] = None,
+    width: Annotated[float | None, typer.Option("--width", metavar="INCHES", help="The figure's width in inches (default: the plot's own).")] = None,
+    height: Annotated[float | None, typer.Option("--height", metavar="INCHES", help="The figure's height in inches (default: the plot's own).")] = None,
+    dpi: Annotated[float | None, typer.Option("--dpi", metavar="DPI", help="Dots per inch of a PNG (default 100; 10 to 2400): it is width x dpi by height x dpi pixels, at most 50,000,000.")] = None,
 ) -> None:
-    """Draw a figure from the JSON that `spcakit path`, `run` or `cv` wrote (needs matplotlib, the plot extra).
+    """Draw a figure from the JSON of `spcakit path`, `run` or `cv`.
 
-    path: CPEV against the sparsity level, PCA's CPEV as the ceiling. loadings: a heat-map of the loadings by
-    variable name. variance: the additional variance of each component. cv: the cross-validation curve and the
-    chosen level.
+    It needs matplotlib (the plot extra). Each KIND reads its own JSON: path, that of `spcakit path ... --json
+    --out F`, drawn as CPEV against the sparsity level with PCA's CPEV as the ceiling; loadings and variance,
+    that of `spcakit run ... --out F` (or the refit result in that of `spcakit cv ... --json --out F`), drawn as
+    a heat-map of the loadings by variable name and as the additional variance of each component; cv, that of
+    `spcakit cv ... --json --out F`, drawn as the cross-validation curve and the chosen level.
     """
     from spcakit.figures import plot_json
 

@@ -143,73 +143,73 @@ def parse_params(items: list[str] | None) -> dict[str, Any]:
     return params
 
 
-DataOpt = Annotated[str, typer.Option("--data", "-d", help="a .npy/.npz/.csv/.tsv/.mtx path, a NAME.zarr store, or builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..")]
+DataOpt = Annotated[str, typer.Option("--data", "-d", metavar="SOURCE", help="The data: a .npy/.npz/.csv/.tsv/.mtx file, a NAME.zarr store, or a built-in data set (builtin:pitprops, builtin:zou, builtin:random?n=..&p=..&seed=..).")]
 
 
-CovOpt = Annotated[bool, typer.Option("--covariance", help="the file holds a covariance matrix, not data")]
+CovOpt = Annotated[bool, typer.Option("--covariance", help="The file holds a covariance matrix, not data.")]
 
 
-ROpt = Annotated[int, typer.Option("-r", "--r", "--n-components", help="number of loadings (components)")]
+ROpt = Annotated[int, typer.Option("-r", "--n-components", metavar="N", help="The number of loadings (components).")]
 
 
-KOpt = Annotated[str | None, typer.Option("-k", "--k", "--target-k", metavar="K", help="sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8); the papers' own forms: --lam, --param")]
+KOpt = Annotated[str | None, typer.Option("-k", metavar="K", help="The sparsity: nonzero variables per loading, for every method that takes a cardinality: an integer, or one per component (3,5,8). The papers' own forms: --lam, --param.")]
 
 
-TargetSparsityOpt = Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="choose k for a fraction S of zeros per loading (0 <= S < 1): k = round((1 - S) p), a half rounded to the denser k")]
+TargetSparsityOpt = Annotated[float | None, typer.Option("--target-sparsity", metavar="S", help="Choose k for a fraction S of zeros per loading (0 <= S < 1): k = round((1 - S) p), a half rounded to the denser k.")]
 
 
-TargetCpevOpt = Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="choose the smallest k whose CPEV is at least F x PCA's CPEV (0 < F <= 1): every k from below for up to 100 levels, by bisection over k beyond")]
+TargetCpevOpt = Annotated[float | None, typer.Option("--target-cpev", metavar="F", help="Choose the smallest k whose CPEV is at least F x PCA's CPEV (0 < F <= 1): every k from below for up to 100 levels, by bisection over k beyond.")]
 
 
-TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", help="truncation part (see `spcakit parts --role truncator`)")]
+TruncOpt = Annotated[str | None, typer.Option("--truncator", "-t", metavar="NAME", help="The truncation part (see `spcakit parts --role truncator`).")]
 
 
-LamOpt = Annotated[str | None, typer.Option("--lam", "-l", help="truncation parameter lambda: threshold (hard/soft), zeros per loading (sparsity), energy fraction (energy)")]
+LamOpt = Annotated[str | None, typer.Option("--lam", "-l", metavar="LAM", help="The truncation parameter lambda: a threshold (hard, soft), zeros per loading (sparsity) or an energy fraction (energy).")]
 
 
-DeflOpt = Annotated[str | None, typer.Option("--deflator", help="deflation part, for deflation-driver methods")]
+DeflOpt = Annotated[str | None, typer.Option("--deflator", metavar="NAME", help="The deflation part, for methods whose driver deflates.")]
 
 
-RefinerOpt = Annotated[str | None, typer.Option("--refiner", help="refine the finished loadings with this part ('none': skip the method's)")]
+RefinerOpt = Annotated[str | None, typer.Option("--refiner", metavar="NAME", help="Refine the finished loadings with this part ('none': skip the method's refiner).")]
 
 
-ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="part parameter KEY=VALUE or ROLE.KEY=VALUE (repeatable)")]
+ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", metavar="KEY=VALUE", help="Set a part parameter: KEY=VALUE or ROLE.KEY=VALUE (repeatable).")]
 
 
-SeedOpt = Annotated[int, typer.Option("--seed", help="seed of the random generator (recorded in the JSON output; the default 0 makes every run repeatable)")]
+SeedOpt = Annotated[int, typer.Option("--seed", metavar="N", help="The seed of the random generator, recorded in the JSON output (the default 0 makes every run repeatable).")]
 
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON object")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON result to this file")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Also write the JSON result to this file.")]
 
 
-TopOpt = Annotated[str | None, typer.Option("--top", metavar="N", help="print only each component's N largest loadings (by magnitude), then a line saying how many more it has; the text only: --json and the --out file keep every loading")]
+TopOpt = Annotated[str | None, typer.Option("--top", metavar="N", help="Print only each component's N largest loadings (by magnitude), then a line saying how many more it has; the text only: --json and the --out file keep every loading.")]
 
 
-NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="do not centre the data columns")]
+NoCenterOpt = Annotated[bool, typer.Option("--no-center", help="Do not centre the data columns.")]
 
 
-StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="work on the correlation scale: divide each data column by its standard deviation (a covariance becomes its correlation matrix); for variables in different units")]
+StandardizeOpt = Annotated[bool, typer.Option("--standardize", help="Work on the correlation scale: divide each data column by its standard deviation (a covariance becomes its correlation matrix); for variables in different units.")]
 
 
-IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="a column of row IDs or labels, by name or position (from 0): not a variable, dropped")]
+IndexColOpt = Annotated[str | None, typer.Option("--index-col", metavar="NAME|N", help="A column of row IDs or labels, by name or position (from 0), left out of the variables.")]
 
 
-DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="leave these columns out, e.g. a label column (repeatable)")]
+DropOpt = Annotated[list[str] | None, typer.Option("--drop", metavar="COL[,COL..]", help="Leave these columns out, e.g. a label column (repeatable).")]
 
 
-ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="use only these columns, in this order (repeatable)")]
+ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[,COL..]", help="Use only these columns, in this order (repeatable).")]
 
 
-SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); default: the local threaded scheduler")]
+SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="Run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); without it, on the local threaded scheduler.")]
 
 
-BoundOpt = Annotated[str, typer.Option("--bound", metavar="fast|threshold|certify", help="the relaxation of the metrics bound and gap: fast (the eigenvalue, diagonal and Gershgorin bounds and a branch and bound of at most 64 nodes from the first loading, up to p = 64: its node caches hold up to 64 MB), threshold (also the threshold bound at every cardinality: tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000) or certify (the search to its end: the first loading's optimum; up to p = 5000)")]
+BoundOpt = Annotated[str, typer.Option("--bound", metavar="[fast|threshold|certify]", help="The relaxation of the metrics bound and gap: fast (the eigenvalue, diagonal and Gershgorin bounds and a branch and bound of at most 64 nodes from the first loading, up to p = 64: its node caches hold up to 64 MB), threshold (also the threshold bound at every cardinality: tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000) or certify (the search to its end: the first loading's optimum; up to p = 5000).")]
 
 
-MetricsOpt = Annotated[str | None, typer.Option("--metrics", metavar="NAMES|all", help="the metrics to report: names separated by commas (see docs/metrics.md), or all; default: the method's default set (NZ, pattern, CPEV, orthogonality, additional variance, bound, gap and its paper's own criteria)")]
+MetricsOpt = Annotated[str | None, typer.Option("--metrics", metavar="NAMES|all", help="The metrics to report: names separated by commas (see docs/metrics.md), or all; without it, the method's default set (NZ, pattern, CPEV, orthogonality, additional variance, bound, gap and its paper's own criteria).")]
 
 
 def parse_metrics(text: str | None) -> str | list[str] | None:
@@ -222,21 +222,21 @@ def parse_metrics(text: str | None) -> str | list[str] | None:
     if not all(names):
         raise BadInput(f"--metrics takes metric names separated by commas, or all; got {text!r}")
     return names
-NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries; methods that truncate, and auto, take it; the others refuse it, naming those that do")]
+NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="Keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries. Methods that truncate, and auto, take it; the others refuse it, naming those that do.")]
 
-ConstraintOpt = Annotated[str | None, typer.Option("--constraint", metavar="orthogonal|uncorrelated|none", help="non-redundant components at the same k: orthogonal loadings (u_t^T u_s = 0) or uncorrelated scores (u_t^T C u_s = 0), to rounding; each loading is fitted given the others by support swaps (docs/guide.md, 'Non-redundant components')")]
-
-
-AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", help="a Zarr store (--data NAME.zarr): read the chunks it lacks as the array's fill value (a store written with write_empty_chunks=False leaves out the chunks that equal it); without it a missing chunk is an error")]
+ConstraintOpt = Annotated[str | None, typer.Option("--constraint", metavar="[orthogonal|uncorrelated|none]", help="Non-redundant components at the same k: orthogonal loadings (u_t^T u_s = 0) or uncorrelated scores (u_t^T C u_s = 0), to rounding; each loading is fitted given the others by support swaps (docs/guide.md, 'Non-redundant components').")]
 
 
-SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data")]
+AllowMissingChunksOpt = Annotated[bool, typer.Option("--allow-missing-chunks", help="Read the chunks that a Zarr store (--data NAME.zarr) lacks as the array's fill value (a store written with write_empty_chunks=False leaves out the chunks that equal it); without it a missing chunk is an error.")]
 
 
-WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="observation weights: a one-column CSV (a header line allowed) or .npy of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times); run, compose and path (not cv), with missing values imputed as --missing says")]
+SaveModelOpt = Annotated[Path | None, typer.Option("--save-model", metavar="PATH", help="Also write the fitted model (loadings, column means and scales, names) to this JSON file, for `spcakit transform`; only when the run succeeds, never over the input data.")]
 
 
-MissingOpt = Annotated[str, typer.Option("--missing", metavar="auto|em|error", help="missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them; run, compose, cv and path")]
+WeightsOpt = Annotated[Path | None, typer.Option("--weights", metavar="FILE", help="Observation weights: a one-column CSV (a header line allowed) or .npy file of n non-negative numbers, one per data row, as frequency weights (an integer weight counts its row that many times), with missing values imputed as --missing says. Taken by run, compose and path, not cv.")]
+
+
+MissingOpt = Annotated[str, typer.Option("--missing", metavar="[auto|em|error]", help="Missing values (empty or NA cells of a CSV, NaN): auto (the default) imputes them by EM on the sparse low-rank model with a warning saying the fraction missing, em the same without the warning, error refuses them.")]
 
 
 #: Most bytes a --weights file may take (8 x 10^8 rows as text or float64 is far beyond it: 1 GiB).

@@ -157,31 +157,32 @@ def _document(found: Stability | StableK, source: str) -> str:
 @app.command("stability")
 @fit_options(
     exclude=("covariance", "weights", "missing"),
-    data=(Annotated[str, typer.Option("--data", "-d", help="a data matrix (rows are samples): a .npy/.npz/.csv/.tsv path, a sparse .npz/.mtx file, a .zarr store, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to resample")], ""),
+    data=(Annotated[str, typer.Option("--data", "-d", metavar="SOURCE", help="A data matrix (rows are samples): a .npy/.npz/.csv/.tsv file, a sparse .npz/.mtx file, a .zarr store, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to resample.")], ""),
     r=(ROpt, 1),
-    seed=(Annotated[int, typer.Option("--seed", help="seed of the resamples and of every fit: the same seed gives the same numbers whatever --workers or --scheduler (recorded in the JSON output)")], 0),
-    scheduler=(Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="fit the resamples on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT), the data sent to its workers once; the numbers are those of a local run")], None),
+    seed=(Annotated[int, typer.Option("--seed", metavar="N", help="The seed of the resamples and of every fit, recorded in the JSON output: the same seed gives the same numbers whatever --workers or --scheduler.")], 0),
+    scheduler=(Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="Fit the resamples on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT), the data sent to its workers once; the numbers are those of a local run.")], None),
 )
 def stability_command(
-    method: Annotated[str | None, typer.Argument(help="a registered method (see `spcakit methods`); default: the default method, auto; tpower and spcart are 10 to 50 times cheaper per resample", show_default=False)] = None,
-    k: Annotated[str | None, typer.Option("-k", "--k", metavar="K|GRID", help="an integer: the nonzero variables per loading of one stability analysis (default: the method's k); a grid FROM:TO, FROM:TO:STEP, a list 2,4,8 or auto: choose k as the smallest whose stable support reaches the plateau the larger k level off at")] = None,
-    resamples: Annotated[int, typer.Option("--resamples", metavar="N", help="resamples of the rows (at each k of a grid), at least 2")] = DEFAULT_RESAMPLES,
-    scheme: Annotated[str, typer.Option("--scheme", metavar="subsample|bootstrap", help="subsample: half the rows without replacement (the scheme the error bound is proved for); bootstrap: n rows with replacement")] = "subsample",
-    threshold: Annotated[float | None, typer.Option("--threshold", metavar="P", help="the selection probability from which a variable is stable, in (0.5, 1], 0.8 by default; with a grid, the least threshold (default 0.6), raised at each k to keep the error bound", show_default=False)] = None,
-    error_bound: Annotated[float | None, typer.Option("--error-bound", metavar="E", help="a grid of k only: the expected false selections allowed per component (Meinshausen & Bühlmann's bound), which sets each level's threshold (1 by default)", show_default=False)] = None,
-    workers: Annotated[int, typer.Option("--workers", metavar="N", help="threads that fit resamples at once")] = 1,
-    top: Annotated[str | None, typer.Option("--top", metavar="N", help="print only each component's N most often selected stable variables, then a line saying how many more it has; the text only: --json and the --out file keep them all")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: the selection probabilities, intervals, stable supports, error bounds and the full fit as `spcakit run --json` writes it (with a grid, also the levels and the choice)")] = False,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="also write the JSON to this file: atomically, only if the run succeeded, never over the input data")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", metavar="FIG", help="also draw to this figure (.png, .svg or .pdf; needs matplotlib, the plot extra): the selection probabilities as a heat-map, or with a grid the stable support's size against k")] = None,
+    method: Annotated[str | None, typer.Argument(metavar="METHOD", help="A registered method (see `spcakit methods`); without it, the default method, auto. The methods tpower and spcart are 10 to 50 times cheaper per resample.", show_default=False)] = None,
+    k: Annotated[str | None, typer.Option("-k", metavar="K|GRID", help="An integer: the nonzero variables per loading of one stability analysis (default: the method's k). A grid FROM:TO, FROM:TO:STEP, a list 2,4,8 or auto: choose k as the smallest whose stable support reaches the plateau the larger k level off at.")] = None,
+    resamples: Annotated[int, typer.Option("--resamples", metavar="N", help="The number of resamples of the rows (at each k of a grid), at least 2.")] = DEFAULT_RESAMPLES,
+    scheme: Annotated[str, typer.Option("--scheme", metavar="[subsample|bootstrap]", help="How the rows are resampled: subsample, half the rows without replacement (the scheme the error bound is proved for); bootstrap, n rows with replacement.")] = "subsample",
+    threshold: Annotated[float | None, typer.Option("--threshold", metavar="P", help="The selection probability from which a variable is stable, in (0.5, 1], 0.8 by default; with a grid, the least threshold (default 0.6), raised at each k to keep the error bound.", show_default=False)] = None,
+    error_bound: Annotated[float | None, typer.Option("--error-bound", metavar="E", help="With a grid of k only: the expected false selections allowed per component (Meinshausen & Bühlmann's bound), which sets each level's threshold (1 by default).", show_default=False)] = None,
+    workers: Annotated[int, typer.Option("--workers", metavar="N", help="The number of threads that fit resamples at once.")] = 1,
+    top: Annotated[str | None, typer.Option("--top", metavar="N", help="Print only each component's N most often selected stable variables, then a line saying how many more it has; the text only: --json and the --out file keep them all.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object: the selection probabilities, intervals, stable supports, error bounds and the full fit as `spcakit run --json` writes it (with a grid, also the levels and the choice).")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Also write the JSON to this file: atomically, only if the run succeeded, never over the input data.")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", metavar="FIG", help="Also draw to this figure (.png, .svg or .pdf; needs matplotlib, the plot extra): the selection probabilities as a heat-map, or with a grid the stable support's size against k.")] = None,
     *,
     options: FitOptions,
 ) -> None:
-    """Fit METHOD on resamples of the rows: how often each variable is selected, and the stable supports.
+    """Fit METHOD on resamples of the rows to find the stable variables.
 
-    Each resample's components are matched to those of the fit on all rows; a variable is stable when it is
-    selected in at least --threshold of the resamples, with Meinshausen & Bühlmann's bound on the expected number
-    of false selections. With a grid of k, k is chosen by the size of the stable support.
+    It reports how often each variable is selected and the stable supports. Each resample's components are
+    matched to those of the fit on all rows; a variable is stable when it is selected in at least --threshold of
+    the resamples, with Meinshausen & Bühlmann's bound on the expected number of false selections. With a grid
+    of k, k is chosen by the size of the stable support.
     """
     if method is None:
         default = get_registry().default_method()

@@ -303,8 +303,8 @@ def test_cli_bad_k_exits_2(cli, args, message) -> None:
 def test_help_shows_k_first(cli) -> None:
     for command in ("run", "compose"):
         text = cli.invoke(command, "--help").output
-        assert "-k" in text
-        assert text.index("--k") < min(text.index("--lam"), text.index("--truncator"), text.index("--param")), command
+        assert "\n  -k K " in text
+        assert text.index("\n  -k K ") < min(text.index("--lam"), text.index("--truncator"), text.index("--param")), command
 
 
 # -- the estimator --------------------------------------------------------------------------------------------

@@ -127,7 +127,7 @@ def test_the_new_truncator_is_listed_and_runs_in_a_built_in_method(installed):
 
 def test_the_method_shipped_as_package_data_runs_and_reports_the_metric(installed):
     text = spcakit(installed, "run", "spcart-garrote", "-r", "6").stdout
-    assert text.startswith("spcart-garrote on builtin:pitprops: p=13, r=6")
+    assert text.startswith("spcart-garrote on builtin:pitprops: 13 variables, 6 components")
     metric = next(ln for ln in text.splitlines() if ln.strip().startswith("min |x|"))
     assert "smallest nonzero entry of the unit loadings" in metric
 

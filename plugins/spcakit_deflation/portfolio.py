@@ -302,7 +302,8 @@ class BestOfDriver(Driver):
             _, name, params = planned[index]
             budget = {} if full or name != "tpower" else {"stopper": _large_stopper(registry, r)}
             result = fit(problem, name, r, k=portfolio.k, refiner="none", seed=seeds[index], metrics=["cpev"],
-                         registry=registry, nonnegative=portfolio.nonnegative, **budget, **params)  # fmt: skip
+                         order="method", registry=registry, nonnegative=portfolio.nonnegative, **budget,
+                         **params)  # fmt: skip
             runs[index][1:] = [result.loadings, float(result.metrics["cpev"]), None, result.iterations]
             proof = None if stop is None else stop(result.loadings)
             if proof is not None:

@@ -543,6 +543,13 @@ def _cpev_metric(problem: Problem, x: np.ndarray, context: MetricContext) -> flo
     return cpev(x, problem.covariance) if value is None else value
 
 
+def _pca_cpev(problem: Problem, x: np.ndarray, context: MetricContext) -> float:
+    r"""The ``pca_cpev`` metric: :math:`\sum_{i \le r} \lambda_i / \operatorname{tr} C`, dense PCA's CPEV with as many
+    components, the most any ``r`` loadings explain (Ky Fan), from the run's spectrum (shared with the bounds)."""
+    r = x.reshape(x.shape[0], -1).shape[1]
+    return float(np.sum(context.top_eigenvalues(r))) / problem.covariance.trace()
+
+
 def _ev_metric(problem: Problem, x: np.ndarray, context: MetricContext) -> float:
     """The ``ev`` metric from the run's shared span (see :func:`_cpev_metric`)."""
     return span_explained_variance(shared_span(problem, x, context), x.reshape(x.shape[0], -1))
@@ -550,9 +557,9 @@ def _ev_metric(problem: Problem, x: np.ndarray, context: MetricContext) -> float
 
 #: The generic criteria, registered by spcakit's core plugin (in this order).
 CORE_METRICS = (
-    Metric(name="nz", label="NZ", description="total nonzero loadings",
+    Metric(name="nz", label="NZ", description="nonzero loadings, all components together",
            compute=lambda pr, x, c: int(np.count_nonzero(x)), format=str),
-    Metric(name="pattern", label="pattern", description="nonzeros per loading",
+    Metric(name="pattern", label="pattern", description="nonzero loadings per component",
            compute=lambda pr, x, c: pattern(x), format=lambda v: " ".join(map(str, v))),
     Metric(name="sp", label="SP", description="mean sparsity",
            compute=lambda pr, x, c: float(np.mean(sparsity(x))), format=format_number(), default_for=("spcart", "subspace")),
@@ -560,13 +567,15 @@ CORE_METRICS = (
            compute=lambda pr, x, c: sparsity_std(x), format=format_number(), default_for=("spcart", "subspace")),
     Metric(name="worst_sp", label="worst SP", description="least sparse loading",
            compute=lambda pr, x, c: float(np.min(sparsity(x))), format=format_number(), default_for=("spcart", "subspace")),
-    Metric(name="cpev", label="CPEV", description="cumulative percentage of explained variance",
+    Metric(name="cpev", label="CPEV", description="variance the components explain together, a fraction of the total",
            compute=_cpev_metric, format=format_number()),
-    Metric(name="ev", label="EV", description="tr(X^T C X)",
+    Metric(name="pca_cpev", label="PCA CPEV", description="PCA's CPEV with as many components: the most any r explain",
+           compute=lambda pr, x, c: _pca_cpev(pr, x, c), format=format_number(), default_for=()),
+    Metric(name="ev", label="EV", description="the components' variances summed, tr(X^T C X)",
            compute=_ev_metric, format=format_number(), default_for=("spcart", "subspace")),
-    Metric(name="nor", label="NOR", description="nonorthogonality",
+    Metric(name="nor", label="NOR", description="mean |cosine| between loadings (0: orthogonal)",
            compute=lambda pr, x, c: nonorthogonality(x), format=format_number(), default_for=("spcart", "subspace")),
-    Metric(name="orthogonality", label="orth.", description="orthogonality 1 - NOR",
+    Metric(name="orthogonality", label="orth.", description="1 - mean |cosine| between loadings (1: orthogonal)",
            compute=lambda pr, x, c: orthogonality(x), format=format_number()),
     Metric(name="fve", label="FVE", description="sum of u_t^T C u_t / tr(C): equals CPEV for orthogonal loadings",
            compute=lambda pr, x, c: fraction_explained(x, pr.covariance, shared_span(pr, x, c)), format=format_number()),
@@ -576,8 +585,8 @@ CORE_METRICS = (
     Metric(name="correlation_violation", label="corr.viol",
            description="sum over pairs of |corr(z_t, z_s)| of the scores (0: uncorrelated)",
            compute=lambda pr, x, c: _shared_redundancy(pr, x, c)["uncorrelated"], format=format_number()),
-    Metric(name="additional_variance", label="add. var", description="additional variance per loading",
+    Metric(name="additional_variance", label="add. var", description="variance each component adds to those before it",
            compute=lambda pr, x, c: _shared_additional(pr, x, c), format=format_number()),
-    Metric(name="cumulative_variance", label="cum. var", description="cumulative variance / tr(C)",
+    Metric(name="cumulative_variance", label="cum. var", description="share of the total variance the first t components explain",
            compute=lambda pr, x, c: _cumulative(_shared_additional(pr, x, c), pr.covariance), format=format_number(), default_for=("deflation",)),
 )  # fmt: skip

@@ -19,7 +19,7 @@ import typer
 from spcakit.workflows.fit import fit
 from spcakit.analysis.bounds import check_relaxation
 from spcakit.analysis.certificate import certificate_text
-from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE
+from spcakit.analysis.metrics import CONSTRAINT_TOLERANCE, select_metrics
 from spcakit.cli.helpformat import App
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params, parse_top)
@@ -113,17 +113,19 @@ def check_missing_option(value: str) -> str:
 
 
 def render_text(result: Result, source: str, top: int | None = None) -> str:
-    """The text report of ``spcakit run``: a header, each component's nonzero loadings by name, the metrics.
+    """The text report of ``spcakit run``: a header, each component's nonzero loadings by name, one line of what they
+    explain beside PCA and the best possible, then the metrics, the certificate and the redundancy.
 
-    With ``top``, each component lists only its ``top`` largest loadings, then a line ``... and M more (K nonzero)``
-    where it has more (``--top``); everything else, the header's and the certificate's counts included, is the same.
+    The stopping reason is not shown (``--json`` has it): a component that stopped at a limit before converging is a
+    warning. With ``top``, each component lists only its ``top`` largest loadings, then a line ``... and M more (K
+    nonzero)`` where it has more (``--top``); everything else, the header's and the certificate's counts included, is
+    the same.
     """
     default = result.spec.get("default_k")  # the cardinality a method that needs one got when given none
+    components = f"{result.r} component{'s' if result.r != 1 else ''}"
     lines = [
-        f"{result.method} on {source}: p={result.p}, r={result.r}, {result.iterations} iteration(s), "
-        f"{result.seconds:.3g} s",
+        f"{result.method} on {source}: {result.p} variables, {components}, {result.seconds:.3g} s",
         *([] if default is None else [f"k = {default['k']} (default: {default['rule']})"]),
-        f"stopped: {result.stopping_reason}",
         *_missing_lines(result),
         # a warning issued as it arose was one `warning:` line on stderr then (warnings_on_stderr): not repeated here
         *(f"warning: {w}" for w in result.warnings if not isinstance(w, IssuedWarning)),
@@ -137,6 +139,9 @@ def render_text(result: Result, source: str, top: int | None = None) -> str:
         if size > len(comp):
             lines.append(f"  ... and {size - len(comp)} more ({size} nonzero)")
     m = result.metrics
+    summary = explained_text(m, sizes, result.spec.get("constraint"))
+    if summary:
+        lines += ["", summary]
     lines += ["", "Metrics"]
     registered = {metric.name: metric for metric in get_registry().metrics()}
     rows = []
@@ -156,6 +161,31 @@ def render_text(result: Result, source: str, top: int | None = None) -> str:
     if redundant:
         lines += ["", "Redundancy", *(f"  {line}" for line in redundant)]
     return "\n".join(lines)
+
+
+def explained_text(metrics: dict[str, Any], sizes: list[int], constraint: str | None = None) -> str:
+    """One sentence of what the components explain: their CPEV as a percentage, PCA's with as many components beside
+    it, and how far they are at most from the best possible (the last ``gap``); empty without a CPEV."""
+    cpev = metrics.get("cpev")
+    if not isinstance(cpev, (int, float)):
+        return ""
+    r = len(sizes)
+    text = f"Explains {round(100 * cpev, 1) + 0.0:.1f} % of the total variance"  # + 0.0: never -0.0
+    pca = metrics.get("pca_cpev")
+    if isinstance(pca, (int, float)):
+        text += f" (PCA with {r} component{'s' if r != 1 else ''}: {round(100 * pca, 1) + 0.0:.1f} %)"
+    gaps = metrics.get("gap") or []
+    gap = gaps[-1] if gaps else None
+    if isinstance(gap, (int, float)):
+        which = {None: "", "orthogonal": " orthogonal", "uncorrelated": " uncorrelated"}.get(constraint, "")
+        if gap <= 1e-6:
+            text += (f"; no loading of {sizes[0]} nonzero explains more (certified to 1e-6)" if r == 1 else
+                     f"; no {r}{which} loadings as sparse explain more together (certified to 1e-6)")  # fmt: skip
+        else:
+            best = (f"the best loading of {sizes[0]} nonzero" if r == 1
+                    else f"the most any {r}{which} loadings as sparse explain")  # fmt: skip
+            text += f"; at most {100 * gap:.3g} % below {best}"
+    return text + "."
 
 
 def redundancy_text(metrics: dict) -> list[str]:
@@ -348,6 +378,11 @@ def read_data_option(
     data, covariance, index_col = options.data, options.covariance, options.index_col
     dropped, kept = parse_names(options.drop), parse_names(options.columns)
     layout = csv_header(data)
+    if layout is not None and layout.labels == "text" and dropped and layout.header[0] in dropped:
+        # the first column, all text, is read as row labels (the CSV reader's rule): asked to drop it, say so and go on
+        typer.echo(f"note: --drop {layout.header[0]}: the first column holds text and is read as the rows' labels, "
+                   "never as a variable; there is nothing to drop", err=True)  # fmt: skip
+        dropped = [name for name in dropped if name != layout.header[0]] or None
     label = None
     if index_col is not None and layout is not None and not covariance:
         label = index_column(index_col, layout.names, layout)
@@ -407,6 +442,9 @@ def run_and_report(
         top_value = parse_top(top)
         if metric_choice is not None:
             param_values["metrics"] = metric_choice
+        else:  # the method's own set, and PCA's CPEV for the first screen's comparison (spcakit.fit leaves it out)
+            name = method if isinstance(method, str) else method.name
+            param_values["metrics"] = [*(m.name for m in select_metrics(get_registry(), None, name)), "pca_cpev"]
         if k is not None:
             if "k" in param_values:
                 raise BadInput("k is given twice (-k and --param k=...); give it once")
@@ -451,6 +489,7 @@ def run_and_report(
                     bound=options.bound,
                     nonnegative=options.nonnegative,
                     constraint=options.constraint,
+                    order=options.order,
                     sample_weight=sample_weight,
                     missing=missing,
                     **param_values,

@@ -132,7 +132,7 @@ def path_command(
                     feature_names=None if is_cov else dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{level.level}: CPEV {level.cpev:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, nonnegative=options.nonnegative, constraint=options.constraint, missing=missing, sample_weight=sample_weight,
+                    bound=options.bound, nonnegative=options.nonnegative, constraint=options.constraint, order=options.order, missing=missing, sample_weight=sample_weight,
                     **param_values,
                 )  # fmt: skip
         finally:
@@ -268,7 +268,7 @@ def cv_command(
                     feature_names=dataset.feature_names, columns=kept, drop=dropped,
                     on_level=lambda level: progress.level_done(f"{_cv_level(level.level)}: mean error {level.mean_error:.4f}"),
                     truncator=options.truncator, deflator=options.deflator, refiner=options.refiner,
-                    bound=options.bound, nonnegative=options.nonnegative, constraint=options.constraint, missing=missing, **param_values,
+                    bound=options.bound, nonnegative=options.nonnegative, constraint=options.constraint, order=options.order, missing=missing, **param_values,
                 )  # fmt: skip
         finally:
             progress.close()

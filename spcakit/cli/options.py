@@ -125,7 +125,7 @@ def index_column(text: str, names: tuple[str, ...], layout: CsvLayout | None) ->
 
 #: Arguments of spcakit.fit that the commands set from their own options: never part parameters.
 NOT_PART_PARAMETERS = ("data", "method", "r", "seed", "covariance", "center", "standardize", "feature_names",
-                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "constraint", "sample_weight", "missing")  # fmt: skip
+                       "columns", "drop", "on_step", "metrics", "bound", "registry", "nonnegative", "constraint", "sample_weight", "missing", "order")  # fmt: skip
 
 
 def parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -224,6 +224,7 @@ def parse_metrics(text: str | None) -> str | list[str] | None:
     return names
 NonNegativeOpt = Annotated[bool, typer.Option("--nonnegative", help="Keep every loading non-negative (as nsprcomp's nneg): each truncation keeps the k largest positive entries. Methods that truncate, and auto, take it; the others refuse it, naming those that do.")]
 
+OrderOpt = Annotated[str, typer.Option("--order", metavar="[variance|method]", help="The order of the components: variance (default), by the variance each adds, as PCA orders them; method, the order the method found them in, as a paper's tables list them.")]
 ConstraintOpt = Annotated[str | None, typer.Option("--constraint", metavar="[orthogonal|uncorrelated|none]", help="Non-redundant components at the same k: orthogonal loadings (u_t^T u_s = 0) or uncorrelated scores (u_t^T C u_s = 0), to rounding; each loading is fitted given the others by support swaps (docs/guide.md, 'Non-redundant components').")]
 
 
@@ -319,6 +320,7 @@ class FitOptions:
     allow_missing_chunks: bool = False
     nonnegative: bool = False
     constraint: str | None = None
+    order: str = "variance"
     weights: Path | None = None
     missing: str = "auto"
 
@@ -343,6 +345,7 @@ FIT_OPTIONS: dict[str, tuple[Any, Any]] = {
     "allow_missing_chunks": (AllowMissingChunksOpt, False),
     "nonnegative": (NonNegativeOpt, False),
     "constraint": (ConstraintOpt, None),
+    "order": (OrderOpt, "variance"),
     "weights": (WeightsOpt, None),
     "missing": (MissingOpt, "auto"),
 }

@@ -156,7 +156,7 @@ def _document(found: Stability | StableK, source: str) -> str:
 
 @app.command("stability")
 @fit_options(
-    exclude=("covariance", "weights", "missing"),
+    exclude=("covariance", "weights", "missing", "order"),
     data=(Annotated[str, typer.Option("--data", "-d", metavar="SOURCE", help="A data matrix (rows are samples): a .npy/.npz/.csv/.tsv file, a sparse .npz/.mtx file, a .zarr store, or builtin:random?n=..&p=..&seed=..; a covariance matrix has no rows to resample.")], ""),
     r=(ROpt, 1),
     seed=(Annotated[int, typer.Option("--seed", metavar="N", help="The seed of the resamples and of every fit, recorded in the JSON output: the same seed gives the same numbers whatever --workers or --scheduler.")], 0),

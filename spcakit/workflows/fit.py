@@ -24,6 +24,7 @@ from spcakit.analysis.metrics import (
     LoadingSpan, additional_variances, compute_metrics, constraint_tolerance, loading_products, loading_span, redundancy,
     select_metrics,
 )  # fmt: skip
+from spcakit.analysis.order import variance_order
 from spcakit.core.plugins import get_registry
 from spcakit.inputs.problem import SCALE_RANGE, Problem, constant_columns_note, left_out_text, rescaled
 from spcakit.inputs.missing import MissingData
@@ -147,6 +148,7 @@ def fit(
     constraint: str | None = None,
     sample_weight: Any = None,
     missing: str = "auto",
+    order: str = "variance",
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -202,6 +204,12 @@ def fit(
         same cardinalities; ``None`` (default): the method's loadings as they come, which may overlap. The metrics
         ``orthogonality_violation`` and ``correlation_violation`` say how redundant any result is, and under a
         constraint ``bound`` and ``gap`` are for loadings under it (:func:`spcakit.analysis.certificate.certify`).
+    order
+        The order of the loadings: ``"variance"`` (default), by the variance each adds, the first the loading of
+        largest variance and each next the one that adds most to the span of those before it, as PCA orders its
+        components (:func:`~spcakit.analysis.metrics.variance_order`); or ``"method"``, the order the method found
+        them in (a deflation method's, the one a paper's tables list). A ``k`` that lists different cardinalities
+        keeps the order of the list (the ``i``-th loading has the ``i``-th cardinality).
     registry
         The registry to look names up in (default: the plugins' registry).
     **params
@@ -230,6 +238,9 @@ def fit(
     if not isinstance(nonnegative, (bool, np.bool_)):
         raise InvalidParameterError(f"nonnegative must be True or False; got {nonnegative!r}")
     constraint = check_constraint(constraint)
+    order = check_order(order)
+    if order == "variance" and _per_loading(k):  # the i-th loading has the i-th cardinality the user listed
+        order = "method"
     choices = {"truncator": truncator, "lam": lam, "deflator": deflator, "stopper": stopper, "refiner": refiner,
                "params": params, "nonnegative": bool(nonnegative), "constraint": constraint}  # fmt: skip
     try:
@@ -247,7 +258,8 @@ def fit(
     if opened.problem is None:
         return _fit_missing(opened.incomplete, method, r, inputs, k=k, truncator=truncator, lam=lam, deflator=deflator,
                             stopper=stopper, refiner=refiner, seed=seed, on_step=on_step, metrics=metrics, bound=bound,
-                            nonnegative=nonnegative, constraint=constraint, registry=registry, **params)  # fmt: skip
+                            nonnegative=nonnegative, constraint=constraint, order=order, registry=registry,
+                            **params)  # fmt: skip
     problem = opened.problem
     r = check_r(r, problem)
     check_k(k, r)
@@ -274,7 +286,30 @@ def fit(
     ran = (outcome.stopping_reasons, outcome.iterations, outcome.objective_history)
     del outcome  # its loadings are not held beside the sign-fixed ones
     return _result(problem, fitted, spec, parts, registry, loadings, report, ran, notes=notes, seconds=seconds,
-                   default=default, bound=bound, metrics=chosen_metrics, seed=seed, scale=scale)  # fmt: skip
+                   default=default, bound=bound, metrics=chosen_metrics, seed=seed, scale=scale, order=order)  # fmt: skip
+
+
+#: The orders :func:`fit` can return the loadings in.
+ORDERS = ("variance", "method")
+
+
+def _per_loading(k: Any) -> bool:
+    """Whether ``k`` lists cardinalities that differ from one loading to the next."""
+    if k is None or isinstance(k, (int, np.integer, str)):
+        return False
+    try:
+        return len({int(v) for v in k}) > 1
+    except (TypeError, ValueError):
+        return False
+
+
+def check_order(order: Any) -> str:
+    if order not in ORDERS:
+        raise InvalidParameterError(
+            f"order must be 'variance' (the loadings by the variance each adds, as PCA orders them) or 'method' (the "
+            f"order the method found them in); got {order!r}"
+        )
+    return str(order)
 
 
 #: Names users bring from other libraries for :func:`fit`'s arguments (scanpy's ``n_comps``, scikit-learn's
@@ -348,9 +383,10 @@ def _on_varying_columns(
 def _result(
     problem: Problem, fitted: Problem, spec: MethodSpec, parts: Parts, registry: Registry, loadings: np.ndarray,
     report: dict[str, int | float], ran: tuple[Any, int, Any], *, notes: list[str], seconds: float, default: Any,
-    bound: str, metrics: list[Any], seed: int, scale: float = 1.0,
+    bound: str, metrics: list[Any], seed: int, scale: float = 1.0, order: str = "variance",
 ) -> Result:
-    """The result of a run: the loadings on every column with their signs fixed, the metrics, the warnings."""
+    """The result of a run: the loadings on every column with their signs fixed and in ``order``, the metrics, the
+    warnings."""
     reasons, iterations, history = ran
     if fitted is not problem:  # zero rows for the constant columns
         embedded = np.zeros((problem.p, loadings.shape[1]))
@@ -372,10 +408,15 @@ def _result(
     # the method's own certificates, if any (proved on the covariance divided by ``scale``: see rescaled)
     proved = tuple(None if b is None else b * scale for b in (proved_bound(s, i) for i, s in enumerate(reasons)))
     alike = len(set(reasons)) == 1  # one reason for every component (before the later ones say what they certify)
-    reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))
+    reasons = tuple(_certificate_scope(s, i) for i, s in enumerate(reasons))  # in the method's order
+    span = _check_within_rank(problem, loadings)  # shared by the order and the metrics
+    if order == "variance" and span is not None:
+        permutation = variance_order(loading_products(loadings, problem.covariance, span), loadings.T @ loadings)
+        if not np.array_equal(permutation, np.arange(loadings.shape[1])):  # a new span for the new order
+            loadings, reasons, proved = _permuted(loadings, reasons, proved, permutation)
+            span = loading_span(loadings, problem.covariance)
     reason = reasons[-1] if alike else "; ".join(f"component {i + 1}: {s}" for i, s in enumerate(reasons))
     metric_notes: list[str] = []  # a plugin metric left out or recorded as null: warned, and kept in the result
-    span = _check_within_rank(problem, loadings)
     computed = _with_report(compute_metrics(problem, loadings, metrics, bound=bound, issued=metric_notes, span=span,
                                             proved=proved if any(b is not None for b in proved) else None,
                                             constraint=constraint),
@@ -406,6 +447,21 @@ def _result(
 
 #: Appended to the reason of a later loading with a certificate (:func:`_certificate_scope`).
 DEFLATED_CERTIFICATE = " (for the covariance the earlier loadings left; the bound and gap metrics are for the loadings together)"
+
+
+def _permuted(
+    loadings: np.ndarray, reasons: tuple[str, ...], proved: tuple[float | None, ...], permutation: np.ndarray
+) -> tuple[np.ndarray, tuple[str, ...], tuple[float | None, ...]]:
+    """The loadings in the order ``permutation`` (:func:`~spcakit.analysis.order.variance_order`), with their stopping
+    reasons; a bound a search proved at its first loading's cardinality is kept only where the loading now first has
+    that cardinality (it bounds every loading of it)."""
+    reordered = loadings[:, permutation]
+    if len(reasons) == len(permutation):
+        reasons = tuple(reasons[i] for i in permutation)
+    if proved and proved[0] is not None:
+        same = np.count_nonzero(reordered[:, 0]) == np.count_nonzero(loadings[:, 0])
+        proved = (proved[0] if same else None, *(None for _ in proved[1:]))
+    return reordered, reasons, proved
 
 
 def _certificate_scope(reason: str, component: int) -> str:

@@ -112,7 +112,7 @@ def test_experiment_spec_files_that_cannot_be_read(cli, tmp_path):
 def test_semicolon_and_tab_csv_files_are_read(cli, tmp_path, separator):
     rows = [separator.join(["a", "b", "c"])] + [separator.join(f"{v:.6f}" for v in row) for row in GAUSS[:, :3]]
     code, text = cli.main("run", "spcart", "-d", _write(tmp_path, "x.csv", "\n".join(rows) + "\n"), "-r", "1").code_and_output
-    assert code == 0 and "p=3" in text, text
+    assert code == 0 and "3 variables" in text, text
 
 
 @pytest.mark.parametrize("scale", [1e-13, 1e150])
@@ -170,3 +170,16 @@ def test_a_stopper_returning_42_is_refused(cli):
     finally:
         session.remove("example-42")
     assert code == 1 and "example-answer-stopper" in text and "example-42" in text and "42" in text
+
+
+def test_dropping_a_first_text_column_read_as_row_labels_is_a_note_not_an_error(cli, tmp_path):
+    """A first column of text is read as the rows' labels; ``--drop`` of it (with a text ID column after it, which the
+    message asks to drop) runs, and says the first column was never a variable."""
+    rows = ["site,id,a,b,c"] + [f"s{i % 2},r{i},{v[0]:.6f},{v[1]:.6f},{v[2]:.6f}" for i, v in enumerate(GAUSS[:, :3])]
+    path = _write(tmp_path, "labelled.csv", "\n".join(rows) + "\n")
+    refused = cli.main("run", "spcart", "-d", path, "-r", "1")
+    assert refused.code == 2 and "--drop id" in refused.err
+    ran = cli.main("run", "spcart", "-d", path, "-r", "1", "--drop", "site,id")
+    assert ran.code == 0, ran.err
+    assert "3 variables" in ran.out
+    assert ran.err.count("note: --drop site: the first column holds text") == 1

@@ -184,7 +184,7 @@ def iterative_cases(draw):
 def test_iterative_features_are_unit_r_i_sparse_and_the_loss_never_increases(case, as_list):
     x, k, sparsities = case
     sparsity = sparsities if as_list else min(sparsities)
-    result = spcakit.fit(x, "encoder-iterative", r=k, sparsity=sparsity, center=False)
+    result = spcakit.fit(x, "encoder-iterative", r=k, sparsity=sparsity, center=False, order="method")
     h = result.loadings
     np.testing.assert_allclose(np.linalg.norm(h, axis=0), 1.0, atol=1e-12)
     limits = sparsities if as_list else [sparsity] * k

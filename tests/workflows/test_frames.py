@@ -245,7 +245,7 @@ def test_fit_and_its_result_never_import_pandas():
 # -- repr ---------------------------------------------------------------------------------------------------
 def test_repr_is_a_short_summary(result):
     text = repr(result)
-    assert text == "Result(method='spcart', r=6, p=13, nz=[4, 2, 4, 3, 3, 2], cpev=0.8013)"
+    assert text == "Result(method='spcart', r=6, p=13, nz=[4, 4, 2, 3, 3, 2], cpev=0.8013)"
     assert str(result) == text
     assert f"{result.metrics['cpev']:.4f}" in text and "loadings" not in text and "\n" not in text
 

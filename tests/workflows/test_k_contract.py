@@ -194,4 +194,4 @@ def test_the_readme_command_prints_no_k_line(cli):
     result = cli.invoke("run", "spcart", "--data", "builtin:pitprops", "-r", "6")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[1].startswith("stopped: ") and not any("(default:" in line for line in lines)
+    assert lines[1] == "" and not any("(default:" in line for line in lines)  # the header, then the components

@@ -9,6 +9,8 @@ digits (kept only if still feasible). :func:`rewrite_spec` writes the values int
 
 from __future__ import annotations
 
+from functools import partial
+
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from spcakit.workflows.fit import fit
+
+#: A paper's tables list the components in its method's order: every fit here keeps it.
+paper_fit = partial(fit, order="method")
 from spcakit.core.errors import SpcakitError, SpecError
 from spcakit.output.files import write_output
 from spcakit.inputs import as_problem
@@ -52,7 +57,7 @@ def densest_penalty(data: Any, method: str, parameter: str, r: int, k: int, step
     """
     def feasible(gamma: float) -> bool:
         try:
-            result = fit(data, method, r=k, **{parameter: gamma}, **(pinned or {}))
+            result = paper_fit(data, method, r=k, **{parameter: gamma}, **(pinned or {}))
         except SpcakitError:
             return False
         return max(result.metrics["pattern"]) <= r

@@ -332,4 +332,4 @@ def test_cli_runs_the_three_methods_with_params(cli, tmp_path: Path):
     given = run_json(cli, "run", "fspca-ipu", "-r", "2", "--param", "k=5", "--param", f"w0={path}")
     assert given["metrics"]["objective"] == pytest.approx(best["metrics"]["objective"], rel=1e-12)
     text = cli.invoke("run", "fspca-ipu", "-r", "2", "--param", "k=5").stdout
-    assert "stopped: fixed point" in text and "NEV" in text and "objective" in text
+    assert "fixed point" in ipu["stopping_reason"] and "NEV" in text and "objective" in text

@@ -12,21 +12,31 @@ is built from that copy (about 15 s in all on a 2-core machine). Then checks on 
   page it points to has that anchor;
 * the docstrings' Sphinx roles were turned into Markdown (``docs/griffe_rst.py``), so that no
   ``:class:`` or ``:math:`` is printed literally on a reference page;
+* the mathematics was typeset at build time (``docs/hooks/mathml.py``): no page shows a raw ``\\(`` or ``\\[``
+  outside code, in its text, its table of contents or an attribute, and a formula that cannot be converted
+  is reported naming the page;
+* the site makes no request to another host: no script, stylesheet, image or frame of a built page, and
+  no ``@import`` or ``url()`` of a built stylesheet, points to ``http://``, ``https://`` or ``//``;
+* the doctest blocks (``docs/hooks/doctest_prompts.py``) show no ``# doctest:`` directive, their prompts and
+  output lines are marked unselectable, and the copy button's text is the code alone;
 * every Parameters, Other Parameters and Attributes entry of a documented object names real
   parameters (griffe reads a paragraph placed after such a section, without a ``Notes`` heading,
   as more entries, and shows it as a table row: it warns about nothing, so this is checked here);
 * the figures of ``docs/figures`` are in the site byte for byte (an image a page shows but the
   site lacks is a broken link, which fails the strict build), and the pages show them: the tutorial its
-  three PNGs as the script drew them, the reproductions page the encoders' Fig. 1 plots;
+  four PNGs as the script drew them, the reproductions page the encoders' Fig. 1 plots (whether the
+  committed PNGs plot what the script plots now is tests/test_figures.py's check);
 * the README's images are files of the repository (GitHub shows them from there).
 
-Skipped, with the reason, where the ``docs`` extra (mkdocs, mkdocs-material, mkdocstrings) is not
+Skipped, with the reason, where the ``docs`` extra (mkdocs, mkdocs-material, mkdocstrings, latex2mathml) is not
 installed; the ``test`` extra installs it, so CI runs it.
 """
 
 from __future__ import annotations
 
+import html
 import importlib.util
+import logging
 import os
 import re
 import shutil
@@ -34,6 +44,8 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -42,7 +54,8 @@ import spcakit
 
 REPO = Path(__file__).resolve().parents[1]
 FIGURES = REPO / "docs" / "figures"
-DOCS_MODULES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers")
+DOCS_MODULES = ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers", "latex2mathml")
+HOOKS = REPO / "docs" / "hooks"
 #: What the tutorial's figures need besides the docs extra (``docs/make_figures.py``).
 FIGURE_MODULES = ("matplotlib", "sklearn")
 #: A strict build takes about 6 s on a 2-core machine, the figures about 5 s; this only guards against a hang.
@@ -67,6 +80,24 @@ INVENTORY_LINE = re.compile(
 ENTRY_NAMES = re.compile(r"^\*{0,2}[A-Za-z_]\w*(?:, \*{0,2}[A-Za-z_]\w*)*$")
 NAMED_SECTIONS = ("parameters", "other parameters", "attributes")
 SPHINX_ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj|math):`")
+#: What a browser shows as code, or does not show as text: left out of the raw-math check.
+NOT_TEXT = re.compile(r"<(pre|code|script|style|textarea)\b[^>]*>.*?</\1>", re.DOTALL | re.IGNORECASE)
+RAW_MATH = re.compile(r".{0,60}\\[(\[].{0,60}", re.DOTALL)
+#: Elements whose URL attributes the browser fetches (an ``<a href>`` is only followed when clicked).
+FETCHING_TAG = re.compile(
+    r"<(?:script|link|img|iframe|frame|source|video|audio|embed|object|track|image|use)\b[^>]*>", re.IGNORECASE
+)
+URL_ATTRIBUTE = re.compile(
+    r"""\b(?:src|href|srcset|data|poster|xlink:href)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE
+)
+#: ``@import "x"``, ``@import url(x)`` and ``url(x)`` in CSS (a stylesheet, a ``<style>`` or a ``style=""``).
+CSS_URL = re.compile(r"""@import\s+(?:url\(\s*)?["']?([^"')\s;]+)|url\(\s*["']?([^"')\s]+)""", re.IGNORECASE)
+STYLE = re.compile(r"<style\b[^>]*>(.*?)</style>|\bstyle\s*=\s*\"([^\"]*)\"", re.DOTALL | re.IGNORECASE)
+OTHER_HOST = re.compile(r"^\s*(?:https?:)?//", re.IGNORECASE)
+#: A fenced Python block of a page and its first line; a rendered code block, its attributes and its code.
+PYTHON_FENCE = re.compile(r"^```python[^\n]*\n(?P<first>[^\n]*)", re.MULTILINE)
+CODE_BLOCK = re.compile(r'<div class="(?:[^"]*\s)?highlight(?:\s[^"]*)?"(?P<attrs>[^>]*)><pre[^>]*>(?:<span></span>)?'
+                        r"<code[^>]*>(?P<code>.*?)</code></pre>", re.DOTALL)  # fmt: skip
 
 
 def _missing_docs_modules() -> list[str]:
@@ -168,8 +199,8 @@ def test_reference_pages_print_no_sphinx_roles(site: Path) -> None:
     assert len(pages) >= 10, [str(p) for p in pages]
     literal = {str(p.relative_to(site)): SPHINX_ROLE.findall(p.read_text(encoding="utf-8")) for p in pages}
     assert not {page: roles for page, roles in literal.items() if roles}
-    # and the mathematics became MathJax input
-    assert 'class="arithmatex"' in (site / "reference" / "metrics" / "index.html").read_text(encoding="utf-8")
+    # and the docstrings' mathematics became MathML (docs/hooks/mathml.py)
+    assert "<math " in (site / "reference" / "metrics" / "index.html").read_text(encoding="utf-8")
 
 
 def test_site_holds_the_figures(site: Path) -> None:
@@ -247,3 +278,143 @@ def test_docstring_sections_name_real_entries(site: Path) -> None:
                 bad += [f"{where}: {entry.name[:70]!r}" for entry in section.value if not ENTRY_NAMES.match(entry.name)]
     assert checked > 100, checked  # the reference documents about 160 entries: fewer means the walk went wrong
     assert not bad, "text read as section entries (put a paragraph after a section under a 'Notes' heading):\n" + "\n".join(bad)
+
+
+def load_hook(name: str) -> Any:
+    """The module of ``docs/hooks/NAME.py``, as mkdocs loads it (by path, not from a package)."""
+    if importlib.util.find_spec("latex2mathml") is None:
+        pytest.skip("the docs extra is not installed (latex2mathml missing): pip install -e '.[test]'")
+    spec = importlib.util.spec_from_file_location(f"docs_hooks_{name}", HOOKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def built_files(site: Path, suffix: str) -> list[Path]:
+    files = sorted(site.rglob(f"*{suffix}"))
+    assert files, f"no {suffix} file in the built site"
+    return files
+
+
+def test_site_requests_nothing_from_another_host(site: Path) -> None:
+    """No script, stylesheet, font, image or frame from a CDN or Google Fonts: the site works offline."""
+    found: list[str] = []
+    for page in built_files(site, ".html"):
+        text = page.read_text(encoding="utf-8")
+        where = page.relative_to(site).as_posix()
+        for tag in FETCHING_TAG.findall(text):
+            for double, single in URL_ATTRIBUTE.findall(tag):
+                if OTHER_HOST.match(double or single):
+                    found.append(f"{where}: {tag[:160]}")
+        for block, attribute in STYLE.findall(text):
+            found += [f"{where}: CSS {a or b}" for a, b in CSS_URL.findall(block or attribute) if OTHER_HOST.match(a or b)]
+        if 'class="mermaid"' in text:  # mkdocs-material's script would fetch mermaid from unpkg.com for it
+            found.append(f"{where}: a mermaid diagram")
+    stylesheets = built_files(site, ".css")
+    assert any(path.name == "extra.css" for path in stylesheets), "docs/stylesheets/extra.css is not in the site"
+    for stylesheet in stylesheets:
+        where = stylesheet.relative_to(site).as_posix()
+        css = stylesheet.read_text(encoding="utf-8")
+        found += [f"{where}: {a or b}" for a, b in CSS_URL.findall(css) if OTHER_HOST.match(a or b)]
+    assert not found, "the built site fetches from another host (it must work offline):\n" + "\n".join(sorted(set(found)))
+    # the pages load the site's own stylesheet and no MathJax
+    tutorial = (site / "tutorial" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../stylesheets/extra.css"' in tutorial
+    assert "mathjax" not in tutorial.lower()
+
+
+def test_no_page_shows_raw_math(site: Path) -> None:
+    """Every formula was typeset (MathML): no ``\\(`` or ``\\[`` left outside code, the table of contents included."""
+    found: list[str] = []
+    for page in built_files(site, ".html"):
+        shown = NOT_TEXT.sub(" ", page.read_text(encoding="utf-8"))
+        found += [f"{page.relative_to(site).as_posix()}: {m!r}" for m in RAW_MATH.findall(shown)]
+    assert not found, "raw TeX on the built pages (docs/hooks/mathml.py did not convert it):\n" + "\n".join(found[:30])
+    tutorial = (site / "tutorial" / "index.html").read_text(encoding="utf-8")
+    # the heading "Choose $k$" in the page and in its table of contents
+    heading = r'<h2 id="choose-k">Choose <span class="arithmatex"><math [^>]*display="inline"><mrow><mi>k</mi>'
+    assert re.search(heading, tutorial), "the heading shows no MathML"
+    toc = r'class="md-nav__link">\s*<span class="md-ellipsis">\s*Choose <math '
+    assert re.search(toc, tutorial), "the table of contents shows no MathML"
+    assert 'aria-label="Choose k"' in tutorial
+
+
+def test_math_hook_reports_what_it_cannot_convert() -> None:
+    hook = load_hook("mathml")
+    messages: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
+    hook.log.addHandler(handler)
+    try:
+        page = SimpleNamespace(file=SimpleNamespace(src_uri="guide.md"), toc=[], title="Guide")
+        formula = '<p><span class="arithmatex">\\(\\arg\\max_k \\big\\{ x_k \\big\\}\\)</span></p>'
+        good = hook.on_page_content(formula, page=page)  # \\arg and \\big\\{, which latex2mathml gets wrong alone
+        assert messages == [] and "<math " in good and "\\" not in good, (messages, good)
+        bad = '<p><span class="arithmatex">\\(\\frobnicate x\\)</span> <div class="arithmatex">\\[\\left( x\\]</div></p>'
+        out = hook.on_page_content(bad, page=page)
+    finally:
+        hook.log.removeHandler(handler)
+    assert messages == [
+        "guide.md: cannot convert the formula $\\frobnicate x$ to MathML (unknown to latex2mathml: \\frobnicate)",
+        "guide.md: cannot convert the formula $$\\left( x$$ to MathML (ExtraLeftOrMissingRightError)",
+    ], messages  # logged as errors: strict mode (mkdocs.yml) fails the build on them
+    assert out == bad
+
+
+def test_tutorial_code_copies_without_prompts(site: Path) -> None:
+    """The tutorial's doctest blocks: no directive shown, prompts and output marked, the copy text the code alone."""
+    markdown = (REPO / "docs" / "tutorial.md").read_text(encoding="utf-8")
+    doctests = [m for m in PYTHON_FENCE.finditer(markdown) if m["first"].startswith(">>>")]
+    assert doctests, "docs/tutorial.md has no doctest block"
+    html_text = (site / "tutorial" / "index.html").read_text(encoding="utf-8")
+    blocks = [m for m in CODE_BLOCK.finditer(html_text) if "data-copy=" in m["attrs"]]
+    assert len(blocks) == len(doctests), f"{len(blocks)} blocks marked, {len(doctests)} doctest blocks in docs/tutorial.md"
+    assert "# doctest" not in html_text, "a doctest directive is shown on the tutorial page"
+    prompts = 0
+    for block in blocks:
+        after_output = False
+        for line in block["code"].split("\n"):
+            if after_output:  # an output line's span holds its newline: it closes at the start of the next line
+                assert line.startswith("</span>"), line
+                line = line[len("</span>") :]
+            after_output = line.startswith('<span class="doctest-output">')
+            text = html.unescape(re.sub(r"<[^>]+>", "", line))
+            if not text.strip() or after_output:
+                continue
+            # a source line: its prompt marked (an output line may start with "..." too: it is wrapped above)
+            assert re.match(r'<span class="doctest-prompt">(&gt;&gt;&gt;|\.\.\.) ?</span>', line), line
+            prompts += 1
+        copied = html.unescape(re.search(r'data-copy="([^"]*)"', block["attrs"])[1])
+        assert copied.strip() and not re.search(r"^(>>>|\.\.\.)( |$)|# doctest", copied, re.MULTILINE), copied
+    assert prompts >= len(blocks)
+    css = (site / "stylesheets" / "extra.css").read_text(encoding="utf-8")
+    assert re.search(r"\.doctest-prompt,\s*\.doctest-output\s*\{[^}]*user-select:\s*none", css), css
+
+
+def test_doctest_hook_marks_prompts_output_and_directives() -> None:
+    hook = load_hook("doctest_prompts")
+    code = (
+        '<span class="o">&gt;&gt;&gt;</span> <span class="n">f</span><span class="p">(</span>  '
+        '<span class="c1"># doctest: +SKIP</span>\n'
+        '<span class="o">...</span>     <span class="mi">1</span><span class="p">)</span>\n'
+        '<span class="mi">2</span>\n'
+        '<span class="o">...</span>\n'
+        '<span class="o">&gt;&gt;&gt;</span> <span class="n">x</span> <span class="o">&lt;</span> <span class="mi">3</span>\n'
+    )
+    shown, copied = hook.doctest_block(code)
+    assert copied == "f(\n    1)\nx < 3"
+    assert "# doctest" not in shown and "+SKIP" not in shown
+    assert shown.split("\n") == [
+        '<span class="doctest-prompt">&gt;&gt;&gt; </span><span class="n">f</span><span class="p">(</span>',
+        '<span class="doctest-prompt">... </span>    <span class="mi">1</span><span class="p">)</span>',
+        '<span class="doctest-output"><span class="mi">2</span>',
+        '</span><span class="doctest-output"><span class="o">...</span>',  # "..." after output is output
+        (
+            '</span><span class="doctest-prompt">&gt;&gt;&gt; </span><span class="n">x</span> <span class="o">&lt;</span> '
+            '<span class="mi">3</span>'
+        ),
+        "",
+    ]
+    assert hook.doctest_block('<span class="n">x</span> <span class="o">=</span> <span class="mi">1</span>\n') is None
+

@@ -239,6 +239,30 @@ def _gene_mask(adata: Any, use_highly_variable: Any) -> np.ndarray | None:
     return mask
 
 
+def _var_mask(adata: Any, mask_var: Any, use_highly_variable: Any) -> np.ndarray:
+    """The genes to fit from scanpy's ``mask_var``: a boolean column of ``var`` named by it, or a boolean array over
+    the genes."""
+    if use_highly_variable is not None:
+        raise InvalidParameterError(
+            "give mask_var or use_highly_variable, not both: mask_var='highly_variable' is use_highly_variable=True"
+        )
+    if isinstance(mask_var, str):
+        if mask_var not in adata.var.columns:
+            columns = ", ".join(map(repr, adata.var.columns[:10])) or "none"
+            raise InvalidParameterError(f"mask_var={mask_var!r} names no column of adata.var (its columns: {columns})")
+        values, what = adata.var[mask_var].to_numpy(), f"adata.var[{mask_var!r}]"
+    else:
+        values, what = np.asarray(mask_var), "mask_var"
+    if values.dtype != bool or values.shape != (adata.n_vars,):
+        raise InvalidDataError(
+            f"{what} must be {adata.n_vars} booleans, one per gene (True for the genes to fit); got "
+            f"{values.dtype} of shape {values.shape}"
+        )
+    if not values.any():
+        raise InvalidDataError(f"{what} marks no gene; mark the genes to fit, or leave mask_var out to fit every gene")
+    return values.astype(bool)
+
+
 def _expression(adata: Any, layer: Any) -> Any:
     """``adata.X`` or ``adata.layers[layer]``, refused unless it is a scipy.sparse matrix or a NumPy array."""
     if layer is None:
@@ -335,6 +359,7 @@ def sparse_pca(
     method: Any = None,
     layer: str | None = None,
     use_highly_variable: bool | None = None,
+    mask_var: Any = None,
     zero_center: bool = True,
     key_added: str | None = None,
     copy: bool = False,
@@ -365,6 +390,10 @@ def sparse_pca(
         Fit only the genes of ``adata.var["highly_variable"]`` (``True``: that column must be there;
         ``None``, the default: when it is there, as scanpy does; ``False``: every gene). The loadings of
         the other genes are zero.
+    mask_var : str, array of bool or None
+        scanpy's newer name for the same choice (:func:`scanpy.pp.pca`'s ``mask_var``): the name of a boolean
+        column of ``adata.var`` (``"highly_variable"``) or a boolean array over the genes; ``None``: as
+        ``use_highly_variable`` says. Give one of the two.
     zero_center : bool
         Centre each gene (``False``: the uncentred second moments :math:`X^\top X/n`, and the scores
         :math:`XV`).
@@ -421,7 +450,7 @@ def sparse_pca(
         )
     if sp.issparse(x) and x.format != "csr":
         x = x.tocsr()  # one copy of the stored entries; CSR's rows are what the blocks below take
-    mask = _gene_mask(adata, use_highly_variable)
+    mask = _gene_mask(adata, use_highly_variable) if mask_var is None else _var_mask(adata, mask_var, use_highly_variable)
     columns = None if mask is None else np.flatnonzero(mask)
     names = adata.var_names if columns is None else adata.var_names[columns]
     if not names.is_unique:  # the fit's names made unique as scanpy's var_names_make_unique does (adata keeps its own)

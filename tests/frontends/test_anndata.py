@@ -363,6 +363,33 @@ def test_with_scanpy_normalisation_hvg_and_embedding_plot(tmp_path):
     assert (tmp_path / "spca.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
+def test_the_single_cell_pages_steps_run_at_twenty_thousand_cells(tmp_path):
+    """docs/single-cell.md's path at 20 000 cells: normalise, log1p, highly variable genes, sparse_pca, scanpy's
+    neighbours on the sparse scores (exact, transformer="sklearn", as the page says: scanpy 1.11's approximate path
+    fails there with newer SciPy sparse arrays), and the embedding plot."""
+    sc = pytest.importorskip("scanpy")
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    adata = sa.simulated_counts(n_cells=20000, n_genes=2000, seed=0)
+    sc.pp.normalize_total(adata)
+    sc.pp.log1p(adata)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sc.pp.highly_variable_genes(adata, n_top_genes=500)
+    sa.sparse_pca(adata, n_components=6, k=30)
+    assert adata.obsm["X_spca"].shape == (20000, 6)
+    assert np.all(recovery(adata) >= 0.9)
+    sc.pp.neighbors(adata, use_rep="X_spca", transformer="sklearn")
+    assert adata.obsp["connectivities"].shape == (20000, 20000) and adata.obsp["connectivities"].nnz > 0
+    figure = sc.pl.embedding(adata, basis="X_spca", color="program", components=["1,2", "3,4", "5,6"],
+                             return_fig=True, show=False)  # fmt: skip
+    figure.savefig(tmp_path / "embedding.png", dpi=80)
+    assert (tmp_path / "embedding.png").stat().st_size > 1000
+
+
 def test_the_covariance_is_formed_only_when_it_is_no_larger_than_the_data(cells, small, monkeypatch):
     # p^2 at most the stored entries: the genes' covariance; else the sparse matrix itself (never a p x p matrix
     # larger than the data), with the same loadings
@@ -433,3 +460,23 @@ def test_orthogonal_components_of_single_cell_counts(small, tmp_path):
     np.testing.assert_allclose(loadings.T @ loadings, np.eye(4), atol=1e-6)  # stored as float32
     small.write_h5ad(tmp_path / "orthogonal.h5ad")
     assert anndata.read_h5ad(tmp_path / "orthogonal.h5ad").uns["spca"]["params"]["constraint"] == "orthogonal"
+
+
+def test_scanpys_mask_var_chooses_the_genes_as_use_highly_variable_does():
+    adata = sa.simulated_counts(n_cells=300, n_genes=120, n_programs=2, seed=2)
+    chosen = np.zeros(120, dtype=bool)
+    chosen[::3] = True
+    adata.var["chosen"] = chosen
+    by_name = sa.sparse_pca(adata, n_components=2, k=5, method="tpower", mask_var="chosen", copy=True)
+    by_array = sa.sparse_pca(adata, n_components=2, k=5, method="tpower", mask_var=chosen, copy=True)
+    adata.var["highly_variable"] = chosen
+    by_flag = sa.sparse_pca(adata, n_components=2, k=5, method="tpower", use_highly_variable=True, copy=True)
+    for other in (by_array, by_flag):
+        assert np.array_equal(by_name.varm["spca_loadings"], other.varm["spca_loadings"])
+    assert not by_name.varm["spca_loadings"][~chosen].any()
+    with pytest.raises(spcakit.InvalidParameterError, match="give mask_var or use_highly_variable, not both"):
+        sa.sparse_pca(adata, n_components=2, k=5, mask_var="chosen", use_highly_variable=True, copy=True)
+    with pytest.raises(spcakit.InvalidParameterError, match="names no column of adata.var"):
+        sa.sparse_pca(adata, n_components=2, k=5, mask_var="missing", copy=True)
+    with pytest.raises(spcakit.InvalidDataError, match="must be 120 booleans"):
+        sa.sparse_pca(adata, n_components=2, k=5, mask_var=np.ones(5, dtype=bool), copy=True)

@@ -240,27 +240,19 @@ def _gene_mask(adata: Any, use_highly_variable: Any) -> np.ndarray | None:
 
 
 def _var_mask(adata: Any, mask_var: Any, use_highly_variable: Any) -> np.ndarray:
-    """The genes to fit from scanpy's ``mask_var``: a boolean column of ``var`` named by it, or a boolean array over
-    the genes."""
+    """The genes to fit from scanpy's ``mask_var``: a boolean column of ``var`` it names, or a boolean array."""
     if use_highly_variable is not None:
-        raise InvalidParameterError(
-            "give mask_var or use_highly_variable, not both: mask_var='highly_variable' is use_highly_variable=True"
-        )
-    if isinstance(mask_var, str):
-        if mask_var not in adata.var.columns:
-            columns = ", ".join(map(repr, adata.var.columns[:10])) or "none"
-            raise InvalidParameterError(f"mask_var={mask_var!r} names no column of adata.var (its columns: {columns})")
-        values, what = adata.var[mask_var].to_numpy(), f"adata.var[{mask_var!r}]"
-    else:
-        values, what = np.asarray(mask_var), "mask_var"
-    if values.dtype != bool or values.shape != (adata.n_vars,):
-        raise InvalidDataError(
-            f"{what} must be {adata.n_vars} booleans, one per gene (True for the genes to fit); got "
-            f"{values.dtype} of shape {values.shape}"
-        )
-    if not values.any():
-        raise InvalidDataError(f"{what} marks no gene; mark the genes to fit, or leave mask_var out to fit every gene")
-    return values.astype(bool)
+        raise InvalidParameterError("give mask_var or use_highly_variable, not both: mask_var='highly_variable' is "
+                                    "use_highly_variable=True")  # fmt: skip
+    if isinstance(mask_var, str) and mask_var not in adata.var.columns:
+        columns = ", ".join(map(repr, adata.var.columns[:10])) or "none"
+        raise InvalidParameterError(f"mask_var={mask_var!r} names no column of adata.var (its columns: {columns})")
+    values = adata.var[mask_var].to_numpy() if isinstance(mask_var, str) else np.asarray(mask_var)
+    what = f"adata.var[{mask_var!r}]" if isinstance(mask_var, str) else "mask_var"
+    if values.dtype != bool or values.shape != (adata.n_vars,) or not values.any():
+        raise InvalidDataError(f"{what} must be {adata.n_vars} booleans, one per gene, True for the genes to fit (at "
+                               f"least one); got {values.dtype} of shape {values.shape}")  # fmt: skip
+    return values
 
 
 def _expression(adata: Any, layer: Any) -> Any:

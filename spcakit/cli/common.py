@@ -24,7 +24,7 @@ from spcakit.cli.helpformat import App
 from spcakit.cli.options import (BadInput, FitOptions, csv_header, index_column, load_weights, parse_k, parse_lam, parse_metrics, parse_names,
                                   parse_params, parse_top)
 from spcakit.core.errors import ConstantColumnWarning, MissingValueWarning, SpcakitError
-from spcakit.inputs.names import DuplicateNamesWarning
+from spcakit.inputs.names import DuplicateNamesWarning, duplicate_names_policy
 from spcakit.core.records import IssuedWarning
 from spcakit.inputs.options import MISSING_MODES
 from spcakit.inputs.columns import unread_columns
@@ -427,12 +427,14 @@ def run_and_report(
     time_limit: float | None = None,
     metrics: str | None = None,
     top: str | None = None,
+    duplicate_names: str = "rename",
 ) -> None:
     """Fit ``method`` (a name or a spec) as ``run`` and ``compose`` do, and print or write the result.
 
     ``top`` (``--top``) shortens the printed text only: the JSON, printed or written to ``out``, keeps every loading.
     """
     data = options.data
+    stack = contextlib.ExitStack()  # --duplicate-names, for the reading and the fit
     try:
         check_out(out, data)
         check_save_model(save_model, data, out)
@@ -459,6 +461,7 @@ def run_and_report(
             name for name, given in (("-k", "k" in param_values), ("--lam", lam is not None)) if given
         ])  # fmt: skip
         missing = check_missing_option(options.missing)
+        stack.enter_context(duplicate_names_policy(duplicate_names))  # the reading and the fit
         dataset, matrix, is_cov, kept, dropped = read_data_option(options, weights=True, missing=missing != "error")
         sample_weight = None if options.weights is None else load_weights(options.weights)
         if save_model is not None and is_cov:
@@ -500,6 +503,8 @@ def run_and_report(
     except (SpcakitError, BadInput) as exc:
         fail(str(exc))
         return
+    finally:
+        stack.close()
     text = None  # the JSON document, made only where it is written: on 100 000 variables it is 25 MB of text
     if as_json or out is not None:
         document = result.to_dict()

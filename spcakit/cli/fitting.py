@@ -28,6 +28,7 @@ from spcakit.cli.options import (
     TargetCpevOpt,
     TargetSparsityOpt,
     TopOpt,
+    DuplicateNamesOpt,
     csv_header,
     fit_options,
     index_column,
@@ -57,6 +58,7 @@ def run(
     time_limit: Annotated[float | None, typer.Option("--time-limit", metavar="S", help="Seconds for the whole fit, shared among the loadings, for a solver that stops at a time limit with its best loading and bound (exact); the same as --param time_limit=S.")] = None,
     metrics: MetricsOpt = None,
     top: TopOpt = None,
+    duplicate_names: DuplicateNamesOpt = "rename",
     *,
     options: FitOptions,
 ) -> None:
@@ -70,7 +72,7 @@ def run(
     check_method(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
                    target_sparsity=target_sparsity, target_cpev=target_cpev,
-                   time_limit=time_limit, metrics=metrics, top=top)  # fmt: skip
+                   time_limit=time_limit, metrics=metrics, top=top, duplicate_names=duplicate_names)  # fmt: skip
 
 
 @app.command()
@@ -90,6 +92,7 @@ def compose(
     save_model: SaveModelOpt = None,
     metrics: MetricsOpt = None,
     top: TopOpt = None,
+    duplicate_names: DuplicateNamesOpt = "rename",
     *,
     options: FitOptions,
 ) -> None:
@@ -109,7 +112,7 @@ def compose(
         fail(str(exc))
         return
     run_and_report(spec, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model, metrics=metrics,
-                   top=top)  # fmt: skip
+                   top=top, duplicate_names=duplicate_names)  # fmt: skip
 
 
 def scores_csv(names: tuple[str, ...], scores: Any) -> str:

@@ -185,6 +185,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", metavar="PATH", help="Also write the JSON result to this file.")]
 
 
+DuplicateNamesOpt = Annotated[str, typer.Option("--duplicate-names", metavar="[rename|error]", help="Repeated variable names: rename makes the later ones NAME-1, NAME-2, ... with a warning; error refuses them.")]
 TopOpt = Annotated[str | None, typer.Option("--top", metavar="N", help="Print only each component's N largest loadings (by magnitude), then a line saying how many more it has; the text only: --json and the --out file keep every loading.")]
 
 

@@ -3,12 +3,43 @@ alike) are welcome, renamed the same way by every entry point (:func:`unique_nam
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import inspect
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-__all__ = ["SHOWN_NAMES", "DuplicateNamesWarning", "unique_names"]
+from spcakit.core.errors import InvalidDataError, InvalidParameterError
+
+__all__ = ["DUPLICATE_NAMES", "SHOWN_NAMES", "DuplicateNamesWarning", "duplicate_names_policy", "unique_names"]
+
+#: What to do with repeated variable names: make them unique (with a warning), or refuse them.
+DUPLICATE_NAMES = ("rename", "error")
+
+#: The policy of the input being read (:func:`duplicate_names_policy`): every entry point reads names through
+#: :func:`unique_names`, so one setting reaches them all.
+_POLICY: contextvars.ContextVar[str] = contextvars.ContextVar("spcakit_duplicate_names", default="rename")
+
+
+def check_duplicate_names(policy: object) -> str:
+    if policy not in DUPLICATE_NAMES:
+        raise InvalidParameterError(
+            f"duplicate_names must be 'rename' (repeated names become NAME-1, NAME-2, ..., with a warning) or 'error' "
+            f"(refuse them); got {policy!r}"
+        )
+    return str(policy)
+
+
+@contextlib.contextmanager
+def duplicate_names_policy(policy: str) -> Iterator[None]:
+    """Read the inputs of the ``with`` block under ``policy`` (:data:`DUPLICATE_NAMES`): ``"error"`` makes
+    :func:`unique_names` refuse repeated names instead of renaming them."""
+    token = _POLICY.set(check_duplicate_names(policy))
+    try:
+        yield
+    finally:
+        _POLICY.reset(token)
 
 
 class DuplicateNamesWarning(UserWarning):
@@ -46,6 +77,12 @@ def unique_names(names: Sequence[str]) -> tuple[str, ...]:
         renamed.append(candidate)
     shown = ", ".join(repr(name.strip()) for name in repeated[:SHOWN_NAMES]) + (", ..." if len(repeated) > SHOWN_NAMES else "")
     copies = len(names) - len(seen)
+    if repeated and _POLICY.get() == "error":
+        raise InvalidDataError(
+            f"{len(repeated)} variable name(s) are repeated ({shown}; {copies} later column(s) in all), and repeated "
+            "names are refused here (duplicate_names='error', --duplicate-names error): make the names unique, or "
+            "have them renamed NAME-1, NAME-2, ... in column order with a warning (the default, 'rename')"
+        )
     warnings.warn(
         f"{len(repeated)} variable name(s) are repeated ({shown}): the {copies} later column(s) of those names were "
         "renamed NAME-1, NAME-2, ... in column order; to choose the names yourself, make them unique before the fit",

@@ -24,6 +24,7 @@ from spcakit.inputs.columns import column_positions, name_list, unread_columns
 from spcakit.inputs.datasets import load_source
 from spcakit.inputs.missing import MissingData
 from spcakit.inputs.problem import Problem
+from spcakit.inputs.names import check_duplicate_names, duplicate_names_policy
 
 #: What ``missing=`` may be: impute NaN with a warning, impute them silently, refuse them.
 MISSING_MODES = ("auto", "em", "error")
@@ -77,6 +78,11 @@ class InputOptions:
         the fraction missing; ``"em"`` does the same without the warning; ``"error"`` refuses them
         (:class:`~spcakit.core.errors.MissingValuesError`). Data without NaN are read exactly as without this
         option. Infinite entries, and NaN in a covariance or a Dask array, are refused always.
+    duplicate_names
+        Repeated variable names: ``"rename"`` makes the later ones ``NAME-1``, ``NAME-2``, ... with a
+        :class:`~spcakit.inputs.names.DuplicateNamesWarning`; ``"error"`` refuses them
+        (:class:`~spcakit.core.errors.InvalidDataError` listing at most five); ``None`` (the default): the policy
+        around the call (:func:`~spcakit.inputs.names.duplicate_names_policy`), ``"rename"`` unless set.
     """
 
     covariance: bool = False
@@ -87,12 +93,15 @@ class InputOptions:
     drop: Any = None
     sample_weight: Any = None
     missing: str = "auto"
+    duplicate_names: str | None = None
 
     def checked(self) -> InputOptions:
         """The options with ``standardize`` and ``missing`` checked (a :class:`~spcakit.core.errors.InvalidParameterError`
         naming the one that is wrong), ``standardize`` a plain ``bool``."""
         if not isinstance(self.standardize, (bool, np.bool_)):
             raise InvalidParameterError(f"standardize must be True or False; got {self.standardize!r}")
+        if self.duplicate_names is not None:
+            check_duplicate_names(self.duplicate_names)
         return attrs.evolve(self, standardize=bool(self.standardize), missing=check_missing(self.missing))
 
 
@@ -123,6 +132,13 @@ def open_input(data: Any, options: InputOptions, *, rows: bool = False, missing_
     (:attr:`OpenedInput.covariance_source`) instead of reading it.
     """
     options = options.checked()
+    if options.duplicate_names is None:  # the policy around the call
+        return _open_input(data, options, rows=rows, missing_options=missing_options)
+    with duplicate_names_policy(options.duplicate_names):
+        return _open_input(data, options, rows=rows, missing_options=missing_options)
+
+
+def _open_input(data: Any, options: InputOptions, *, rows: bool, missing_options: str | None) -> OpenedInput:
     if rows:
         return _open_rows(data, options, missing_options)
     source, covariance, feature_names = "", options.covariance, options.feature_names

@@ -149,6 +149,7 @@ def fit(
     sample_weight: Any = None,
     missing: str = "auto",
     order: str = "variance",
+    duplicate_names: str | None = None,
     registry: Registry | None = None,
     **params: Any,
 ) -> Result:
@@ -179,10 +180,11 @@ def fit(
         method's; a refiner's report is stored in the metrics as ``"refiner_" + name``).
     seed
         Seed of the random generator given to the parts (``None``: drawn, then recorded as ``Result.seed``).
-    covariance, center, standardize, feature_names, columns, drop, sample_weight, missing
+    covariance, center, standardize, feature_names, columns, drop, sample_weight, missing, duplicate_names
         How the data are read, as every entry point reads them: see :class:`~spcakit.inputs.options.InputOptions`
         (a covariance input, centring, the correlation scale, names, the columns kept, observation weights,
-        and missing values, imputed by EM by default).
+        missing values, imputed by EM by default, and repeated names: ``duplicate_names="rename"`` (the default)
+        makes them unique, ``"error"`` refuses them).
     on_step
         Called after every update step as ``on_step(component, n_components, iteration)``: for progress bars and
         logging (:data:`spcakit.core.protocols.StepCallback`; long searches also report through
@@ -229,7 +231,8 @@ def fit(
     >>> result.components(digits=3)[0]                                 # doctest: +SKIP
     """
     inputs = InputOptions(covariance=covariance, center=center, standardize=standardize, feature_names=feature_names,
-                          columns=columns, drop=drop, sample_weight=sample_weight, missing=missing)  # fmt: skip
+                          columns=columns, drop=drop, sample_weight=sample_weight, missing=missing,
+                          duplicate_names=duplicate_names)  # fmt: skip
     r = count_of_components(r, n_components)
     check_arguments(feature_names=feature_names, columns=columns, drop=drop, on_step=on_step, center=center,
                     standardize=standardize, covariance=covariance, r=r, registry=registry)  # fmt: skip

@@ -87,3 +87,21 @@ def test_a_warning_is_printed_once_on_the_command_line(cli, tmp_path):
     ran = cli.main("run", "--data", str(path), "-r", "1", "-k", "1")
     assert ran.code == 0, ran.output
     assert ran.output.count("1 column(s) are constant") == 1 and "warning:" in ran.err
+
+
+def test_a_strict_policy_refuses_repeated_names_naming_a_few(tmp_path, cli):
+    x = np.random.default_rng(0).standard_normal((20, 12))
+    names = [f"g{j % 5}" for j in range(12)]  # five names, each repeated
+    with pytest.raises(spcakit.InvalidDataError, match=r"5 variable name\(s\) are repeated \('g0', 'g1', 'g2', 'g3', 'g4'; 7 later"):
+        spcakit.fit(x, "tpower", r=1, k=2, feature_names=names, duplicate_names="error")
+    with pytest.warns(spcakit.DuplicateNamesWarning):
+        renamed = spcakit.fit(x, "tpower", r=1, k=2, feature_names=names)
+    assert len(set(renamed.feature_names)) == 12
+    with pytest.raises(spcakit.InvalidParameterError, match="duplicate_names must be 'rename'"):
+        spcakit.fit(x, "tpower", r=1, k=2, duplicate_names="strict")
+    path = tmp_path / "dup.csv"
+    path.write_text("a,b,a,c\n" + "\n".join(",".join(f"{v:.4f}" for v in row) for row in x[:, :4]) + "\n")
+    refused = cli.main("run", "spcart", "-d", str(path), "-r", "1", "--duplicate-names", "error")
+    assert refused.code == 2 and "--duplicate-names error" in refused.err and "'a'" in refused.err
+    assert refused.out == ""
+    assert cli.main("run", "spcart", "-d", str(path), "-r", "1").code == 0

@@ -199,6 +199,25 @@ def _loadings_and_names(
     return matrix, names, components, title
 
 
+def _table_axes(mpl: Any, ax: Axes, components: Sequence[str], names: Sequence[str]) -> None:
+    """The axes of a heat-map read as a table: one column per component (labelled on top), one row per variable, the
+    first at the top, named while there are at most :data:`MAX_NAMED_ROWS` of them."""
+    r, p = len(components), len(names)
+    ax.set_xlim(-0.5, r - 0.5)
+    ax.set_ylim(p - 0.5, -0.5)  # the first variable at the top, as in a table
+    ax.set_xticks(range(r), labels=components)
+    if p <= MAX_NAMED_ROWS:
+        ax.set_yticks(range(p), labels=names)
+    else:
+        ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=MAX_NAMED_ROWS // 2, integer=True))
+        ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(
+            lambda v, _pos: names[int(v)] if float(v).is_integer() and 0 <= v < p else ""))
+    ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
+    ax.set_xlabel("component")
+    ax.xaxis.set_label_position("top")
+    ax.set_ylabel("variable")
+
+
 def plot_loadings(
     result_or_loadings: Any,
     feature_names: Sequence[str] | None = None,
@@ -277,19 +296,7 @@ def plot_loadings(
             cmap=colormap, norm=norm, edgecolors="0.85" if p * r <= 4 * MAX_ANNOTATED_CELLS else "face", linewidth=0.5,
         )
         ax.set_facecolor("white")
-        ax.set_xlim(-0.5, r - 0.5)
-        ax.set_ylim(p - 0.5, -0.5)  # the first variable at the top, as in a table
-        ax.set_xticks(range(r), labels=components)
-        if p <= MAX_NAMED_ROWS:
-            ax.set_yticks(range(p), labels=names)
-        else:
-            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=MAX_NAMED_ROWS // 2, integer=True))
-            ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(
-                lambda v, _pos: names[int(v)] if float(v).is_integer() and 0 <= v < p else ""))
-        ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
-        ax.set_xlabel("component")
-        ax.xaxis.set_label_position("top")
-        ax.set_ylabel("variable")
+        _table_axes(mpl, ax, components, names)
         if annotate if annotate is not None else p * r <= MAX_ANNOTATED_CELLS:
             for (i, j), value in np.ndenumerate(matrix):
                 if value != 0:
@@ -788,19 +795,7 @@ def plot_stability(stability: Any, *, top: int = 30, ax: Axes | None = None, fig
     with _rc(mpl):
         mesh = ax.pcolormesh(np.arange(r + 1) - 0.5, np.arange(count + 1) - 0.5, shown, cmap=mpl.colormaps["Blues"],
                              norm=mpl.colors.Normalize(vmin=0.0, vmax=1.0), edgecolors="0.85", linewidth=0.5)  # fmt: skip
-        ax.set_xlim(-0.5, r - 0.5)
-        ax.set_ylim(count - 0.5, -0.5)  # the first variable at the top, as in a table
-        ax.set_xticks(range(r), labels=components)
-        if count <= MAX_NAMED_ROWS:
-            ax.set_yticks(range(count), labels=labels)
-        else:
-            ax.yaxis.set_major_locator(mpl.ticker.MaxNLocator(nbins=MAX_NAMED_ROWS // 2, integer=True))
-            ax.yaxis.set_major_formatter(mpl.ticker.FuncFormatter(
-                lambda v, _pos: labels[int(v)] if float(v).is_integer() and 0 <= v < count else ""))
-        ax.tick_params(axis="x", top=True, labeltop=True, bottom=False, labelbottom=False)
-        ax.set_xlabel("component")
-        ax.xaxis.set_label_position("top")
-        ax.set_ylabel("variable")
+        _table_axes(mpl, ax, components, labels)
         marked = np.argwhere(stable)
         if count * r <= MAX_ANNOTATED_CELLS:
             for i, j in marked:

@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -334,10 +335,22 @@ def warnings_on_stderr() -> Iterator[None]:
                 show(message, category, filename, lineno, file, line)
             elif str(message) not in shown:
                 shown.add(str(message))
-                typer.echo(f"warning: {message}", err=True)
+                typer.echo(f"warning: {command_line_advice(str(message))}", err=True)
 
         warnings.showwarning = on_stderr
         yield
+
+
+#: The Python API's advice in a warning, and the options that say the same on the command line.
+PYTHON_ADVICE = ((re.compile(r"\bpass missing='(\w+)'"), r"give --missing \1"), (re.compile(r"\bmissing='(\w+)'"), r"--missing \1"))
+
+
+def command_line_advice(message: str) -> str:
+    """``message`` with the Python API's advice (``pass missing='em'``) said as the command line's (``give --missing
+    em``): a warning the library issues names its keyword, the command line its option."""
+    for pattern, replacement in PYTHON_ADVICE:
+        message = pattern.sub(replacement, message)
+    return message
 
 
 def on_cluster(scheduler: str | None, matrix: Any, source: str) -> Any:

@@ -65,3 +65,14 @@ def test_path_takes_missing(cli) -> None:
     result = cli.invoke("path", "tpower", "--data", "builtin:pitprops", "-k", "1:2", "--missing", "em")
     assert result.exit_code == 0, result.output
     assert "missing:" not in result.stdout
+
+
+def test_command_line_warnings_give_command_line_advice(cli, tmp_path):
+    """The imputation's warning names the Python keyword (missing='em'); on the command line it names the option."""
+    path = tmp_path / "gap.csv"
+    rows = ["a,b,c"] + [f"{i},{(i * 7) % 5},{(i * 3) % 4}" for i in range(1, 9)]
+    rows[3] = "3,,1"
+    path.write_text("\n".join(rows) + "\n")
+    ran = cli.main("run", "spcart", "-d", str(path), "-r", "1")
+    assert ran.code == 0, ran.err
+    assert "give --missing em" in ran.err and "--missing error" in ran.err and "missing='" not in ran.err

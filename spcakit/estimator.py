@@ -111,8 +111,9 @@ def _resolve_method(method: Any, truncator: str | None, deflator: str | None, re
     return configure(spec, truncator=truncator, deflator=deflator, registry=registry)
 
 
-#: The prefix of the scores' column names (``spca0``, ``spca1``, ...; :meth:`SparsePCA.get_feature_names_out`).
-OUTPUT_PREFIX = "spca"
+#: The prefix of the scores' column names (``PC1``, ``PC2``, ...; :meth:`SparsePCA.get_feature_names_out`): the
+#: names of the loadings' columns (:attr:`spcakit.Result.component_names`) and of ``spcakit transform``'s header.
+OUTPUT_PREFIX = "PC"
 
 #: The metrics the estimator reads, the ones its attributes expose: ``result_.metrics`` holds these;
 #: :func:`spcakit.analysis.metrics.compute_metrics` gives any other afterwards.
@@ -746,14 +747,15 @@ class SparsePCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         return tags
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """The names of the scores' columns: ``spca0``, ``spca1``, ...
+        """The names of the scores' columns: ``PC1``, ``PC2``, ..., those of the loadings
+        (:attr:`~spcakit.workflows.results.Result.component_names`).
 
         ``input_features`` are checked against ``feature_names_in_`` as scikit-learn
         checks them, and otherwise not used (each score mixes its component's variables).
         """
         check_is_fitted(self, "_n_features_out")
         _check_feature_names_in(self, input_features, generate_names=False)
-        return np.asarray([f"{OUTPUT_PREFIX}{i}" for i in range(self._n_features_out)], dtype=object)
+        return np.asarray([f"{OUTPUT_PREFIX}{i + 1}" for i in range(self._n_features_out)], dtype=object)
 
     def transform(self, X: Any) -> np.ndarray:
         """Scores of ``X``: least-squares regression of the centred (scaled) rows on the loadings (see Notes); a

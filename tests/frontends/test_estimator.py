@@ -203,7 +203,7 @@ def test_feature_names_out_and_pandas_output(cancer):
     model = SparsePCA(n_components=3, method="tpower", k=4, standardize=True).set_output(transform="pandas")
     scores = model.fit_transform(cancer)
     # scikit-learn's convention (ClassNamePrefixFeaturesOutMixin): lower-case class name + index
-    assert list(scores.columns) == ["spca0", "spca1", "spca2"]
+    assert list(scores.columns) == ["PC1", "PC2", "PC3"]
     assert list(model.get_feature_names_out()) == list(scores.columns)
     assert scores.index.equals(cancer.index)
     np.testing.assert_allclose(scores.to_numpy(), model.set_output(transform="default").transform(cancer), rtol=1e-15)

@@ -187,7 +187,7 @@ def test_sparse_dataframe_keeps_its_names_without_densifying(dtype):
     np.testing.assert_array_equal(
         fitted.components_, expected.components_.astype(dtype)
     )
-    assert list(fitted.get_feature_names_out()) == ["spca0", "spca1"]
+    assert list(fitted.get_feature_names_out()) == ["PC1", "PC2"]
     frame = fitted.result_.loadings_frame()
     assert list(frame.index) == list(df.columns)
     assert set(frame.index[frame["PC1"] != 0]) == {"gene00", "gene01", "gene02"}

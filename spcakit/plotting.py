@@ -411,7 +411,11 @@ def plot_variance(
             ax.set_ylabel("additional variance")
         container = ax.bar(range(r), bars, color="C0", label="additional variance")
         if r <= 20:
-            ax.bar_label(container, fmt="%.1f" if running is not None else "%.3g", fontsize="x-small", padding=2)
+            fmt = "%.1f" if running is not None else "%.3g"
+            if cumulative and running is not None:  # inside the bars: the line's first marker sits on the first bar's top
+                ax.bar_label(container, fmt=fmt, fontsize="x-small", label_type="center", color="white")
+            else:
+                ax.bar_label(container, fmt=fmt, fontsize="x-small", padding=2)
         if cumulative and running is not None:
             ax.plot(range(r), 100.0 * running, color="C3", marker="o", label="cumulative (CPEV)")
             ax.set_ylim(0, max(100.0 * float(running.max()), float(bars.max())) * 1.12)

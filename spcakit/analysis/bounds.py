@@ -398,9 +398,13 @@ def spectrum_lower_bounds(op: CovarianceOperator, diagonal: np.ndarray, c_basis:
     values, vectors = np.linalg.eigh(m)
     yield float(values[-1])
     u = c_basis @ vectors[:, -1]
-    norm = float(u @ u)
-    if norm > 0:
-        yield float(u @ np.asarray(op.matmat(u), dtype=float).reshape(-1)) / norm
+    largest = float(np.max(np.abs(u), initial=0.0))
+    if largest > 0 and np.isfinite(largest):
+        u = u / largest  # the quotient does not depend on u's length: near the largest covariances u.u would overflow
+        with np.errstate(over="ignore", invalid="ignore"):
+            quotient = float(u @ np.asarray(op.matmat(u), dtype=float).reshape(-1)) / float(u @ u)
+        if np.isfinite(quotient):  # a bound that overflows is no bound: the cheaper ones above stand
+            yield quotient
 
 
 def _spanned(span: LoadingSpan) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -472,8 +472,11 @@ def test_the_limit_is_the_sum_of_squares_and_values_just_below_it_work():
     x = np.random.default_rng(0).standard_normal((40, 5))
     x /= np.linalg.norm(x - x.mean(axis=0))  # centred sum of squares 1
     below = x * math.sqrt(GRAM_LIMIT) * 0.99
-    result, unit = spcakit.fit(below, "spcart", r=2), spcakit.fit(x, "spcart", r=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no metric left out (MetricWarning), no NumPy overflow
+        result, unit = spcakit.fit(below, "spcart", r=2), spcakit.fit(x, "spcart", r=2)
     assert all(np.all(np.isfinite(value)) for value in result.metrics.values())
+    assert result.metrics["gap"] == pytest.approx(unit.metrics["gap"], rel=1e-6, abs=1e-12)  # the bound, at any scale
     np.testing.assert_allclose(result.loadings, unit.loadings, atol=1e-10)  # loadings do not depend on the scale
     assert result.metrics["cpev"] == pytest.approx(unit.metrics["cpev"], rel=1e-10)
     assert result.metrics["ev"] == pytest.approx(unit.metrics["ev"] * 0.99**2 * GRAM_LIMIT, rel=1e-10)

@@ -417,6 +417,17 @@ def read_data_option(
     return dataset, matrix, is_cov, kept, dropped
 
 
+def method_or_default(method: str | None) -> str:
+    """``method``, or the default method when none was named (``run``, ``stability``), checked by :func:`check_method`."""
+    if method is None:
+        default = get_registry().default_method()
+        if default is None:
+            fail("no method named and no plugin declares a default method; name one (see `spcakit methods`)")
+        method = default.name
+    check_method(method)
+    return method
+
+
 def check_method(method: str) -> None:
     """Refuse (exit 2) a method name that no plugin registered, listing those that are."""
     registry = get_registry()

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from spcakit.cli.common import app, check_method, fail, run_and_report, warn_plugin_failures
+from spcakit.cli.common import app, fail, method_or_default, run_and_report, warn_plugin_failures
 from spcakit.cli.options import (
     BadInput,
     ColumnsOpt,
@@ -63,13 +63,7 @@ def run(
     options: FitOptions,
 ) -> None:
     """Run METHOD on a data set and print its loadings and metrics."""
-    if method is None:
-        default = get_registry().default_method()
-        if default is None:
-            fail("no method named and no plugin declares a default method; name one (see `spcakit methods`)")
-            return
-        method = default.name
-    check_method(method)
+    method = method_or_default(method)
     run_and_report(method, options, k=k, lam=lam, as_json=as_json, out=out, save_model=save_model,
                    target_sparsity=target_sparsity, target_cpev=target_cpev,
                    time_limit=time_limit, metrics=metrics, top=top, duplicate_names=duplicate_names)  # fmt: skip

@@ -16,7 +16,7 @@ from spcakit import plotting
 from spcakit.cli.common import (
     Progress,
     app,
-    check_method,
+    method_or_default,
     check_out,
     fail,
     read_data_option,
@@ -26,7 +26,6 @@ from spcakit.cli.common import (
 from spcakit.cli.levels import check_plot
 from spcakit.cli.options import BadInput, FitOptions, ROpt, fit_options, parse_params
 from spcakit.core.errors import SpcakitError
-from spcakit.core.plugins import get_registry
 from spcakit.inputs.clusters import connected
 from spcakit.output.json_values import json_value
 from spcakit.workflows.paths.grids import AUTO, parse_k_levels
@@ -184,13 +183,7 @@ def stability_command(
     the resamples, with Meinshausen & Bühlmann's bound on the expected number of false selections. With a grid
     of k, k is chosen by the size of the stable support.
     """
-    if method is None:
-        default = get_registry().default_method()
-        if default is None:
-            fail("no method named and no plugin declares a default method; name one (see `spcakit methods`)")
-            return
-        method = default.name
-    check_method(method)
+    method = method_or_default(method)
     try:
         if not options.data:
             raise BadInput("--data is required: a data matrix whose rows (samples) are resampled, e.g. --data "

@@ -366,8 +366,8 @@ def test_with_scanpy_normalisation_hvg_and_embedding_plot(tmp_path):
 @pytest.mark.slow
 def test_the_single_cell_pages_steps_run_at_twenty_thousand_cells(tmp_path):
     """docs/single-cell.md's path at 20 000 cells: normalise, log1p, highly variable genes, sparse_pca, scanpy's
-    neighbours on the sparse scores (exact, transformer="sklearn", as the page says: scanpy 1.11's approximate path
-    fails there with newer SciPy sparse arrays), and the embedding plot."""
+    default neighbours on the sparse scores (pynndescent's approximate ones at this size: the scanpy extra keeps
+    pynndescent below 0.7, whose sparse-array graph scanpy 1.11 cannot read), and the embedding plot."""
     sc = pytest.importorskip("scanpy")
     pytest.importorskip("matplotlib")
     import matplotlib
@@ -382,7 +382,7 @@ def test_the_single_cell_pages_steps_run_at_twenty_thousand_cells(tmp_path):
     sa.sparse_pca(adata, n_components=6, k=30)
     assert adata.obsm["X_spca"].shape == (20000, 6)
     assert np.all(recovery(adata) >= 0.9)
-    sc.pp.neighbors(adata, use_rep="X_spca", transformer="sklearn")
+    sc.pp.neighbors(adata, use_rep="X_spca")
     assert adata.obsp["connectivities"].shape == (20000, 20000) and adata.obsp["connectivities"].nnz > 0
     figure = sc.pl.embedding(adata, basis="X_spca", color="program", components=["1,2", "3,4", "5,6"],
                              return_fig=True, show=False)  # fmt: skip

@@ -82,21 +82,30 @@ def _unit(p: int, index: int) -> np.ndarray:
     return e
 
 
-def _better(value: float, incumbent: float) -> bool:
-    """Strictly better by more than rounding (ties keep the earlier, smaller-index candidate)."""
+def _value_scale(problem: Problem) -> float:
+    """The scale of the values compared (variances of ``C``): its largest diagonal entry, 1 where there is none. The
+    tolerances below are relative to it, so that a choice is the same for ``C`` and ``C`` times any positive
+    factor (the data at 1e-6 once chose another support: a tolerance of 1e-12 absolute)."""
+    largest = float(np.max(np.abs(np.asarray(problem.covariance.diagonal(), dtype=float)), initial=0.0))
+    return largest if np.isfinite(largest) and largest > 0 else 1.0
+
+
+def _better(value: float, incumbent: float, *, scale: float) -> bool:
+    """Strictly better by more than rounding, ``1e-12`` of the larger of ``|incumbent|`` and ``scale`` (ties keep the
+    earlier, smaller-index candidate)."""
     if not np.isfinite(incumbent):
         return True
-    return value > incumbent + 1e-12 * max(1.0, abs(incumbent))
+    return value > incumbent + 1e-12 * max(scale, abs(incumbent))
 
 
-def _near_best(values: np.ndarray) -> np.ndarray:
+def _near_best(values: np.ndarray, *, scale: float) -> np.ndarray:
     """Indices of the values within :func:`_better`'s tolerance of the largest (``2e-12`` relative; the winner
     of a scan lies among them)."""
     top = float(values.max())
-    return np.flatnonzero(values >= top - 2e-12 * max(1.0, abs(top)))
+    return np.flatnonzero(values >= top - 2e-12 * max(scale, abs(top)))
 
 
-def _scan_best(values: np.ndarray, incumbent: float = -np.inf) -> tuple[int, float]:
+def _scan_best(values: np.ndarray, incumbent: float = -np.inf, *, scale: float) -> tuple[int, float]:
     """The candidate a scan of ``values`` in order keeps under :func:`_better`, and its value.
 
     The incumbent changes only when a later value beats it by more than
@@ -108,14 +117,14 @@ def _scan_best(values: np.ndarray, incumbent: float = -np.inf) -> tuple[int, flo
     if n and not np.isfinite(incumbent):
         # the winner lies within 1e-12 (relative) of the maximum: a maximum alone there wins
         top = float(values.max())
-        near = _near_best(values)
+        near = _near_best(values, scale=scale)
         if near.size == 1:
             return int(near[0]), top
     while start < n:
         if not np.isfinite(incumbent):
             best, incumbent, start = start, float(values[start]), start + 1
             continue
-        later = np.flatnonzero(values[start:] > incumbent + 1e-12 * max(1.0, abs(incumbent)))
+        later = np.flatnonzero(values[start:] > incumbent + 1e-12 * max(scale, abs(incumbent)))
         if later.size == 0:
             break
         best = start + int(later[0])
@@ -263,7 +272,7 @@ class ExhaustiveSolver(Updater):
         a = _dense_covariance(problem)
         supports = list(itertools.combinations(range(p), k))
         values = np.array([_support_value(a, state, list(support))[0] for support in supports])
-        tied = _near_best(values)
+        tied = _near_best(values, scale=_value_scale(problem))
         chosen = int(tied[0])
         if tied.size > 1:  # equal values: the support weighing most in PC 1, whatever the order of the variables
             weights = ties.leading_magnitudes(problem.covariance)
@@ -396,7 +405,8 @@ class GreedySolver(Updater):
             units = np.zeros((p, block.size))
             units[block, np.arange(block.size)] = 1.0
             rows = problem.covariance.matmat(units).T  # A_{i,:} for i in the block
-            position, value = _scan_best(_pair_values(rows, block, diag_a, diag_b, q).ravel(), incumbent)
+            position, value = _scan_best(_pair_values(rows, block, diag_a, diag_b, q).ravel(), incumbent,
+                                         scale=_value_scale(problem))  # fmt: skip
             if position >= 0:
                 best, incumbent = [int(block[position // p]), int(position % p)], value
         return best
@@ -421,7 +431,7 @@ class GreedySolver(Updater):
         best: tuple[float, list[int], np.ndarray] = (-np.inf, [], np.zeros(0))
         for first in tied:  # "each-tied": a forward pass from every tied variable, the best kept
             grown = self._grow(problem, carry, [int(first)], k, diag_a, diag_b)
-            if _better(grown[0], best[0]):
+            if _better(grown[0], best[0], scale=_value_scale(problem)):
                 best = grown
         return best
 
@@ -488,8 +498,9 @@ class GreedySolver(Updater):
     def _pick(self, problem: Problem, carry: Carry, values: np.ndarray, support_of: Callable[[int], np.ndarray]) -> int:
         """The candidate a step keeps: the scan's winner (:func:`_scan_best`), or, when several tie on the value
         and :meth:`_ties_by_values`, the one whose support (``support_of(position)``) gives the outermost loading."""
-        position, _ = _scan_best(values)
-        near = _near_best(values)
+        scale = _value_scale(problem)
+        position, _ = _scan_best(values, scale=scale)
+        near = _near_best(values, scale=scale)
         if near.size > 1 and self._ties_by_values(carry):
             position = int(near[_outermost(problem, carry, [support_of(int(i)) for i in near])])
         return position
@@ -499,7 +510,8 @@ class GreedySolver(Updater):
         value, support, y = self._forward(problem, state, k)
         if self.backward:
             back_value, back_support, back_y = self._backward(problem, state, k)
-            tied = not _better(back_value, value) and not _better(value, back_value)
+            scale = _value_scale(problem)
+            tied = not _better(back_value, value, scale=scale) and not _better(value, back_value, scale=scale)
             if tied and self._ties_by_values(state):
                 back_wins = _outermost(problem, state, [np.sort(support), np.sort(back_support)]) == 1
             else:

@@ -74,6 +74,7 @@ from spcakit.analysis.metrics import (
     shared_span,
 )
 from spcakit.core.protocols import Metric
+from spcakit.inputs.problem import SCALE_RANGE
 from spcakit.numerics.operators import CovarianceOperator, densify
 from spcakit.numerics.thresholding import threshold_search
 
@@ -408,12 +409,16 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
         return None
     explicit = covariance.explicit()
     a = explicit if explicit is not None else densify(covariance)
+    # the search squares entries: outside SCALE_RANGE it runs on A / 2^e (exact: a power of two), its bound times 2^e
+    largest = float(np.max(np.abs(np.diagonal(a)), initial=0.0))
+    exponent = 0 if largest == 0 or SCALE_RANGE[0] <= largest <= SCALE_RANGE[1] else int(np.frexp(largest)[1])
+    a = np.ldexp(a, -exponent) if exponent else a
     if relaxation == "certify":
         found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False)
     else:
         nodes = max(1, min(SEARCH_NODES, SEARCH_WORK // (p * p)))  # a few milliseconds: no progress line of its own
         found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, node_limit=nodes, task=None)
-    return float(found.bound)
+    return float(np.ldexp(found.bound, exponent))
 
 
 @attrs.define

@@ -50,6 +50,29 @@ def test_data_at_1e100_give_the_loadings_of_the_data_at_1(method):
     np.testing.assert_allclose(scaled.loadings, base.loadings, atol=1e-9)
 
 
+@pytest.mark.parametrize("scale", [1e280, 1e-280, 1e120])
+def test_the_certificate_of_a_covariance_at_an_extreme_scale_is_its_certificate_at_1(scale):
+    # the default bound's search squares entries: at 1e280 it overflowed and `bound`/`gap` were left out
+    c = np.cov(_data(), rowvar=False)
+    base = spcakit.fit(c, "spcart", r=2, k=3, covariance=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # RuntimeWarning, and the MetricWarning of a metric left out
+        scaled = spcakit.fit(c * scale, "spcart", r=2, k=3, covariance=True)
+    np.testing.assert_allclose(scaled.metrics["gap"], base.metrics["gap"], rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(scaled.metrics["bound"]) / scale, base.metrics["bound"], rtol=1e-9)
+
+
+@pytest.mark.parametrize("exponent", [-6, -3, 3, 6])
+def test_greedy_keeps_its_support_for_data_at_any_scale(exponent):
+    # its tie tolerance was 1e-12 absolute below 1: at 1e-6 (variances near 1e-11) it chose another support
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((30, 6)) @ np.diag([3.0, 2.5, 2.0, 1.5, 1.0, 0.5])
+    base = spcakit.fit(x, "greedy", r=1, k=3, metrics=["cpev"])
+    scaled = spcakit.fit(x * 10.0**exponent, "greedy", r=1, k=3, metrics=["cpev"])
+    np.testing.assert_array_equal(scaled.loadings != 0, base.loadings != 0)
+    np.testing.assert_allclose(scaled.loadings, base.loadings, atol=1e-9)
+
+
 def test_data_too_small_for_a_covariance_are_called_too_small():
     x = _data(2)
     with warnings.catch_warnings():

@@ -46,7 +46,7 @@ GRAY_ZONE = (1e-13, 1e-7)
 
 # -- literal references ----------------------------------------------------------------------------
 def better(value: float, incumbent: float) -> bool:
-    """The documented rule: beat the incumbent by more than 1e-12 (relative, at least absolute)."""
+    """The documented rule: beat the incumbent by more than 1e-12 of the larger of it and the scale (1 here)."""
     return not np.isfinite(incumbent) or value > incumbent + 1e-12 * max(1.0, abs(incumbent))
 
 
@@ -206,7 +206,7 @@ def test_bordered_top_is_the_top_eigenvalue_of_the_bordered_matrix(values, data)
     # pruned: the same winner, and every value a lower bound
     pruned = bordered_top(values, c, delta, prune=True)
     assert np.all(pruned <= got + 1e-12 * max(1.0, np.abs(got).max()))
-    assert _scan_best(pruned)[0] == _scan_best(got)[0]
+    assert _scan_best(pruned, scale=1.0)[0] == _scan_best(got, scale=1.0)[0]
 
 
 @SETTINGS
@@ -439,7 +439,7 @@ def test_scan_best_is_the_literal_sequential_rule():
         for i, v in enumerate(values):
             if better(v, incumbent):
                 best, incumbent = i, v
-        assert _scan_best(values) == (best, incumbent)
+        assert _scan_best(values, scale=1.0) == (best, incumbent)
 
 
 def test_start_must_be_a_known_rule():

@@ -152,6 +152,19 @@ def refuse_beyond_rank(r: int, values: np.ndarray, rows: int | None, p: int) -> 
 INTERRUPTIBLE_ORDER = 1000
 
 
+#: Elementwise work on a whole ``p x p`` array (a partition, a sort) goes in blocks of at most this many entries: one
+#: NumPy call holds Ctrl-C until it returns, and at p = 7129 a partition of every column took seconds.
+INTERRUPTIBLE_ENTRIES = 1 << 20
+
+
+def column_blocks(shape: tuple[int, int]) -> list[slice]:
+    """Column slices of an array of ``shape`` with at most :data:`INTERRUPTIBLE_ENTRIES` entries each (one column at
+    least): Python checks for Ctrl-C between the NumPy calls on them."""
+    rows, columns = shape
+    width = max(1, INTERRUPTIBLE_ENTRIES // max(rows, 1))
+    return [slice(start, min(start + width, columns)) for start in range(0, columns, width)] or [slice(0, 0)]
+
+
 def interruptible_eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`numpy.linalg.eigh` of ``a`` through :func:`interruptible`."""
     return interruptible(lambda: np.linalg.eigh(a), a.shape[0])  # type: ignore[no-any-return]

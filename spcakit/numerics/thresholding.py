@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import interruptible, leading_subset
+from spcakit.numerics.linalg import column_blocks, interruptible, leading_subset
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
            "ThresholdedSpectrum", "completed", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
@@ -39,10 +39,15 @@ def support_capacities(squares: np.ndarray, fixed: np.ndarray, need: int) -> np.
     :math:`(u^\top x)^2 \le \|u_S\|^2` for a unit :math:`x` on :math:`S`, and this is the most :math:`\|u_S\|^2`
     can be when :math:`S` holds the fixed rows and ``need`` others."""
     capacity = squares[fixed].sum(axis=0)
-    free = squares[~fixed]
-    take = min(max(need, 0), free.shape[0])
+    free_rows = np.flatnonzero(~fixed)
+    take = min(max(need, 0), free_rows.size)
     if take:
-        capacity = capacity + np.partition(free, free.shape[0] - take, axis=0)[free.shape[0] - take :].sum(axis=0)
+        cut = free_rows.size - take
+        largest = np.empty_like(capacity)
+        for block in column_blocks((free_rows.size, squares.shape[1])):  # Ctrl-C between blocks
+            free = squares[free_rows, block]
+            largest[block] = np.partition(free, cut, axis=0)[cut:].sum(axis=0)
+        capacity = capacity + largest
     return capacity
 
 

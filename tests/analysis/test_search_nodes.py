@@ -240,3 +240,23 @@ def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables
     # the same bound as with every row's prefix long enough
     monkeypatch.setattr(nodes, "NEAR_SLACK", 64)
     assert SearchProblem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)
+
+
+def test_the_cheap_bounds_of_a_large_node_are_taken_in_blocks_of_rows_and_equal_them_whole(monkeypatch):
+    """Ctrl-C waits for one NumPy call: a node's Gershgorin sums partition its rows a block at a time (at p = 7129
+    one partition of every row held an interrupt for 17 s), and give the same bound as a single partition."""
+    from spcakit.numerics import linalg
+
+    rng = np.random.default_rng(5)
+    g = rng.standard_normal((300, 40))
+    problem = SearchProblem(g @ g.T, 6, None)
+    included, allowed = np.zeros(300, dtype=bool), np.ones(300, dtype=bool)
+    included[[3, 17]] = True
+    allowed[[5, 90, 91]] = False
+    whole = problem.cheap_bounds(included, allowed)
+    sizes: list[int] = []
+    original = np.partition
+    monkeypatch.setattr(nodes.np, "partition", lambda a, *args, **kw: sizes.append(np.asarray(a).size) or original(a, *args, **kw))
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 4000)
+    assert problem.cheap_bounds(included, allowed) == pytest.approx(whole, rel=1e-14)
+    assert len(sizes) > 1 and max(sizes) <= 4000

@@ -52,3 +52,45 @@ def test_an_error_of_the_decomposition_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(linalg, "INTERRUPTIBLE_ORDER", 2)
     with pytest.raises(np.linalg.LinAlgError):
         linalg.interruptible_eigh(np.full((3, 3), np.nan))
+
+
+def _spy(monkeypatch, module, name):
+    """Record the number of entries each call of ``numpy.name`` gets, through ``module``'s ``np``."""
+    sizes: list[int] = []
+    original = getattr(np, name)
+
+    def spied(a, *args, **kwargs):
+        sizes.append(np.asarray(a).size)
+        return original(a, *args, **kwargs)
+
+    monkeypatch.setattr(module.np, name, spied)
+    return sizes
+
+
+def test_the_capacities_of_a_large_spectrum_are_partitioned_in_blocks_and_equal_the_whole(monkeypatch):
+    from spcakit.numerics import thresholding
+
+    rng = np.random.default_rng(3)
+    vectors = np.linalg.qr(rng.standard_normal((300, 300)))[0]
+    squares, fixed = vectors**2, np.zeros(300, dtype=bool)
+    fixed[[4, 50, 77]] = True
+    need = 9
+    whole = squares[fixed].sum(axis=0) + np.sort(squares[~fixed], axis=0)[-need:].sum(axis=0)
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 5000)
+    sizes = _spy(monkeypatch, thresholding, "partition")
+    np.testing.assert_allclose(thresholding.support_capacities(squares, fixed, need), whole, rtol=1e-13)
+    assert len(sizes) > 1 and max(sizes) <= 5000  # Ctrl-C is checked between the blocks
+
+
+def test_the_descending_prefix_of_a_large_matrix_is_taken_in_blocks_and_equals_a_full_sort(monkeypatch):
+    from spcakit.analysis.search import nodes
+
+    rng = np.random.default_rng(4)
+    matrix = np.abs(rng.standard_normal((300, 300)))
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 5000)
+    sizes = _spy(monkeypatch, nodes, "argpartition")
+    values, columns = nodes.descending_prefix(matrix, 12)
+    expected = np.argsort(-matrix, axis=1, kind="stable")[:, :12]
+    np.testing.assert_array_equal(columns, expected)  # distinct random entries: one order
+    np.testing.assert_array_equal(values, np.take_along_axis(matrix, expected, axis=1))
+    assert len(sizes) > 1 and max(sizes) <= 5000

@@ -20,7 +20,7 @@ import numpy as np
 
 from spcakit.analysis.bounds import spectrum_positive_semidefinite
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import generalized_top, interruptible_eigh
+from spcakit.numerics.linalg import column_blocks, generalized_top, interruptible_eigh
 from spcakit.numerics.thresholding import (
     spectral_knapsack,
     support_capacities,
@@ -412,19 +412,21 @@ class SearchProblem:
         free_index = np.flatnonzero(free)
         diag_bound = float(self.diagonal[included].sum() + np.sort(self.diagonal[free_index])[::-1][: k - fixed].sum()) if self.psd else np.inf
         rows = np.flatnonzero(allowed)
-        fixed_part = self.abs[np.ix_(rows, np.flatnonzero(included))].sum(axis=1)  # sum over I (the diagonal is 0)
-        block = self.abs[np.ix_(rows, free_index)]
+        fixed_index = np.flatnonzero(included)
         # each row may take k - |I| free partners when it is in I itself, k - |I| - 1 when it is a free variable:
         # the sum of its t largest entries (t = k - |I|, a partition), less the t-th largest for the free rows
-        width = block.shape[1]
+        width = free_index.size
         most = min(max(k - fixed, 0), width)
-        if most:
-            largest = np.partition(block, width - most, axis=1)[:, width - most :]
-            free_part = largest.sum(axis=1)
-            fewer = ~included[rows] if k - fixed - 1 < width else np.zeros(rows.size, dtype=bool)
-            free_part[fewer] -= largest[fewer].min(axis=1)
-        else:
-            free_part = np.zeros(rows.size)
+        fixed_part, free_part = np.zeros(rows.size), np.zeros(rows.size)
+        for part in column_blocks((max(width, 1), rows.size)):  # blocks of rows: Ctrl-C between them
+            these = rows[part]
+            fixed_part[part] = self.abs[np.ix_(these, fixed_index)].sum(axis=1)  # sum over I (the diagonal is 0)
+            if most:
+                largest = np.partition(self.abs[np.ix_(these, free_index)], width - most, axis=1)[:, width - most :]
+                sums = largest.sum(axis=1)
+                fewer = ~included[these] if k - fixed - 1 < width else np.zeros(these.size, dtype=bool)
+                sums[fewer] -= largest[fewer].min(axis=1)
+                free_part[part] = sums
         gershgorin = float(np.max(self.diagonal[rows] + fixed_part + free_part))
         # the whole matrix's eigenvectors restricted to U: a unit x on S within U has x'Ax = sum_i lambda_i (u_i'x)^2
         spectral = self.knapsack(self.values, self.squares[rows], included[rows])
@@ -433,11 +435,18 @@ class SearchProblem:
 
 def descending_prefix(matrix: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``width`` largest entries of the nonnegative ``matrix`` in descending order, and their columns."""
-    columns = np.argpartition(-matrix, width - 1, axis=1)[:, :width] if width < matrix.shape[1] else np.tile(
-        np.arange(matrix.shape[1]), (matrix.shape[0], 1))  # fmt: skip
-    values = np.take_along_axis(matrix, columns, axis=1)
-    order = np.argsort(-values, axis=1, kind="stable")
-    return np.take_along_axis(values, order, axis=1), np.take_along_axis(columns, order, axis=1)
+    rows, p = matrix.shape
+    width = min(width, p)
+    values, columns = np.empty((rows, width), dtype=matrix.dtype), np.empty((rows, width), dtype=np.intp)
+    for block in column_blocks((p, rows)):  # blocks of rows: Ctrl-C between them
+        part = matrix[block]
+        chosen = np.argpartition(-part, width - 1, axis=1)[:, :width] if width < p else np.tile(
+            np.arange(p), (part.shape[0], 1))  # fmt: skip
+        chosen_values = np.take_along_axis(part, chosen, axis=1)
+        order = np.argsort(-chosen_values, axis=1, kind="stable")
+        values[block] = np.take_along_axis(chosen_values, order, axis=1)
+        columns[block] = np.take_along_axis(chosen, order, axis=1)
+    return values, columns
 
 
 def largest_free(prefix: tuple[np.ndarray, np.ndarray], matrix: np.ndarray, rows: np.ndarray, free: np.ndarray,

@@ -30,21 +30,30 @@ def leading_subset(matrix: np.ndarray, count: int, *, vectors: bool = True, driv
     asked for (12 of 16 on a 150-variable equicorrelated block of correlation -1/149, none for the top one of 15),
     and asked for values alone it can raise instead (``LinAlgError: Internal Error`` on the same matrices); the full
     decomposition's last ``count`` are then taken. SciPy is imported here (0.3 s), for the callers' large
-    matrices alone.
+    matrices alone. Its ``evr`` driver (the default) is called without Python's lock
+    (:func:`spcakit.numerics.lapack.syevr_top`: the same routine and numbers), so that Ctrl-C reaches a caller that
+    runs it in :func:`interruptible`.
     """
     import scipy.linalg  # noqa: PLC0415 - 0.3 s and its own BLAS: only for the matrices that need a subset
 
+    from spcakit.numerics import lapack  # noqa: PLC0415
+
     n = matrix.shape[0]
-    options: dict[str, Any] = {"subset_by_index": [n - count, n - 1]}
-    if driver is not None:
-        options["driver"] = driver
-    try:
-        subset = scipy.linalg.eigh(matrix, eigvals_only=not vectors, **options)
-    except np.linalg.LinAlgError:  # the values-only driver raises "Internal Error" where the other returns fewer
-        subset = None
-    values = subset if subset is None or not vectors else subset[0]
-    if values is not None and values.shape[0] == count:
-        return subset
+    if driver in (None, "evr") and lapack.available() and np.isfinite(matrix).all():
+        found = lapack.syevr_top(matrix, count, vectors=vectors)
+        if found is not None:
+            return found if vectors else found[0]
+    else:
+        options: dict[str, Any] = {"subset_by_index": [n - count, n - 1]}
+        if driver is not None:
+            options["driver"] = driver
+        try:
+            subset = scipy.linalg.eigh(matrix, eigvals_only=not vectors, **options)
+        except np.linalg.LinAlgError:  # the values-only driver raises "Internal Error" where the other returns fewer
+            subset = None
+        values = subset if subset is None or not vectors else subset[0]
+        if values is not None and values.shape[0] == count:
+            return subset
     if not vectors:
         return scipy.linalg.eigvalsh(matrix)[n - count :]
     values, found = scipy.linalg.eigh(matrix)

@@ -31,6 +31,7 @@ from spcakit.plugin_api import (
     Updater,
     boolean,
     branch_and_bound,
+    low_rank_spectrum,
     check_cardinality,
     constraint_matmat,
     default_support,
@@ -101,7 +102,9 @@ class BranchAndBound(Updater):
             starts = [] if default is None else [default]
         if share is not None:
             share = max(0.0, share - (time.perf_counter() - begun))  # the default's run counts
-        found = branch_and_bound(a, k, constraint=constraint, time_limit=share, node_limit=self.node_limit, starts=starts)
+        spectrum = low_rank_spectrum(problem.covariance) if constraint is None or not constraint.shape[1] else None
+        found = branch_and_bound(a, k, constraint=constraint, time_limit=share, node_limit=self.node_limit, starts=starts,
+                                 spectrum=spectrum)  # fmt: skip
         return found.vector[:, None], found.value, found
 
     def _share(self, state: object) -> float | None:

@@ -391,8 +391,9 @@ SEARCH_NODES = 64
 #: The default search forms :math:`C` (``p x p``) and decomposes it: up to this many variables (``"certify"``: up to
 #: :data:`CERTIFY_P_LIMIT`).
 SEARCH_P_LIMIT = 64
-#: ``bound="certify"`` searches up to this many variables.
-CERTIFY_P_LIMIT = 5000
+#: ``bound="certify"`` searches up to this many variables, as many as the ``exact`` method takes (its p x p matrix and
+#: the search's caches: about 5 GB at p = 7129).
+CERTIFY_P_LIMIT = 8000
 
 
 def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxation: str) -> float | None:
@@ -401,7 +402,7 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     does not run. ``"fast"`` (the default): up to :data:`SEARCH_P_LIMIT` variables and :data:`SEARCH_NODES` nodes, fewer
     as ``p`` grows (:data:`SEARCH_WORK`: a node count, the same bound on every machine); ``"certify"``: to the end (the bound is then
     the optimum, to the search's pruning tolerance), up to :data:`CERTIFY_P_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
-    from spcakit.analysis.search import branch_and_bound
+    from spcakit.analysis.search import branch_and_bound, low_rank_spectrum
 
     p = covariance.p
     support = np.flatnonzero(loading)
@@ -414,7 +415,8 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     exponent = 0 if largest == 0 or SCALE_RANGE[0] <= largest <= SCALE_RANGE[1] else int(np.frexp(largest)[1])
     a = np.ldexp(a, -exponent) if exponent else a
     if relaxation == "certify":
-        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False)
+        spectrum = None if exponent else low_rank_spectrum(covariance)
+        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, spectrum=spectrum)
     else:
         nodes = max(1, min(SEARCH_NODES, SEARCH_WORK // (p * p)))  # a few milliseconds: no progress line of its own
         found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False, node_limit=nodes, task=None)

@@ -242,6 +242,43 @@ def test_the_split_bound_holds_where_the_rows_prefixes_run_out_of_free_variables
     assert SearchProblem(a, k, None).split_bound(included, allowed)[0] == pytest.approx(bound, rel=1e-12)
 
 
+@SETTINGS
+@given(seed=st.integers(0, 2**16), p=st.integers(4, 11), data=st.data())
+def test_the_search_on_the_eigenpairs_of_a_gram_matrix_certifies_the_brute_force_optimum(seed, p, data):
+    """Data of n < p rows: the search takes the n eigenpairs of the n x n Gram matrix (the other p - n eigenvalues
+    are 0) instead of decomposing the p x p covariance, and still proves the optimum: its bound is never below the
+    brute force, its value equals it, and the decomposition it would have made gives the same certificate."""
+    from spcakit.numerics.operators.gram import GramCovariance
+    from spcakit.testing import brute_force_optimum, reference_rounding
+
+    n = data.draw(st.integers(2, p // 2), label="n")
+    k = data.draw(st.integers(1, p), label="k")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, p)) * rng.uniform(0.2, 3.0, p)
+    if data.draw(st.booleans(), label="tied columns"):
+        x[:, 1] = x[:, 0]  # repeated variables: ties
+    op = GramCovariance(x, float(max(n - 1, 1)), x.mean(axis=0))
+    spectrum = search.low_rank_spectrum(op)
+    assert spectrum is not None and spectrum[0].shape[0] == op.rank_at_most()
+    a = op.matmat(np.eye(p))
+    optimum = brute_force_optimum(a, k)[0]
+    found = search.branch_and_bound(a, k, spectrum=spectrum, task=None)
+    rounding = reference_rounding(a) * (1 + k)
+    assert found.bound >= optimum - rounding
+    assert found.value == pytest.approx(optimum, rel=1e-9, abs=rounding)
+    decomposed = search.branch_and_bound(a, k, task=None)
+    assert found.bound == pytest.approx(decomposed.bound, rel=1e-9, abs=rounding)
+
+
+def test_a_covariance_of_as_many_rows_as_variables_is_decomposed_by_the_search():
+    from spcakit.numerics.operators.dense import DenseCovariance
+    from spcakit.numerics.operators.gram import GramCovariance
+
+    x = np.random.default_rng(0).standard_normal((12, 8))
+    assert search.low_rank_spectrum(GramCovariance(x, 11.0, x.mean(axis=0))) is None  # n >= p / 2: no gain
+    assert search.low_rank_spectrum(DenseCovariance(np.cov(x, rowvar=False))) is None  # no rank known
+
+
 def test_the_cheap_bounds_of_a_large_node_are_taken_in_blocks_of_rows_and_equal_them_whole(monkeypatch):
     """Ctrl-C waits for one NumPy call: a node's Gershgorin sums partition its rows a block at a time (at p = 7129
     one partition of every row held an interrupt for 17 s), and give the same bound as a single partition."""

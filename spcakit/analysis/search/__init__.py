@@ -5,6 +5,6 @@ budgeted search that tightens the first loading's bound on every result (:mod:`s
 :mod:`~spcakit.analysis.search.tree` the best-first search itself (:func:`branch_and_bound`).
 """
 
-from spcakit.analysis.search.tree import Search, branch_and_bound
+from spcakit.analysis.search.tree import Search, branch_and_bound, low_rank_spectrum
 
-__all__ = ["Search", "branch_and_bound"]
+__all__ = ["Search", "branch_and_bound", "low_rank_spectrum"]

@@ -94,7 +94,12 @@ THRESHOLD_GAIN = 1e-3
 class SearchProblem:
     """The matrix, the constraint and the cardinality of one search, with its value and bound functions."""
 
-    def __init__(self, a: np.ndarray, k: int, constraint: np.ndarray | None) -> None:
+    def __init__(self, a: np.ndarray, k: int, constraint: np.ndarray | None,
+                 spectrum: tuple[np.ndarray, np.ndarray] | None = None) -> None:  # fmt: skip
+        """``spectrum``: the eigenpairs of ``a`` (values descending, vectors as columns) whose values may be nonzero,
+        every other eigenvalue 0 to rounding: a Gram matrix :math:`B^\top B/s` of ``n < p`` rows, whose ``n`` pairs
+        come from the ``n x n`` :math:`BB^\top` (positive semi-definite by construction); ``None``: ``a`` is
+        decomposed here (:math:`O(p^3)`)."""
         self.a = (a + a.T) / 2
         self.p = a.shape[0]
         self.k = k
@@ -111,12 +116,17 @@ class SearchProblem:
         self.diagonal = np.diag(self.a).copy()
         self.psd = True  # under a constraint A = (I - QQ^T) C (I - QQ^T); the trace bounds are not taken there
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
-            values, vectors = interruptible_eigh(self.a)  # Ctrl-C is not held for seconds at p = 5000
-            # the trace bounds (a support's value at most its diagonal's sum) need A positive semi-definite; a Hotelling
-            # deflation by a loading that is not an eigenvector leaves a negative eigenvalue, and rounding tiny ones
-            self.psd = spectrum_positive_semidefinite(values, self.p)
-            self.values, self.squares = np.clip(values[::-1], 0.0, None), vectors[:, ::-1] ** 2
-            self.leading = vectors[:, ::-1][:, :POWER_STARTS]  # the truncated power method's starts
+            if spectrum is None:
+                values, vectors = interruptible_eigh(self.a)  # Ctrl-C is not held for seconds at p = 5000
+                # the trace bounds (a support's value at most its diagonal's sum) need A positive semi-definite; a
+                # Hotelling deflation by a loading that is not an eigenvector leaves a negative eigenvalue, and rounding
+                # tiny ones
+                self.psd = spectrum_positive_semidefinite(values, self.p)
+                values, vectors = values[::-1], vectors[:, ::-1]
+            else:  # the eigenvalues left out are 0: they add nothing to the spectral knapsack
+                values, vectors = np.asarray(spectrum[0], dtype=float), np.asarray(spectrum[1], dtype=float)
+            self.values, self.squares = np.clip(values, 0.0, None), vectors**2
+            self.leading = vectors[:, :POWER_STARTS]  # the truncated power method's starts
             # each row's largest off-diagonal |a_lj| and each eigenvector's largest squares, in descending order, as
             # far as a node's sums need them (its free ones first; see largest_free)
             width = min(self.p, 2 * self.k + NEAR_SLACK, NEAR_WIDTH)
@@ -262,7 +272,7 @@ class SearchProblem:
         is_free = allowed & ~included
         largest = largest_free(self.near_rows, self.abs, free, is_free, m - 1)  # each row's m - 1 largest
         mu = free_part_bound(self.diagonal[free], largest, m, self.psd)
-        capacities = largest_free(self.near_squares, self.squares.T, np.arange(self.p), is_free, m).sum(axis=1)
+        capacities = largest_free(self.near_squares, self.squares.T, np.arange(self.values.size), is_free, m).sum(axis=1)
         mu = min(mu, spectral_knapsack(self.values, np.minimum(capacities, 1.0)))
         if rho:
             mu = min(mu, self.free_threshold(allowed, included, rho, m))

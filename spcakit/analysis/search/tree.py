@@ -261,6 +261,24 @@ def _swapped(problem: SearchProblem, value: float, start: np.ndarray, deadline: 
     return value, np.array(sorted(support))
 
 
+#: A covariance of at most this share of ``p`` rows gets its eigenpairs from its Gram matrix (:func:`low_rank_spectrum`).
+LOW_RANK_SHARE = 0.5
+
+
+def low_rank_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray] | None:
+    r"""The eigenpairs of a covariance :math:`C = B^\top B/s` that may have nonzero eigenvalues, when it says it has rank
+    at most ``n`` with ``n`` at most :data:`LOW_RANK_SHARE` of ``p`` and its solver is direct: the ``n`` leading pairs
+    through the ``n x n`` :math:`BB^\top` (:math:`O(n^2 p)`; the other ``p - n`` eigenvalues are 0), for
+    :func:`branch_and_bound`'s ``spectrum``; ``None`` otherwise (the search then decomposes the ``p x p`` matrix)."""
+    p = int(getattr(covariance, "p", 0))
+    rank = int(getattr(covariance, "rank_at_most", lambda: p)())
+    direct = getattr(covariance, "direct_spectrum", None)
+    if not p or rank > LOW_RANK_SHARE * p or direct is None or not direct(rank):
+        return None
+    values, vectors = covariance.top_eigenpairs(rank)  # type: ignore[attr-defined]
+    return np.asarray(values, dtype=float), np.asarray(vectors, dtype=float)
+
+
 def branch_and_bound(
     a: np.ndarray,
     k: int,
@@ -272,6 +290,7 @@ def branch_and_bound(
     starts: Sequence[np.ndarray] = (),
     warm_start: bool = True,
     task: str | None = TASK,
+    spectrum: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Search:
     """The best support of ``k`` variables of ``a`` (under ``B = I - QQ^T`` with ``constraint`` ``Q``), certified.
 
@@ -299,12 +318,16 @@ def branch_and_bound(
     task
         The progress reports' name (``None``: no reports; a short budgeted search inside another computation, such as
         the certificate's, draws no progress line of its own).
+    spectrum
+        The eigenpairs of ``a`` with the eigenvalues that may be nonzero (descending), every other one 0: for the
+        covariance of ``n < p`` rows, from the ``n x n`` Gram matrix (:func:`low_rank_spectrum`) instead of a
+        ``p x p`` decomposition (Golub's 7129 genes: milliseconds against about 50 s). Without a constraint only.
     """
     start = time.perf_counter()
     deadline = np.inf if time_limit is None else start + time_limit
     if task is not None:
         progress.report(f"{task} (warm start)", 0, unit="nodes")
-    problem = SearchProblem(np.asarray(a, dtype=float), int(k), constraint)
+    problem = SearchProblem(np.asarray(a, dtype=float), int(k), constraint, spectrum=spectrum)
     p = problem.p
     # the warm start's swaps take at most a quarter of the time limit: the search needs the rest
     incumbent, support = -np.inf, np.arange(0)

@@ -69,6 +69,9 @@ def load(case: str) -> tuple[Any, dict[str, Any]] | None:
     if case == "lymphoma_standardised":
         x = _shared("lymphoma_alizadeh_62x4026_std.npz")
         return None if x is None else (x, {"standardize": True, "k": 10})
+    if case == "golub_standardised":
+        x = _shared("golub_leukemia_72x7129_raw.npz")
+        return None if x is None else (x, {"standardize": True, "k": 10})
     if case == "lymphoma_cov_500":
         path = SHARED / "lymphoma_cov_500.npz"
         if not path.exists():
@@ -110,7 +113,7 @@ def run(case: str, bound: str, limit: float | None) -> dict[str, Any] | None | s
 
 CASES = ("pitprops", "wine", "breast_cancer", "digits", "colon_log2", "lymphoma_cov_500", "colon_standardised")
 #: Gene-expression scale, for ``--certify`` (``--cases colon_standardised,lymphoma_standardised``).
-GENE_CASES = ("colon_standardised", "lymphoma_standardised")
+GENE_CASES = ("colon_standardised", "lymphoma_standardised", "golub_standardised")
 
 
 def main() -> None:

@@ -69,10 +69,10 @@ GERSHGORIN_EVERY_LIMIT = 200_000
 #: Columns fetched at once for the Gershgorin bound.
 COLUMN_BLOCK = 256
 #: The relaxations of the bound metrics (``spcakit.fit(bound=...)``): ``"fast"`` (the default), the bounds above and a
-#: branch and bound of at most 64 nodes from the first loading's support (up to 64 variables)
+#: branch and bound of at most 256 nodes from the first loading's support (up to 64 variables)
 #: (:func:`spcakit.analysis.certificate.searched_bound`; up to 1000 variables); ``"threshold"``, the bounds above and the
 #: threshold bound (:func:`refined_threshold_bound`: a fraction of a second to seconds per cardinality at ``p = 1000``);
-#: ``"certify"``, the search to its end: the first loading's bound is the optimum (seconds to hours, up to 5000 variables).
+#: ``"certify"``, the search to its end: the first loading's bound is the optimum (seconds to hours, up to 8000 variables).
 RELAXATIONS = ("fast", "threshold", "certify")
 #: The ``"threshold"`` relaxation forms ``p x p`` matrices (and decomposes them): refused above this many variables.
 THRESHOLD_LIMIT = 5000

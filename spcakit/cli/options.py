@@ -207,7 +207,7 @@ ColumnsOpt = Annotated[list[str] | None, typer.Option("--columns", metavar="COL[
 SchedulerOpt = Annotated[str | None, typer.Option("--scheduler", metavar="ADDRESS", help="Run the computations on a Zarr store (--data NAME.zarr) on the dask.distributed scheduler at ADDRESS (tcp://HOST:PORT); without it, on the local threaded scheduler.")]
 
 
-BoundOpt = Annotated[str, typer.Option("--bound", metavar="[fast|threshold|certify]", help="The relaxation of the metrics bound and gap: fast (the eigenvalue, diagonal and Gershgorin bounds and a branch and bound of at most 64 nodes from the first loading, up to p = 64: its node caches hold up to 64 MB), threshold (also the threshold bound at every cardinality: tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000) or certify (the search to its end: the first loading's optimum; up to p = 5000).")]
+BoundOpt = Annotated[str, typer.Option("--bound", metavar="[fast|threshold|certify]", help="The relaxation of the metrics bound and gap: fast (the eigenvalue, diagonal and Gershgorin bounds and a branch and bound of at most 256 nodes from the first loading, up to p = 64: its node caches hold up to 64 MB), threshold (also the threshold bound at every cardinality: tighter on many weakly correlated variables, seconds at p = 1000; up to p = 5000) or certify (the search to its end: the first loading's optimum; up to p = 8000).")]
 
 
 MetricsOpt = Annotated[str | None, typer.Option("--metrics", metavar="NAMES|all", help="The metrics to report: names separated by commas (see docs/metrics.md), or all; without it, the method's default set (NZ, pattern, CPEV, orthogonality, additional variance, bound, gap and its paper's own criteria).")]

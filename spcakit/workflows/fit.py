@@ -193,10 +193,10 @@ def fit(
         The metrics to report (names, or ``"all"``); by default the method's own set.
     bound
         The relaxation of the metrics ``bound`` and ``gap`` (:func:`spcakit.analysis.certificate.certify`):
-        ``"fast"`` (eigenvalue, diagonal and Gershgorin bounds, and up to 64 variables a 64-node branch and bound from
+        ``"fast"`` (eigenvalue, diagonal and Gershgorin bounds, and up to 64 variables a branch and bound of up to 256 nodes from
         the first loading), ``"threshold"`` (those and the threshold bound, much tighter on many weakly correlated
         variables, slower) or ``"certify"`` (the branch and bound run to its end for the first loading: its optimum,
-        up to 5000 variables).
+        up to 8000 variables).
     nonnegative
         Keep every loading non-negative, as R's nsprcomp does with ``nneg = TRUE``
         (:func:`~spcakit.workflows.configure.with_nonnegative`; a method without a truncation step refuses it).

@@ -53,7 +53,7 @@ from spcakit.numerics.thresholding import RHO_GRID, threshold_knapsack, threshol
 
 __all__ = ["BOUNDS", "PSD_RTOL", "SETTLED_MARGIN", "as_operator", "bound_inputs", "positive_semidefinite", "spectrum_lower_bounds", "spectrum_positive_semidefinite", "EIGEN_LIMIT", "GERSHGORIN_EVERY_LIMIT", "GERSHGORIN_LIMIT", "ComponentBounds", "SparseBound",
            "component_bounds", "gershgorin_bound", "raised_for_rounding", "relative_gap",
-           "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "check_relaxation",
+           "sparse_variance_bound", "threshold_bound", "RELAXATIONS", "THRESHOLD_LIMIT", "CERTIFY_LIMIT", "check_relaxation",
            "refined_threshold_bound"]
 
 #: The bounds :func:`sparse_variance_bound` takes the smallest of, in the order that decides ties.
@@ -76,6 +76,9 @@ COLUMN_BLOCK = 256
 RELAXATIONS = ("fast", "threshold", "certify")
 #: The ``"threshold"`` relaxation forms ``p x p`` matrices (and decomposes them): refused above this many variables.
 THRESHOLD_LIMIT = 5000
+#: ``bound="certify"`` takes up to this many variables, as the ``exact`` method does
+#: (:data:`spcakit.analysis.certificate.CERTIFY_P_LIMIT` is this).
+CERTIFY_LIMIT = 8000
 
 
 @attrs.frozen(kw_only=True)
@@ -571,16 +574,17 @@ def _left_matrix(c: np.ndarray, basis: np.ndarray, c_basis: np.ndarray, m: np.nd
 
 def check_relaxation(relaxation: object, p: int | None = None) -> str:
     """``relaxation`` if it names one of :data:`RELAXATIONS` (and ``"threshold"`` has at most :data:`THRESHOLD_LIMIT`
-    variables ``p``), else :class:`~spcakit.core.errors.InvalidParameterError` saying what would be valid."""
+    variables ``p``, ``"certify"`` at most :data:`CERTIFY_LIMIT`), else :class:`~spcakit.core.errors.InvalidParameterError` saying what would be valid."""
     if not isinstance(relaxation, str) or relaxation not in RELAXATIONS:
         raise InvalidParameterError(
             f"unknown bound relaxation {relaxation!r}; choose one of: {', '.join(RELAXATIONS)} (fast: the cheap bounds and "
             "a short search; threshold: the threshold bound too, tighter on many weakly correlated variables; certify: "
             "the search to its end, the first loading's optimum)"
         )
-    if relaxation in ("threshold", "certify") and p is not None and p > THRESHOLD_LIMIT:
+    limit = {"threshold": THRESHOLD_LIMIT, "certify": CERTIFY_LIMIT}.get(relaxation)
+    if limit is not None and p is not None and p > limit:
         raise InvalidParameterError(
-            f"bound='{relaxation}' forms and decomposes p x p matrices, up to p = {THRESHOLD_LIMIT} variables; these data "
+            f"bound='{relaxation}' forms and decomposes p x p matrices, up to p = {limit} variables; these data "
             f"have p = {p}: use bound='fast' (the default)"
         )
     return relaxation

@@ -56,6 +56,7 @@ import attrs
 import numpy as np
 
 from spcakit.analysis.bounds import (
+    CERTIFY_LIMIT,
     GERSHGORIN_EVERY_LIMIT,
     SETTLED_MARGIN,
     bound_inputs,
@@ -395,7 +396,7 @@ SEARCH_NODES = 256
 SEARCH_P_LIMIT = 64
 #: ``bound="certify"`` searches up to this many variables, as many as the ``exact`` method takes (its p x p matrix and
 #: the search's caches: about 5 GB at p = 7129).
-CERTIFY_P_LIMIT = 8000
+CERTIFY_P_LIMIT = CERTIFY_LIMIT
 
 
 def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxation: str) -> float | None:

@@ -318,6 +318,15 @@ def test_the_threshold_relaxation_is_refused_above_its_limit():
         component_bounds(np.eye(THRESHOLD_LIMIT + 1), np.eye(THRESHOLD_LIMIT + 1)[:, :1], relaxation="threshold")
 
 
+def test_certify_takes_as_many_variables_as_the_exact_method_and_refuses_more():
+    from spcakit.analysis.bounds import CERTIFY_LIMIT, check_relaxation
+
+    assert check_relaxation("certify", 7129) == "certify"  # the Golub data: exact certifies them
+    assert check_relaxation("certify", CERTIFY_LIMIT) == "certify"
+    with pytest.raises(InvalidParameterError, match=f"up to p = {CERTIFY_LIMIT}.*p = {CERTIFY_LIMIT + 1}"):
+        check_relaxation("certify", CERTIFY_LIMIT + 1)
+
+
 def test_paths_and_targets_pass_the_relaxation_through():
     c = _weakly_correlated(p=80)  # above the default search (p <= 64): the relaxation alone differs
     fast = spcakit.path(spcakit.Covariance(c), "tpower", r=1, k="4:6")

@@ -30,7 +30,7 @@ def _dsyevr() -> Any:
     """The routine, looked up once in SciPy's Cython LAPACK (``None`` when it cannot be)."""
     if not _ROUTINE:
         try:
-            import scipy.linalg.cython_lapack as cython_lapack  # noqa: PLC0415 - SciPy only for large matrices
+            from scipy.linalg import cython_lapack  # SciPy only for large matrices
 
             capsule = cython_lapack.__pyx_capi__["dsyevr"]
             name = ctypes.pythonapi.PyCapsule_GetName

@@ -31,13 +31,26 @@ def main() -> None:
     try:
         cli_main()
     except SystemExit as exc:
-        if exc.code != EXIT_INTERRUPTED:
+        if exc.code != EXIT_INTERRUPTED and not _abandoned_work():
             raise
         # every finally block has run: end the process now, before the libraries' exit handlers (a decomposition
-        # abandoned to Ctrl-C may still run in LAPACK, whose buffers they free: SIGSEGV instead of 130)
+        # abandoned to Ctrl-C or to a time limit may still run in LAPACK, whose buffers they free: SIGSEGV instead of
+        # the exit code; waiting for it instead would overrun the time limit by the rest of that decomposition)
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(EXIT_INTERRUPTED)
+        os._exit(_exit_status(exc.code))
+
+
+def _abandoned_work() -> bool:
+    linalg = sys.modules.get("spcakit.numerics.linalg")
+    return bool(linalg is not None and linalg.abandoned_still_running())
+
+
+def _exit_status(code: object) -> int:
+    """The process's exit status for ``SystemExit(code)``, as Python gives it (a message: 1)."""
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
 
 
 if __name__ == "__main__":

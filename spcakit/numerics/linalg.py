@@ -15,7 +15,10 @@ columns on :math:`S` without any :math:`p\times p` matrix.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import contextvars
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -179,10 +182,31 @@ def interruptible_eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return interruptible(lambda: np.linalg.eigh(a), a.shape[0])  # type: ignore[no-any-return]
 
 
+class DeadlinePassed(Exception):  # noqa: N818 - what happened, as KeyboardInterrupt says
+    """A computation run by :func:`interruptible` was abandoned at the deadline of :func:`deadline_scope` (it finishes
+    in the background and is dropped); the caller does without its result."""
+
+
+_DEADLINE: contextvars.ContextVar[float] = contextvars.ContextVar("spcakit_deadline", default=float("inf"))
+
+
+@contextlib.contextmanager
+def deadline_scope(deadline: float) -> Iterator[None]:
+    """Within the block, :func:`interruptible` gives up a computation still running at ``deadline`` (a
+    :func:`time.perf_counter` value; the earlier of it and an enclosing scope's) and raises :class:`DeadlinePassed`:
+    the time limit of a search covers its long decompositions too."""
+    token = _DEADLINE.set(min(float(deadline), _DEADLINE.get()))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
 def interruptible(compute: Callable[[], Any], order: int) -> Any:
     """``compute()``, interruptible: for a dense decomposition of :data:`INTERRUPTIBLE_ORDER` or more (``order``) it
     runs in a daemon thread while the calling thread waits in 50 ms steps, so that Ctrl-C (``KeyboardInterrupt``)
-    reaches the caller within that time; an abandoned computation finishes in the background and is dropped."""
+    reaches the caller within that time, and a :func:`deadline_scope`'s deadline too (:class:`DeadlinePassed`); an
+    abandoned computation finishes in the background and is dropped."""
     if order < INTERRUPTIBLE_ORDER:
         return compute()
     import threading  # noqa: PLC0415
@@ -195,11 +219,14 @@ def interruptible(compute: Callable[[], Any], order: int) -> Any:
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
             out["error"] = exc
 
+    deadline = _DEADLINE.get()
     thread = threading.Thread(target=work, name="spcakit-eigh", daemon=True)
     thread.start()
     try:
         while thread.is_alive():
             thread.join(0.05)
+            if thread.is_alive() and time.perf_counter() >= deadline:
+                raise DeadlinePassed(f"a decomposition of order {order} was still running at the deadline")
     except BaseException:
         _abandon(thread)
         raise
@@ -219,6 +246,12 @@ def _abandon(thread: Any) -> None:
 
         atexit.register(_finish_abandoned)
     _ABANDONED.append(thread)
+
+
+def abandoned_still_running() -> bool:
+    """Whether a computation abandoned to Ctrl-C or to a deadline still runs (the command line then ends its process
+    with ``os._exit`` after its output, instead of waiting for it: :mod:`spcakit.__main__`)."""
+    return any(thread.is_alive() for thread in _ABANDONED)
 
 
 def _finish_abandoned() -> None:

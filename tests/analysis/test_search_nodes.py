@@ -297,3 +297,25 @@ def test_the_cheap_bounds_of_a_large_node_are_taken_in_blocks_of_rows_and_equal_
     monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 4000)
     assert problem.cheap_bounds(included, allowed) == pytest.approx(whole, rel=1e-14)
     assert len(sizes) > 1 and max(sizes) <= 4000
+
+
+def test_a_search_whose_decomposition_runs_past_the_time_limit_stops_with_a_valid_bound(monkeypatch):
+    """A decomposition given up at the deadline (:class:`~spcakit.numerics.linalg.DeadlinePassed`) ends the search as
+    its time limit does: the best support so far, and a bound that is still never below the optimum."""
+    from spcakit.numerics.linalg import DeadlinePassed
+    from spcakit.testing import brute_force_optimum, reference_rounding
+
+    rng = np.random.default_rng(11)
+    g = rng.standard_normal((30, 12))
+    a = g.T @ g / 29
+
+    def late(self, *args, **kwargs):
+        raise DeadlinePassed("still running at the deadline")
+
+    monkeypatch.setattr(nodes.SearchProblem, "threshold", late)
+    monkeypatch.setattr(nodes.SearchProblem, "top", late)
+    found = search.branch_and_bound(a, 4, time_limit=3600.0, task=None)
+    optimum = brute_force_optimum(a, 4)[0]
+    assert not found.optimal and "time limit" in found.stopped
+    assert found.bound >= optimum - reference_rounding(a)
+    assert found.value <= optimum + reference_rounding(a)

@@ -334,3 +334,32 @@ def test_the_console_script_imports_with_the_collector_paused_and_runs_with_it_o
     """)
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "False 0 True True", done.stderr
+
+
+def test_a_command_that_gave_up_a_decomposition_at_its_time_limit_exits_at_once_with_its_status():
+    """A decomposition abandoned at a time limit may still run in LAPACK when the command ends: the process ends
+    with the command's exit status after its output (``os._exit``), neither waiting for it (the limit would be
+    overrun) nor letting the libraries' exit handlers free its buffers under it. A subprocess stands a worker that
+    is still running beside a command that succeeds; no timing is involved."""
+    import subprocess
+    import sys
+    import textwrap
+
+    probe = textwrap.dedent("""
+        import sys, threading
+        import spcakit.cli, spcakit.__main__
+        from spcakit.numerics import linalg
+        release = threading.Event()
+        worker = threading.Thread(target=release.wait, daemon=True)  # stands for LAPACK, never released
+        worker.start()
+        linalg._abandon(worker)
+        def command():
+            print("the result")
+            sys.exit(0)
+        spcakit.cli.main = command
+        spcakit.__main__.main()
+        print("not reached: the process ends above")
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "the result\n"

@@ -94,3 +94,27 @@ def test_the_descending_prefix_of_a_large_matrix_is_taken_in_blocks_and_equals_a
     np.testing.assert_array_equal(columns, expected)  # distinct random entries: one order
     np.testing.assert_array_equal(values, np.take_along_axis(matrix, expected, axis=1))
     assert len(sizes) > 1 and max(sizes) <= 5000
+
+
+def test_a_decomposition_still_running_at_the_deadline_is_given_up(monkeypatch):
+    import time
+
+    started, release = threading.Event(), threading.Event()
+
+    def held_eigh(a):  # a LAPACK call that runs on past the caller's deadline
+        started.set()
+        release.wait()
+        return np.zeros(a.shape[0]), np.eye(a.shape[0])
+
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ORDER", 2)
+    monkeypatch.setattr(linalg.np.linalg, "eigh", held_eigh)
+    try:
+        with linalg.deadline_scope(time.perf_counter() - 1.0), pytest.raises(linalg.DeadlinePassed):
+            linalg.interruptible_eigh(np.eye(3))  # the deadline has passed: given up at the first look
+        assert started.is_set() and not release.is_set()
+        assert linalg.abandoned_still_running()
+    finally:
+        release.set()
+    with linalg.deadline_scope(float("inf")):  # no deadline: the result
+        monkeypatch.setattr(linalg.np.linalg, "eigh", lambda a: (np.ones(a.shape[0]), np.eye(a.shape[0])))
+        assert linalg.interruptible_eigh(np.eye(3))[0].tolist() == [1.0, 1.0, 1.0]

@@ -111,6 +111,7 @@ from spcakit.analysis.search.nodes import (
     SearchProblem,
 )
 from spcakit.numerics import ties
+from spcakit.numerics.linalg import DeadlinePassed, deadline_scope
 from spcakit.numerics.thresholding import RHO_GRID
 from spcakit.output import progress
 
@@ -430,7 +431,13 @@ def branch_and_bound(
                 explored(bound, np.sort(np.concatenate([np.flatnonzero(included), chosen])) if better else None)
                 continue
         if not done:  # first in the queue with its parent's bound (the root: the cheap ones): refine, queue again
-            tighter, weights, rho = refined(included, allowed, rho, step)
+            try:
+                with deadline_scope(deadline):  # a decomposition running past the limit is given up
+                    tighter, weights, rho = refined(included, allowed, rho, step)
+            except DeadlinePassed:  # the node keeps the bound it was queued with
+                push(bound, included, allowed, weights, rho, step, done)
+                stopped = "time limit"
+                break
             bound = min(bound, tighter)
             if bound > incumbent * (1 + PRUNE_RTOL):
                 push(bound, included, allowed, weights, rho, step, True)

@@ -62,8 +62,8 @@ class BranchAndBound(Updater):
         Seconds for the whole fit (default 60; ``none``: no limit): each component gets its share of what is left
         (what is left over ``r`` minus the components done), covering the default method's start, the search's warm
         start, its bounds and its nodes; a search stopped so returns its best loading and its bound. The wall time stays
-        within about the limit (a long decomposition still running at the limit is given up), plus, for data with at
-        least half as many rows as variables, one eigen-decomposition of the covariance (made before the clock can
+        within about the limit (a long decomposition still running at the limit is given up), plus, unless the data
+        have fewer rows than half the variables, one eigen-decomposition of the covariance (made before the clock can
         stop it).
     node_limit
         Nodes per component before it stops the same way (default: no limit).

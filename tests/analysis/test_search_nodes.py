@@ -319,3 +319,41 @@ def test_a_search_whose_decomposition_runs_past_the_time_limit_stops_with_a_vali
     assert not found.optimal and "time limit" in found.stopped
     assert found.bound >= optimum - reference_rounding(a)
     assert found.value <= optimum + reference_rounding(a)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**16), p=st.integers(4, 11), levels=st.integers(1, 3), data=st.data())
+def test_a_projection_deflated_gram_matrix_gets_its_eigenpairs_from_the_rows_and_the_search_stays_exact(seed, p, levels,
+                                                                                                       data):  # fmt: skip
+    """The exact method's later loadings search P C P (projection deflation) of data with n <= p/2 rows: its n
+    eigenpairs come from the n x n matrix F F^T (F = B P), equal the full decomposition's, and the search on them
+    still proves the brute-force optimum."""
+    from spcakit.numerics.operators.deflated import project_out
+    from spcakit.numerics.operators.gram import GramCovariance
+    from spcakit.testing import brute_force_optimum, reference_rounding
+
+    n = data.draw(st.integers(2, p // 2), label="n")
+    k = data.draw(st.integers(1, p), label="k")
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, p)) * rng.uniform(0.2, 3.0, p)
+    op = GramCovariance(x, float(max(n - 1, 1)), x.mean(axis=0), rng.uniform(0.5, 2.0, p))
+    for _ in range(levels):
+        unit = rng.standard_normal(p) * (rng.random(p) < 0.5)
+        if not unit.any():
+            unit[0] = 1.0
+        op = project_out(op, unit / np.linalg.norm(unit))
+    spectrum = search.low_rank_spectrum(op)
+    assert spectrum is not None
+    a = op.matmat(np.eye(p))
+    a = (a + a.T) / 2
+    full = np.linalg.eigvalsh(a)[::-1]
+    scale = max(float(full[0]), 1e-300)
+    np.testing.assert_allclose(spectrum[0], full[: spectrum[0].size], atol=1e-10 * scale)
+    assert np.all(np.abs(full[spectrum[0].size :]) <= 1e-10 * scale)  # the rest are 0
+    values, vectors = spectrum
+    np.testing.assert_allclose(a @ vectors[:, values > 1e-8 * scale], vectors[:, values > 1e-8 * scale] * values[values > 1e-8 * scale], atol=1e-9 * scale)
+    optimum = brute_force_optimum(a, k)[0]
+    found = search.branch_and_bound(a, k, spectrum=spectrum, task=None)
+    rounding = reference_rounding(a) * (1 + k)
+    assert found.bound >= optimum - rounding
+    assert found.value == pytest.approx(optimum, rel=1e-9, abs=rounding + 1e-12 * scale)

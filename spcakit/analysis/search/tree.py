@@ -271,6 +271,9 @@ def low_rank_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray] | Non
     at most ``n`` with ``n`` at most :data:`LOW_RANK_SHARE` of ``p`` and its solver is direct: the ``n`` leading pairs
     through the ``n x n`` :math:`BB^\top` (:math:`O(n^2 p)`; the other ``p - n`` eigenvalues are 0), for
     :func:`branch_and_bound`'s ``spectrum``; ``None`` otherwise (the search then decomposes the ``p x p`` matrix)."""
+    projected = _projected_gram_spectrum(covariance)
+    if projected is not None:
+        return projected
     p = int(getattr(covariance, "p", 0))
     rank = int(getattr(covariance, "rank_at_most", lambda: p)())
     direct = getattr(covariance, "direct_spectrum", None)
@@ -278,6 +281,32 @@ def low_rank_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray] | Non
         return None
     values, vectors = covariance.top_eigenpairs(rank)  # type: ignore[attr-defined]
     return np.asarray(values, dtype=float), np.asarray(vectors, dtype=float)
+
+
+def _projected_gram_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray] | None:
+    r"""The same for a chain of projection deflations of a Gram covariance (the ``exact`` method's later loadings):
+    :math:`P_t \cdots P_1 C P_1 \cdots P_t = F^\top F/s` with :math:`F = BP_1 \cdots P_t` (``n x p``,
+    :math:`P_i = I - x_ix_i^\top`), so its ``n`` eigenpairs come from the ``n x n`` :math:`FF^\top/s`; ``None`` for
+    any other operator."""
+    from spcakit.numerics.operators.deflated import ProjectionDeflated  # noqa: PLC0415
+    from spcakit.numerics.operators.eigen import eigenpairs_through_small_gram  # noqa: PLC0415
+    from spcakit.numerics.operators.gram import GramCovariance  # noqa: PLC0415
+
+    units: list[np.ndarray] = []
+    inner = covariance
+    while isinstance(inner, ProjectionDeflated):
+        units.append(np.asarray(inner.vector, dtype=float).ravel())
+        inner = inner.base
+    if not units or not isinstance(inner, GramCovariance):
+        return None
+    n, p = inner.data.shape
+    if n > LOW_RANK_SHARE * p:
+        return None
+    f = inner.centred_data()
+    for unit in reversed(units):  # B P_1 first: the innermost projection
+        f = f - np.outer(f @ unit, unit)
+    values, vectors = eigenpairs_through_small_gram(f @ f.T, lambda u: f.T @ u, n)
+    return values / inner.scale, vectors
 
 
 def branch_and_bound(

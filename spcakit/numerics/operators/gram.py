@@ -286,6 +286,10 @@ class GramCovariance(ImplicitCentring, OperatorAccess):
             gram += block.T @ block
         return gram
 
+    def centred_data(self) -> np.ndarray:
+        r""":math:`B` (``n x p``): the data centred and scaled as the products use them, a copy (:math:`C = B^\top B/s`)."""
+        return self._centred_columns(np.arange(self.p))
+
     def _centred_columns(self, index: np.ndarray) -> np.ndarray:
         """:math:`B_{:,I}` (``n x |I|``): the chosen columns centred and scaled, a copy of them alone."""
         index = np.asarray(index, dtype=int)

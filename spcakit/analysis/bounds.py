@@ -76,8 +76,8 @@ COLUMN_BLOCK = 256
 RELAXATIONS = ("fast", "threshold", "certify")
 #: The ``"threshold"`` relaxation forms ``p x p`` matrices (and decomposes them): refused above this many variables.
 THRESHOLD_LIMIT = 5000
-#: ``bound="certify"`` takes up to this many variables, as the ``exact`` method does
-#: (:data:`spcakit.analysis.certificate.CERTIFY_P_LIMIT` is this).
+#: ``bound="certify"`` takes up to this many variables, as many as the ``exact`` method does (its ``p x p`` matrix and
+#: the search's caches: about 5 GB at ``p = 7129``).
 CERTIFY_LIMIT = 8000
 
 

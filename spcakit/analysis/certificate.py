@@ -392,11 +392,8 @@ SEARCH_WORK = 1_000_000
 #: ... and never more than this many nodes.
 SEARCH_NODES = 256
 #: The default search forms :math:`C` (``p x p``) and decomposes it: up to this many variables (``"certify"``: up to
-#: :data:`CERTIFY_P_LIMIT`).
+#: :data:`~spcakit.analysis.bounds.CERTIFY_LIMIT`).
 SEARCH_P_LIMIT = 64
-#: ``bound="certify"`` searches up to this many variables, as many as the ``exact`` method takes (its p x p matrix and
-#: the search's caches: about 5 GB at p = 7129).
-CERTIFY_P_LIMIT = CERTIFY_LIMIT
 
 
 def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxation: str) -> float | None:
@@ -404,12 +401,12 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     :mod:`spcakit.analysis.search`, started from the loading's support (no warm start of its own); ``None`` where it
     does not run. ``"fast"`` (the default): up to :data:`SEARCH_P_LIMIT` variables and :data:`SEARCH_NODES` nodes, fewer
     as ``p`` grows (:data:`SEARCH_WORK`: a node count, the same bound on every machine); ``"certify"``: to the end (the bound is then
-    the optimum, to the search's pruning tolerance), up to :data:`CERTIFY_P_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
+    the optimum, to the search's pruning tolerance), up to :data:`~spcakit.analysis.bounds.CERTIFY_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
     from spcakit.analysis.search import branch_and_bound, low_rank_spectrum
 
     p = covariance.p
     support = np.flatnonzero(loading)
-    if support.size == 0 or p > (CERTIFY_P_LIMIT if relaxation == "certify" else SEARCH_P_LIMIT):
+    if support.size == 0 or p > (CERTIFY_LIMIT if relaxation == "certify" else SEARCH_P_LIMIT):
         return None
     explicit = covariance.explicit()
     a = explicit if explicit is not None else densify(covariance)

@@ -169,12 +169,11 @@ INTERRUPTIBLE_ORDER = 1000
 INTERRUPTIBLE_ENTRIES = 1 << 20
 
 
-def column_blocks(shape: tuple[int, int]) -> list[slice]:
-    """Column slices of an array of ``shape`` with at most :data:`INTERRUPTIBLE_ENTRIES` entries each (one column at
-    least): Python checks for Ctrl-C between the NumPy calls on them."""
-    rows, columns = shape
-    width = max(1, INTERRUPTIBLE_ENTRIES // max(rows, 1))
-    return [slice(start, min(start + width, columns)) for start in range(0, columns, width)] or [slice(0, 0)]
+def item_blocks(count: int, length: int) -> list[slice]:
+    """Slices of ``count`` items (rows or columns) of ``length`` entries each, at most :data:`INTERRUPTIBLE_ENTRIES`
+    entries a slice (one item at least): Python checks for Ctrl-C between the NumPy calls on them."""
+    width = max(1, INTERRUPTIBLE_ENTRIES // max(length, 1))
+    return [slice(start, min(start + width, count)) for start in range(0, count, width)] or [slice(0, 0)]
 
 
 def interruptible_eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ import attrs
 import numpy as np
 
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import column_blocks, interruptible, leading_subset
+from spcakit.numerics.linalg import interruptible, item_blocks, leading_subset
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
            "ThresholdedSpectrum", "completed", "knapsack_weights", "spectral_knapsack", "support_capacities", "threshold_knapsack", "threshold_search",
@@ -44,7 +44,7 @@ def support_capacities(squares: np.ndarray, fixed: np.ndarray, need: int) -> np.
     if take:
         cut = free_rows.size - take
         largest = np.empty_like(capacity)
-        for block in column_blocks((free_rows.size, squares.shape[1])):  # Ctrl-C between blocks
+        for block in item_blocks(squares.shape[1], free_rows.size):  # blocks of eigenvectors: Ctrl-C between them
             free = squares[free_rows, block]
             largest[block] = np.partition(free, cut, axis=0)[cut:].sum(axis=0)
         capacity = capacity + largest

@@ -20,7 +20,7 @@ import numpy as np
 
 from spcakit.analysis.bounds import spectrum_positive_semidefinite
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import column_blocks, generalized_top, interruptible_eigh
+from spcakit.numerics.linalg import generalized_top, interruptible_eigh, item_blocks
 from spcakit.numerics.thresholding import (
     spectral_knapsack,
     support_capacities,
@@ -428,7 +428,7 @@ class SearchProblem:
         width = free_index.size
         most = min(max(k - fixed, 0), width)
         fixed_part, free_part = np.zeros(rows.size), np.zeros(rows.size)
-        for part in column_blocks((max(width, 1), rows.size)):  # blocks of rows: Ctrl-C between them
+        for part in item_blocks(rows.size, width):  # blocks of rows: Ctrl-C between them
             these = rows[part]
             fixed_part[part] = self.abs[np.ix_(these, fixed_index)].sum(axis=1)  # sum over I (the diagonal is 0)
             if most:
@@ -448,7 +448,7 @@ def descending_prefix(matrix: np.ndarray, width: int) -> tuple[np.ndarray, np.nd
     rows, p = matrix.shape
     width = min(width, p)
     values, columns = np.empty((rows, width), dtype=matrix.dtype), np.empty((rows, width), dtype=np.intp)
-    for block in column_blocks((p, rows)):  # blocks of rows: Ctrl-C between them
+    for block in item_blocks(rows, p):  # blocks of rows: Ctrl-C between them
         part = matrix[block]
         chosen = np.argpartition(-part, width - 1, axis=1)[:, :width] if width < p else np.tile(
             np.arange(p), (part.shape[0], 1))  # fmt: skip

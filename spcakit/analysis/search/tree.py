@@ -112,6 +112,9 @@ from spcakit.analysis.search.nodes import (
 )
 from spcakit.numerics import ties
 from spcakit.numerics.linalg import DeadlinePassed, deadline_scope
+from spcakit.numerics.operators.deflated import ProjectionDeflated
+from spcakit.numerics.operators.eigen import eigenpairs_through_small_gram
+from spcakit.numerics.operators.gram import GramCovariance
 from spcakit.numerics.thresholding import RHO_GRID
 from spcakit.output import progress
 
@@ -288,10 +291,6 @@ def _projected_gram_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray
     :math:`P_t \cdots P_1 C P_1 \cdots P_t = F^\top F/s` with :math:`F = BP_1 \cdots P_t` (``n x p``,
     :math:`P_i = I - x_ix_i^\top`), so its ``n`` eigenpairs come from the ``n x n`` :math:`FF^\top/s`; ``None`` for
     any other operator."""
-    from spcakit.numerics.operators.deflated import ProjectionDeflated  # noqa: PLC0415
-    from spcakit.numerics.operators.eigen import eigenpairs_through_small_gram  # noqa: PLC0415
-    from spcakit.numerics.operators.gram import GramCovariance  # noqa: PLC0415
-
     units: list[np.ndarray] = []
     inner = covariance
     while isinstance(inner, ProjectionDeflated):

@@ -80,7 +80,7 @@ from spcakit.numerics.operators import CovarianceOperator, densify
 from spcakit.numerics.thresholding import threshold_search
 
 __all__ = ["BOUND_METRICS", "CertifiedStop", "CumulativeBounds", "certificate_text", "certify", "cumulative_bounds",
-           "searched_bound"]
+           "searched_bound", "with_total"]
 
 @attrs.frozen(kw_only=True)
 class CumulativeBounds:
@@ -88,12 +88,25 @@ class CumulativeBounds:
     ``t`` cardinalities explain together; :math:`V_t` (``achieved``), what the first ``t`` loadings explain together;
     ``gap`` :math:`(U_t - V_t)/U_t` in [0, 1]; and ``which``, what gave :math:`U_t` (``"spectrum"``: the leading
     eigenvalues alone, else the sparse bound that gave the first loading's share: ``"diagonal"``, ``"gershgorin"``,
-    ``"threshold"``, ``"search"`` or ``"method"``; ``"zero"`` when nothing is left)."""
+    ``"threshold"``, ``"search"`` or ``"method"``; under ``constraint="orthogonal"`` ``"fantope"``, or ``"dual"`` for
+    the Lagrangian dual's total (:func:`with_total`); ``"zero"`` when nothing is left)."""
 
     bound: tuple[float, ...]
     achieved: tuple[float, ...]
     gap: tuple[float, ...]
     which: tuple[str, ...]
+
+
+def with_total(bounds: CumulativeBounds, total: float | None) -> CumulativeBounds:
+    r"""``bounds`` with :math:`U_r` lowered to ``total``, a bound proved on what all ``r`` loadings explain together
+    (already raised for its rounding; e.g. :func:`~spcakit.analysis.lagrangian.orthogonal_dual_bound`), where it is
+    lower, named ``"dual"``; unchanged otherwise."""
+    if total is None or not bounds.bound or not total < bounds.bound[-1]:
+        return bounds
+    value = bounds.achieved[-1]
+    gap = min(1.0, max(0.0, (total - max(value, 0.0)) / total)) if total > 0 else 0.0
+    return attrs.evolve(bounds, bound=(*bounds.bound[:-1], float(total)), gap=(*bounds.gap[:-1], gap),
+                        which=(*bounds.which[:-1], "dual"))  # fmt: skip
 
 
 def _sparse_bounds(op: CovarianceOperator, cardinalities: list[int], *, psd: bool, relaxation: str,
@@ -355,7 +368,10 @@ def certify(covariance: CovarianceOperator, loadings: np.ndarray, *,
     """The certificate a result reports (its ``bound`` and ``gap`` metrics): :func:`cumulative_bounds` with the
     first loading's ``proved`` bound (the method's), the search's where the first gap is still open
     (:func:`searched_bound`, by ``relaxation``: ``"fast"``, ``"threshold"`` or ``"certify"``) and the spectrum as
-    :func:`cumulative_bounds` takes it, for loadings under ``constraint`` when they were fitted under one.
+    :func:`cumulative_bounds` takes it, for loadings under ``constraint`` when they were fitted under one. With
+    ``"certify"`` under ``constraint="orthogonal"`` the loadings' total also gets the Lagrangian dual bound where it
+    is lower (:func:`~spcakit.analysis.lagrangian.orthogonal_dual_bound`, up to
+    :data:`~spcakit.analysis.lagrangian.DUAL_LIMIT` variables).
     :func:`spcakit.fit` and :func:`spcakit.path` both report this."""
 
     def searched(bound: float, variance: float) -> tuple[float, str] | None:
@@ -364,9 +380,14 @@ def certify(covariance: CovarianceOperator, loadings: np.ndarray, *,
         value = searched_bound(covariance, loadings[:, 0], relaxation)
         return None if value is None or value >= bound else (value, "search")
 
-    return cumulative_bounds(covariance, loadings, top_eigenvalues=top_eigenvalues, first=proved, tighten_first=searched,
-                             span=span, relaxation="fast" if relaxation == "certify" else relaxation,
-                             constraint=constraint)
+    bounds = cumulative_bounds(covariance, loadings, top_eigenvalues=top_eigenvalues, first=proved,
+                               tighten_first=searched, span=span,
+                               relaxation="fast" if relaxation == "certify" else relaxation, constraint=constraint)
+    if relaxation == "certify" and constraint == "orthogonal" and bounds.gap and bounds.gap[-1] > SEARCH_GAP:
+        from spcakit.analysis.lagrangian import orthogonal_dual_bound
+
+        bounds = with_total(bounds, orthogonal_dual_bound(covariance, loadings, ceiling=bounds.bound[-1]))
+    return bounds
 
 
 def run_bounds(problem: Any, loadings: np.ndarray, context: MetricContext) -> CumulativeBounds:

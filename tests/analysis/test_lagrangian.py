@@ -118,3 +118,32 @@ def test_the_dual_gives_up_above_a_ceiling_when_its_searches_stop_at_their_limit
     assert finished is not None and finished == orthogonal_dual_bound(c, x)
     assert orthogonal_dual_bound(c, x, nodes=1, ceiling=0.0) is None  # one node each: they stop, it gives up
     assert orthogonal_dual_bound(c, x, nodes=1) is not None
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@SETTINGS
+@given(data=st.data(), k=st.integers(1, 3))
+def test_the_dual_bound_is_above_every_orthogonal_triple_found(family, data, k):
+    # three loadings: no brute force, but every orthogonal triple with those cardinalities explains at most the bound;
+    # those the orthogonal refiner reaches from tpower's and from random starts are checked
+    _, c = data.draw(FAMILIES[family])
+    p = c.shape[0]
+    if p < 3:
+        return
+    k = min(k, p)
+    bound = orthogonal_dual_bound(c, loadings_of(p, (k, k, k)))
+    if bound is None:
+        assert not np.any(np.diagonal(c))
+        return
+    psd = c if np.linalg.eigvalsh(c)[0] >= 0 else c - np.linalg.eigvalsh(c)[0] * np.eye(p)
+    shift = float(np.trace(psd - c)) / p  # a shift of the diagonal adds it to every unit loading's variance
+    for seed in range(3):
+        try:
+            found = spcakit.fit(psd, "tpower", r=3, k=k, covariance=True, constraint="orthogonal", seed=seed,
+                                metrics=["fve"])
+        except spcakit.InvalidParameterError:  # no three orthogonal loadings of k nonzeros explain anything
+            continue
+        u = found.loadings / np.linalg.norm(found.loadings, axis=0)
+        explained = float(np.einsum("ij,ij->", u, c @ u))
+        assert np.count_nonzero(u, axis=0).max() <= k
+        assert explained <= bound + allowance(c) + 3 * 1e-12 * abs(shift)

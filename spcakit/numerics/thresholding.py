@@ -129,7 +129,7 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> Thr
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
         count, labels = 1, np.zeros(m, dtype=int)
     else:
-        count, labels = _components(np.abs(c) > rho)
+        count, labels = _components((c > rho) | (c < -rho))  # |c| > rho without a float copy of c
     sizes = np.bincount(labels, minlength=count)
     blocks, whole = [], []
     for component in np.flatnonzero(sizes > 1):
@@ -168,12 +168,17 @@ def _components(linked: np.ndarray) -> tuple[int, np.ndarray]:
 def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> tuple[np.ndarray, np.ndarray]:
     """The eigenvalues (ascending) and eigenvectors of :math:`M_\rho` on the block ``members``: all of them, or
     (not ``full``) the :data:`PARTIAL_PAIRS` leading ones."""
-    block = c[np.ix_(members, members)]
-    thresholded = np.abs(block)  # sign(c) (|c| - rho)_+, in place
+    # sign(c) (|c| - rho)_+ in place on one copy of the block (at the root of a search the block is all of c: one
+    # p x p copy, not two)
+    thresholded = c[np.ix_(members, members)]
+    negative = np.signbit(thresholded)
+    diagonal = np.diag(thresholded).copy()
+    np.abs(thresholded, out=thresholded)
     thresholded -= rho
     np.maximum(thresholded, 0.0, out=thresholded)
-    np.copysign(thresholded, block, out=thresholded)
-    thresholded[np.diag_indices_from(thresholded)] = np.diag(block)
+    np.negative(thresholded, out=thresholded, where=negative)
+    del negative
+    thresholded[np.diag_indices_from(thresholded)] = diagonal
     order = thresholded.shape[0]  # Ctrl-C is not held for seconds by a block of thousands of variables
     if full:
         return interruptible(lambda: np.linalg.eigh(thresholded), order)  # type: ignore[no-any-return]

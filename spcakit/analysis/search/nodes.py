@@ -100,7 +100,8 @@ class SearchProblem:
         every other eigenvalue 0 to rounding: a Gram matrix :math:`B^\top B/s` of ``n < p`` rows, whose ``n`` pairs
         come from the ``n x n`` :math:`BB^\top` (positive semi-definite by construction); ``None``: ``a`` is
         decomposed here (:math:`O(p^3)`)."""
-        self.a = (a + a.T) / 2
+        self.a = a + a.T  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
+        self.a *= 0.5
         self.p = a.shape[0]
         self.k = k
         self.q = constraint if constraint is not None and constraint.shape[1] else None
@@ -387,9 +388,9 @@ class SearchProblem:
         rising = 0
         made: list[np.ndarray] = []
 
-        def submatrix() -> np.ndarray:  # made once, when a rho's blocks are not kept
+        def submatrix() -> np.ndarray:  # made once, when a rho's blocks are not kept (all of A at the root: no copy)
             if not made:
-                made.append(self.a[np.ix_(index, index)])
+                made.append(self.a if index.size == self.p else self.a[np.ix_(index, index)])
             return made[0]
 
         for rho in sorted(rhos, reverse=True):  # large rho first: small blocks, cheap

@@ -98,6 +98,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         return None
     exponent = int(np.frexp(scale)[1])  # the search squares entries: it runs on C / 2^e (exact), its bound times 2^e
     c = np.ldexp(c, -exponent)
+    largest = float(np.abs(c).max())
     u = x / np.linalg.norm(x, axis=0)
     target = float(np.einsum("ij,ij->", u, c @ u))
     vectors = np.linalg.eigh(c)[1][:, ::-1]
@@ -110,7 +111,9 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
     least = np.inf
     for round_ in range(rounds):
         weights = _model_minimum(c, basis, weights, cuts, counts, r, target)
-        total = _top_sum(weights, r, p)[0]
+        # the searches bound the computed A = C - W, whose W differs from QMQ^T by the rounding of forming both
+        slack = 8 * (p + basis.shape[1]) * np.finfo(float).eps * r * (largest + float(np.linalg.norm(weights, 2)))
+        total = _top_sum(weights, r, p)[0] + slack
         a = c - basis @ weights @ basis.T
         new, limited = 0, False
         for k, count in counts.items():

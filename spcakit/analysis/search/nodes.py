@@ -100,7 +100,7 @@ class SearchProblem:
         every other eigenvalue 0 to rounding: a Gram matrix :math:`B^\top B/s` of ``n < p`` rows, whose ``n`` pairs
         come from the ``n x n`` :math:`BB^\top` (positive semi-definite by construction); ``None``: ``a`` is
         decomposed here (:math:`O(p^3)`)."""
-        self.a = a + a.T  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
+        self.a = np.add(a, a.T, dtype=float)  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
         self.a *= 0.5
         self.p = a.shape[0]
         self.k = k

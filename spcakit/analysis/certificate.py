@@ -103,10 +103,14 @@ def with_total(bounds: CumulativeBounds, total: float | None) -> CumulativeBound
     lower, named ``"dual"``; unchanged otherwise."""
     if total is None or not bounds.bound or not total < bounds.bound[-1]:
         return bounds
-    value = bounds.achieved[-1]
-    gap = min(1.0, max(0.0, (total - max(value, 0.0)) / total)) if total > 0 else 0.0
+    gap = _share_below(float(total), bounds.achieved[-1]) if total > 0 else 0.0
     return attrs.evolve(bounds, bound=(*bounds.bound[:-1], float(total)), gap=(*bounds.gap[:-1], gap),
                         which=(*bounds.which[:-1], "dual"))  # fmt: skip
+
+
+def _share_below(bound: float, value: float) -> float:
+    """``(bound - value) / bound`` in [0, 1] for a positive ``bound``, a value below 0 by rounding counted as 0."""
+    return min(1.0, max(0.0, (bound - max(value, 0.0)) / bound))
 
 
 def _sparse_bounds(op: CovarianceOperator, cardinalities: list[int], *, psd: bool, relaxation: str,
@@ -263,7 +267,7 @@ def cumulative_bounds(
             which = "fantope"
         out["bound"].append(bound)
         out["achieved"].append(value)
-        out["gap"].append(min(1.0, max(0.0, (bound - max(value, 0.0)) / bound)))
+        out["gap"].append(_share_below(bound, value))
         out["which"].append(which)
     return CumulativeBounds(bound=tuple(out["bound"]), achieved=tuple(out["achieved"]), gap=tuple(out["gap"]),
                             which=tuple(out["which"]))  # fmt: skip

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spcakit.analysis.bounds import raised_for_rounding
+from spcakit.analysis.bounds import as_operator, raised_for_rounding
 from spcakit.numerics.operators import densify
 from spcakit.output import progress
 
@@ -85,9 +85,8 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
     """
     from spcakit.analysis.search import branch_and_bound
 
-    c = covariance if isinstance(covariance, np.ndarray) else densify(covariance)  # type: ignore[arg-type]
-    c = np.asarray(c, dtype=float)
-    c = (c + c.T) / 2
+    c = densify(as_operator(covariance))  # an array: checked square and symmetrised
+    c = (c + c.T) / 2  # an operator's dense form, as the search needs it (an array's: unchanged, exactly)
     x = np.asarray(loadings, dtype=float)
     p, r = x.shape
     cardinalities = np.count_nonzero(x, axis=0)

@@ -28,8 +28,8 @@ import numpy as np
 
 from spcakit.numerics.linalg import RANGE_TOL, generalized_top
 
-__all__ = ["MAX_SUPPORTS", "PAIR_ANGLES", "best_nonredundant_pair", "brute_force_optimum", "left_by", "reference_rounding",
-           "support_values"]
+__all__ = ["MAX_SUPPORTS", "PAIR_ANGLES", "best_nonredundant_pair", "bound_allowance", "brute_force_optimum", "left_by",
+           "reference_rounding", "support_values"]
 
 #: The most supports one call evaluates (``C(20, 10)`` is 184 756): a guard against an accidental
 #: exponential run, not a limit of the method.
@@ -130,6 +130,12 @@ def reference_rounding(c: np.ndarray) -> float:
     :math:`k \le p` (and every :math:`C_t` below, whose :math:`\lambda_{\max}` is at most :math:`C`'s). Far tighter
     than a real error, and below what :func:`spcakit.analysis.bounds.raised_for_rounding` adds to every bound."""
     return c.shape[0] * np.finfo(float).eps * max(float(np.linalg.eigvalsh(c)[-1]), 0.0)
+
+
+def bound_allowance(c: np.ndarray) -> float:
+    """What a bound checked against :func:`best_nonredundant_pair` may sit below it by rounding alone: the reference's
+    own rounding (:func:`reference_rounding`) and :math:`10^{-12}` of the largest entry."""
+    return reference_rounding(c) + 1e-12 * max(float(np.abs(c).max()), 1e-300)
 
 
 def left_by(c: np.ndarray, previous: np.ndarray) -> np.ndarray:

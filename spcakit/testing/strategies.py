@@ -548,24 +548,25 @@ def hotelling_deflated_covariances(draw: Any, p: int | Sequence[int] = (2, 16)) 
     return (d + d.T) / 2
 
 
-def covariance_families(p: int | Sequence[int] = (2, 16)) -> dict[str, st.SearchStrategy[tuple[str, np.ndarray]]]:
+def covariance_families(p: int | Sequence[int] = (2, 16), *, indefinite: bool = False
+                        ) -> dict[str, st.SearchStrategy[tuple[str, np.ndarray]]]:  # fmt: skip
     """The families of covariances the bounds and the exact search are checked on, by name: ``(kind, C)`` each.
 
     ``"random"`` (:func:`psd_matrices`), ``"wishart"`` (:func:`wishart_covariances`, often ``n < p``),
     ``"spiked"`` (:func:`spiked_covariances`), ``"tied covariances"`` (:func:`tied_covariances`, ``p >= 3``)
     and ``"tied correlations"`` (:func:`tied_correlations`); the kind is the family's name or, for the
-    tied ones, the kind of ties drawn.
-
+    tied ones, the kind of ties drawn; with ``indefinite``, ``"hotelling-deflated"`` (:func:`hotelling_deflated_covariances`).
     ``p``: an integer or an inclusive range (the tied covariances start at 3).
     """
     lo, hi = _range(p, "p")
+    deflated = hotelling_deflated_covariances(p).map(lambda c: ("hotelling-deflated", c))
     return {
         "random": psd_matrices(p).map(lambda c: ("random", c)),
         "wishart": wishart_covariances(p).map(lambda c: ("wishart", c)),
         "spiked": spiked_covariances(p).map(lambda c: ("spiked", c)),
         "tied covariances": tied_covariances((max(3, lo), max(3, hi))),
         "tied correlations": tied_correlations((max(2, lo), max(2, hi))),
-    }
+    } | ({"hotelling-deflated": deflated} if indefinite else {})
 
 
 def covariance_problems(p: int | Sequence[int] = (2, 20), *, ridge: bool | None = None) -> st.SearchStrategy[Problem]:

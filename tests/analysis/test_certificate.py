@@ -17,8 +17,7 @@ from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 #: Every family of covariances at p = 2..10, the indefinite ones a Hotelling deflation leaves among them.
-FAMILIES = {**sps.covariance_families((2, 10)),
-            "hotelling deflated": sps.hotelling_deflated_covariances((2, 10)).map(lambda c: ("hotelling deflated", c))}
+FAMILIES = sps.covariance_families((2, 10), indefinite=True)
 
 
 def _sparse_loadings(data, p: int) -> np.ndarray:

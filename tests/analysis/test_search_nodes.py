@@ -24,8 +24,7 @@ from spcakit.testing import strategies as sps
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-FAMILIES = sps.covariance_families((2, 12))
-FAMILIES["hotelling-deflated"] = sps.hotelling_deflated_covariances((2, 12)).map(lambda c: ("hotelling-deflated", c))
+FAMILIES = sps.covariance_families((2, 12), indefinite=True)
 
 
 def _node(data: st.DataObject, family: str, *, free_places: tuple[int, int] = (1, 12), fixed_least: int = 0):

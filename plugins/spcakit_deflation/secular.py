@@ -408,3 +408,140 @@ def hyperplane_tops(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
         active, w, d, w_max, d2 = active[keep], w[keep], d[keep], w_max[keep], d2[keep]
         s, lo, hi = step[keep], lo[keep], hi[keep]
     return top - sigma
+
+
+#: :func:`removal_tops` needs the support's top eigenvalue this far (relative to the largest magnitude) above the
+#: second: nearer, its regrouped secular function loses the digits the arrow matrices' eigensolve keeps.
+REMOVAL_GAP_RTOL = 1e-6
+
+#: Most steps of :func:`removal_tops`' root finder (four or five suffice away from the lower pole); a root not
+#: found by then is left to the arrow matrix's eigensolve.
+REMOVAL_ITERATIONS = 24
+
+
+def removal_tops(
+    values: np.ndarray, basis: np.ndarray, border: np.ndarray, corner: np.ndarray, omega: np.ndarray,
+    normal_last: np.ndarray, floor: float,
+) -> np.ndarray | None:  # fmt: skip
+    r"""The top eigenvalue of every arrow matrix on every hyperplane, where it is above ``floor``; ``floor`` elsewhere.
+
+    Arrow matrix :math:`j` is :math:`M_j = \begin{bmatrix}\operatorname{diag}(\mu) & b_j \\ b_j^\top & c_j\end{bmatrix}`
+    (``values`` :math:`\mu` ascending, ``border[:, j]`` :math:`b_j`, ``corner[j]`` :math:`c_j`), hyperplane
+    :math:`(j, i)` has the normal :math:`h = (\omega_j z_i, \eta_{ij})` (:math:`z_i` row ``i`` of ``basis``,
+    :math:`\eta` = ``normal_last``, ``k x n``): the value of swapping variable ``j`` in for position ``i``
+    (:meth:`spcakit_deflation.swap.SupportSwap._swap_values`), without an eigensolve of the arrow matrices.
+
+    For :math:`\lambda` between the arrow's two largest eigenvalues :math:`\nu_2 < \lambda < \nu_1` the function
+    :math:`g(\lambda) = h^\top (M - \lambda I)^{-1} h = \sum_m (h^\top v_m)^2/(\nu_m - \lambda)` increases from
+    :math:`-\infty` to :math:`+\infty`, and its root is the top eigenvalue on :math:`h^\perp` (interlacing). With
+    the Schur complement on the diagonal block, and the top pole :math:`\mu_1` regrouped so that it cancels
+    exactly (:math:`\varepsilon = \mu_1 - \lambda`, sums over the other :math:`l`),
+
+    .. math::
+
+        g(\lambda) = \sum_{l} \frac{h_l^2}{\mu_l - \lambda}
+            + \frac{h_1^2\sigma + \varepsilon t^2 - 2 t\, b_1 h_1}{\varepsilon\sigma - b_1^2},\quad
+        \sigma = c - \lambda - \sum_{l} \frac{b_l^2}{\mu_l - \lambda},\quad
+        t = \eta - \sum_{l} \frac{b_l h_l}{\mu_l - \lambda},
+
+    :math:`O(k)` per evaluation. Only swaps that improve matter: ``floor`` is at least :math:`\mu_1`, which
+    lies in :math:`[\nu_2, \nu_1]`, so the value is above ``floor`` exactly when :math:`g(\text{floor}) < 0`, and
+    then it is the root in :math:`(\text{floor}, \nu_1)`: Newton's method safeguarded by bisection on that
+    bracket, every pair together. :math:`\nu_1` is :func:`bordered_top`'s. ``None`` (the caller decomposes the arrow
+    matrices instead) when ``floor`` is not above :math:`\mu_1`, for one value, or when :math:`\mu_1` is within
+    :data:`REMOVAL_GAP_RTOL` of :math:`\mu_2` (the regrouped poles would lose digits).
+
+    Returns the ``n x k`` values (rows: arrow matrices, columns: positions).
+    """
+    k = values.size
+    n = border.shape[1]
+    if k < 2:
+        return None
+    top = float(values[-1])
+    scale = max(float(np.abs(values).max()), np.finfo(float).tiny)
+    if not floor > top or top - float(values[-2]) <= REMOVAL_GAP_RTOL * scale:
+        return None
+    rest_mu, z_rest, z_top = values[:-1], basis[:, :-1], basis[:, -1]
+    b_rest, b_top = border[:-1], border[-1]
+    out = np.full((n, k), float(floor))
+    # the screen: g(floor) < 0, every pair at once (one lambda, so the sums are products)
+    r = 1.0 / (rest_mu - floor)
+    eps_f = top - floor
+    sigma = corner - floor - (b_rest**2).T @ r  # n
+    t = normal_last.T - omega[:, None] * ((b_rest * r[:, None]).T @ z_rest.T)  # n x k
+    h_top = omega[:, None] * z_top[None, :]  # n x k
+    first = omega[:, None] ** 2 * ((z_rest**2) @ r)[None, :]
+    g = first + (h_top**2 * sigma[:, None] + eps_f * t**2 - 2 * t * b_top[:, None] * h_top) / (
+        eps_f * sigma[:, None] - b_top[:, None] ** 2)
+    rows, cols = np.nonzero(g < 0)
+    if rows.size == 0:
+        return out
+    nu1 = bordered_top(values, border[:, rows], corner[rows])
+    keep = nu1 > floor  # else no removal reaches above the floor (interlacing)
+    rows, cols, nu1 = rows[keep], cols[keep], nu1[keep]
+    hi, lo = nu1.copy(), np.full(rows.size, float(floor))
+    zr, w, bt, ht, bl = z_rest[cols], omega[rows], b_top[rows], h_top[rows, cols], b_rest[:, rows].T
+    c_j, eta = corner[rows], normal_last[cols, rows]
+    f_lo, f_hi = (nu1 - floor) * g[rows, cols], np.full(rows.size, np.inf)  # psi at the bracket's ends
+    lam = (lo + hi) / 2
+    active = np.arange(rows.size)
+    result = hi.copy()
+    tiny = np.finfo(float).eps
+    for it in range(REMOVAL_ITERATIONS):
+        if active.size == 0:
+            break
+        x = lam[active]
+        inv = 1.0 / (rest_mu[None, :] - x[:, None])
+        inv2 = inv * inv
+        hz = w[active, None] * zr[active]
+        bz = bl[active]
+        s_ = c_j[active] - x - np.sum(bz * bz * inv, axis=1)
+        ds = -1.0 - np.sum(bz * bz * inv2, axis=1)
+        t_ = eta[active] - np.sum(bz * hz * inv, axis=1)
+        dt = -np.sum(bz * hz * inv2, axis=1)
+        e = top - x
+        h1, b1 = ht[active], bt[active]
+        num = h1 * h1 * s_ + e * t_ * t_ - 2 * t_ * b1 * h1
+        dnum = h1 * h1 * ds - t_ * t_ + 2 * e * t_ * dt - 2 * dt * b1 * h1
+        den = e * s_ - b1 * b1
+        dden = -s_ + e * ds
+        g = np.sum(hz * hz * inv, axis=1) + num / den
+        dg = np.sum(hz * hz * inv2, axis=1) + (dnum * den - num * dden) / (den * den)
+        # g's pole at nu_1 taken out: psi = (nu_1 - x) g has the same root and is smooth up to nu_1
+        gap = nu1[active] - x
+        value, slope = gap * g, gap * dg - g
+        right = value < 0  # the root lies above x
+        lo[active] = np.where(right, x, lo[active])
+        hi[active] = np.where(right, hi[active], x)
+        f_lo[active] = np.where(right, value, f_lo[active])
+        f_hi[active] = np.where(right, f_hi[active], value)
+        result[active] = x
+        magnitude = gap * (np.sum(np.abs(hz * hz * inv), axis=1) + np.abs(num / den))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = x - value / slope
+        # converged: psi at rounding level, Newton's step at rounding level, or the bracket closed
+        done = ((np.abs(value) <= 16 * tiny * magnitude) | (np.abs(newton - x) <= 4 * tiny * scale)
+                | (hi[active] - lo[active] <= 4 * tiny * scale))
+        # Newton's step where it stays in the bracket, else the secant through the bracket's ends (psi is nearly
+        # linear there), else bisection; bisection every eighth step too, a safeguard against slow steps
+        a, b, fa, fb = lo[active], hi[active], f_lo[active], f_hi[active]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            secant = a - fa * (b - a) / (fb - fa)
+        secant = np.where((secant > a) & (secant < b), secant, (a + b) / 2)
+        inside = (newton > a) & (newton < b)
+        lam[active] = (a + b) / 2 if it % 8 == 7 else np.where(inside, newton, secant)
+        active = active[~done]
+    out[rows, cols] = np.maximum(result, floor)
+    if active.size:  # a root next to the lower pole (nu_2 near the floor): the arrow matrices' eigensolve
+        hard_rows, hard_cols = rows[active], cols[active]
+        arrows, index = np.unique(hard_rows, return_inverse=True)
+        matrix = np.zeros((arrows.size, k + 1, k + 1))
+        matrix[:, np.arange(k), np.arange(k)] = values
+        matrix[:, :k, k] = matrix[:, k, :k] = border[:, arrows].T
+        matrix[:, k, k] = corner[arrows]
+        nu, vectors = np.linalg.eigh(matrix)
+        normal = np.concatenate([omega[hard_rows, None] * basis[hard_cols], normal_last[hard_cols, hard_rows, None]], axis=1)
+        weights = np.einsum("pi,pim->pm", normal, vectors[index]) ** 2
+        weights /= np.maximum(weights.sum(axis=1, keepdims=True), np.finfo(float).tiny)
+        out[hard_rows, hard_cols] = np.maximum(hyperplane_tops(nu[index], weights), floor)
+    return out

@@ -70,7 +70,11 @@ matrices and the secular equation of a hyperplane restriction
 (:func:`~spcakit_deflation.secular.hyperplane_tops`) give the values of all :math:`k` removals of each
 (:math:`O(k^3)` per entering variable, no eigensolve per swap), after a second
 bound, :math:`\nu_1 - w_1(\nu_1 - \nu_2)`, has set aside the removals that
-cannot win. The chosen swap is verified on a fresh :math:`k\times k` pencil
+cannot win. Only improving swaps matter, so when the support's top value is simple the arrow matrices are not
+decomposed at all: a removal's value is above the floor exactly when a secular function of the arrow is negative
+there, and is then its root (:func:`~spcakit_deflation.secular.removal_tops`), :math:`O(k^2)` per entering variable
+instead of :math:`O(k^3)`; the same swaps and values to rounding (on the colon data at :math:`k = 100`, ``r = 3``,
+the default fit 5.7 s -> 3.3-3.9 s with the same loadings). The chosen swap is verified on a fresh :math:`k\times k` pencil
 (:func:`spcakit.numerics.linalg.generalized_top`) before it is made. Swaps whose values
 tie (:mod:`spcakit.numerics.ties`; swapping in either of two variables whose columns
 differ only inside the others' span gives the same span) go to the loading with
@@ -140,6 +144,7 @@ from spcakit_deflation.secular import (
     deletion_values,
     hyperplane_tops,
     reduce_pencil,
+    removal_tops,
 )
 
 PAPER = "Mackey - Deflation Methods for Sparse PCA (NIPS 2008)"
@@ -442,6 +447,9 @@ class SupportSwap(Refiner):
         border = (a_tilde - mu[:, None] * b_tilde) / omega
         corner = (diag_a[chosen] - 2 * np.einsum("ij,ij->j", a_tilde, b_tilde)
                   + np.einsum("ij,ij->j", mu[:, None] * b_tilde, b_tilde)) / gamma  # fmt: skip
+        fast = removal_tops(mu, z, border, corner, omega, -(z @ b_tilde), floor)
+        if fast is not None:  # the improving swaps' values without decomposing the arrow matrices
+            return fast
         n = chosen.size
         arrow = np.zeros((n, k + 1, k + 1))
         arrow[:, np.arange(k), np.arange(k)] = mu

@@ -12,10 +12,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from spcakit_deflation.secular import hyperplane_tops, reduce_pencil
+from spcakit_deflation.secular import (
+    bordered_top,
+    hyperplane_tops,
+    reduce_pencil,
+    removal_tops,
+)
 from spcakit_deflation.swap import (
-    SupportSwap,
     ColumnCache,
+    SupportSwap,
     _pencil_columns,
     _span_of_others,
 )
@@ -45,6 +50,96 @@ def test_hyperplane_tops_are_the_top_eigenvalues_on_the_hyperplanes(m, seed):
         expected = np.linalg.eigvalsh(basis.T @ np.diag(values[row]) @ basis)[-1]
         scale = np.abs(values[row]).max()
         assert got[row] == pytest.approx(expected, abs=1e-12 * scale)
+
+
+def _restricted_top(arrow: np.ndarray, normal: np.ndarray) -> float:
+    """The top eigenvalue of ``arrow`` on the hyperplane orthogonal to ``normal``, by a dense eigensolve."""
+    h = normal / np.linalg.norm(normal)
+    basis = np.linalg.svd(np.eye(h.size) - np.outer(h, h))[0][:, : h.size - 1]
+    return float(np.linalg.eigvalsh(basis.T @ arrow @ basis)[-1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 25), st.integers(1, 8), st.floats(0.0, 1.0), sps.seeds())
+def test_removal_tops_are_the_improving_tops_on_the_hyperplanes(k, n, share, seed):
+    """Above the floor, the values equal a dense eigensolve of each arrow matrix on each hyperplane (1e-10 of the
+    scale: both are backward stable, the secular function's pole at the top is regrouped so that it cancels exactly);
+    below it, the floor itself. The floor runs from just above the support's top value to the arrows' tops."""
+    rng = np.random.default_rng(seed)
+    values = np.sort(rng.standard_normal(k) * 10.0 ** rng.uniform(-2, 2))
+    scale = np.abs(values).max()
+    basis = np.linalg.qr(rng.standard_normal((k, k)))[0]
+    border = rng.standard_normal((k, n)) * scale * rng.uniform(0.01, 1.0)
+    border[rng.random((k, n)) < 0.2] = 0.0  # some coordinates uncoupled
+    corner = values[-1] + rng.standard_normal(n) * scale
+    omega = rng.uniform(0.05, 1.0, n)
+    normal_last = rng.standard_normal((k, n))
+    tops = bordered_top(values, border, corner)
+    floor = values[-1] + max(share * (float(tops.max()) - values[-1]), 1e-9 * scale)
+    got = removal_tops(values, basis, border, corner, omega, normal_last, floor)
+    if values[-1] - values[-2] <= 1e-6 * scale:
+        assert got is None
+        return
+    assert got.shape == (n, k)
+    for j in range(n):
+        arrow = np.diag(np.append(values, corner[j]))
+        arrow[:k, k] = arrow[k, :k] = border[:, j]
+        for i in range(k):
+            expected = _restricted_top(arrow, np.append(omega[j] * basis[i], normal_last[i, j]))
+            if expected > floor + 1e-10 * scale:
+                assert got[j, i] == pytest.approx(expected, abs=1e-10 * scale)
+            elif expected < floor - 1e-10 * scale:
+                assert got[j, i] == floor
+
+
+def test_removal_tops_leave_what_they_cannot_score_to_the_arrow_eigensolve():
+    """``None`` for one value, a floor not above the top value, and a top value repeated to 1e-6."""
+    basis, border, corner, omega, normal_last = np.eye(3), np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((3, 2))
+    assert removal_tops(np.array([2.0]), np.eye(1), np.ones((1, 2)), corner, omega, np.ones((1, 2)), 3.0) is None
+    assert removal_tops(np.array([0.0, 1.0, 2.0]), basis, border, corner, omega, normal_last, 2.0) is None
+    repeated = np.array([0.0, 2.0 - 1e-7, 2.0])
+    assert removal_tops(repeated, basis, border, corner, omega, normal_last, 2.5) is None
+    assert removal_tops(np.array([0.0, 1.0, 2.0]), basis, border, corner, omega, normal_last, 2.5) is not None
+
+
+@pytest.mark.parametrize("r", [1, 3])
+def test_the_improving_swaps_scores_equal_a_fresh_eigensolve(r):
+    """With a floor just above the support's value (the refiner's), every swap scored above it equals
+    generalized_top of the swapped support's pencil, and every swap whose pencil is below it scores the floor."""
+    rng = np.random.default_rng(11)
+    p, k = 14, 5
+    data = rng.standard_normal((40, p))
+    problem = spcakit.as_problem(data)
+    c = problem.covariance.matrix
+    scored = 0
+    for trial in range(6):
+        x = np.zeros((p, r))
+        for t in range(r):
+            x[rng.choice(p, k, replace=False), t] = rng.standard_normal(k)
+        x /= np.linalg.norm(x, axis=0)
+        t = trial % r
+        columns = ColumnCache(problem.covariance)
+        span = _span_of_others(x, t, columns)
+        q, cq, gram = span.basis, span.c_basis, span.gram
+        diag_a = np.diag(c) - 2 * np.einsum("ij,ij->i", cq, q) + np.einsum("ij,ij->i", q @ gram, q)
+        diag_b = 1.0 - np.einsum("ij,ij->i", q, q)
+        support = np.flatnonzero(x[:, t])
+        a_cols, b_cols = _pencil_columns(columns(support), support, q, cq, gram)
+        b_ss = None if b_cols is None else b_cols[support]
+        reduced = reduce_pencil(a_cols[support], b_ss)
+        floor = reduced.top * (1 + 1e-9)
+        outside = np.setdiff1d(np.arange(p), support)
+        scores = SupportSwap._swap_values(reduced, a_cols, b_cols, support, diag_a, diag_b, outside, floor)
+        for row, j in enumerate(outside):
+            for position in range(k):
+                swapped = np.sort(np.append(np.delete(support, position), j))
+                value, _ = generalized_top(*added_variance_problem(c[:, swapped], swapped, q, cq, gram))
+                if value > floor * (1 + 1e-9):
+                    scored += 1
+                    assert scores[row, position] == pytest.approx(value, rel=1e-9)
+                elif value < floor * (1 - 1e-9):
+                    assert scores[row, position] <= floor
+    assert scored > 0  # random loadings leave improving swaps
 
 
 @pytest.mark.parametrize("r", [1, 3])

@@ -44,8 +44,9 @@ v(S + \{j\})` (the ``(k+1)``-variable problem) :math:`\le \lambda_{\max}(C_{S+j}
 :math:`O(k)` per candidate (the secular equation of the bordered matrix,
 :func:`~spcakit_deflation.secular.bordered_top`); the candidates it leaves get the constrained bound (one batch of
 :math:`(k+1)\times(k+1)` eigenproblems), and the entering variables are then scored exactly, all :math:`k`
-removals at once, in decreasing order of their bound until no bound beats the best swap found: the best swap,
-exactly. Swaps run while :math:`(p - k)(k+1)^3` is at most :data:`SWAP_WORK`; above, the loadings are only
+removals at once (:func:`removal_scores`: one eigen-decomposition on the null space of the conditions per entering
+variable, the secular equation for each removal), in decreasing order of their bound until no bound beats the best
+swap found: the best swap, exactly. Swaps run while :math:`(p - k)(k+1)^3` is at most :data:`SWAP_WORK`; above, the loadings are only
 re-fitted on their supports under the constraint (step 1 without swaps), which needs a support on which the
 constraint leaves room (the refiner says so when it does not).
 
@@ -74,7 +75,7 @@ from spcakit.plugin_api import (
     to_float,
     to_int,
 )
-from spcakit_deflation.secular import bordered_top
+from spcakit_deflation.secular import bordered_top, hyperplane_tops
 from spcakit_deflation.swap import ColumnCache
 
 PAPER = "Cory-Wright & Pauphilet - Sparse PCA with multiple components (Operations Research, 2025)"
@@ -111,8 +112,28 @@ FIRST_PASS_CHOICES = {"both": FIRST_PASSES, "ascend": (True,), "refit": (False,)
 #: not depend on the last bits. The violation this adds is of the same order.
 ZERO_RTOL = 1e-13
 
+#: A removed variable whose unit vector has at most this squared length in the null space of the constraint is one the
+#: constraint sets to zero already (:func:`removal_scores`): removing it loses nothing.
+NULL_RTOL = 1e-24
+
+#: :func:`removal_scores` solves the ``k x k`` problems themselves when the batch has at most this many entering
+#: variables times ``k^2`` (measured: below it they cost less than the secular route's fixed cost, above it more).
+REMOVAL_DIRECT = 400
+
 #: The secular bound is raised by this (relative) before it screens: its iterates approach the root from below.
 SCREEN_MARGIN = 1e-9
+
+
+def _condition_directions(w: np.ndarray, floor: float, *, full: bool) -> tuple[np.ndarray, np.ndarray]:
+    r"""The left singular vectors of every :math:`W_b` and which of the first ``min(k, m)`` are conditions: singular
+    values above :data:`CONSTRAINT_RTOL` times the largest and above ``floor``. From the SVD of :math:`W` itself: its
+    Gram matrix :math:`W^\top W` resolves singular values only down to about :math:`\sqrt{\epsilon}` times the
+    largest, so a rank-deficient :math:`W` (two other loadings that meet the support in one variable) would count a
+    direction of rounding as a condition. ``full``: all ``k`` left singular vectors (the last ones span the null
+    space of :math:`W^\top`)."""
+    left, sing, _ = np.linalg.svd(w, full_matrices=full)
+    keep = sing > np.maximum(CONSTRAINT_RTOL * sing[:, :1], floor)
+    return left, keep
 
 
 def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool = False
@@ -140,10 +161,8 @@ def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool
         keep = (lengths > floor)[:, None]
         basis = np.where(keep[:, :, None], w / np.where(keep, lengths[:, None], 1.0)[:, :, None], 0.0)
     else:
-        sing2, rot = np.linalg.eigh(np.matmul(np.swapaxes(w, 1, 2), w))
-        keep = sing2 > np.maximum((CONSTRAINT_RTOL * np.sqrt(np.clip(sing2[:, -1:], 0.0, None))) ** 2, floor**2)
-        inverse = np.where(keep, 1.0 / np.sqrt(np.where(keep, sing2, 1.0)), 0.0)
-        basis = np.matmul(w, rot) * inverse[:, None, :]  # orthonormal columns where kept, zero elsewhere
+        left, keep = _condition_directions(w, floor, full=False)
+        basis = left * keep[:, None, :]  # orthonormal columns where kept, zero elsewhere
     rank = keep.sum(axis=1)
     projector = np.eye(k) - np.matmul(basis, np.swapaxes(basis, 1, 2))
     radius = np.abs(a).sum(axis=(1, 2)) + 1.0
@@ -163,6 +182,57 @@ def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool
         norms = np.linalg.norm(top_vectors, axis=1)
         top_vectors /= np.where(norms > 0, norms, 1.0)[:, None]
     return top, top_vectors
+
+
+def removal_scores(a: np.ndarray, w: np.ndarray, scale: float) -> np.ndarray:
+    r"""For stacked :math:`A_b` (``B x (k+1) x (k+1)``, the support with the entering variable) and :math:`W_b`
+    (``B x (k+1) x m``), the values of all ``k`` removals: row ``b``, column ``i`` is :func:`null_space_tops` of
+    :math:`A_b` and :math:`W_b` without row and column ``i`` (the last variable, the entering one, is never removed).
+
+    Removing variable ``i`` leaves the unit :math:`y` with :math:`W_b^\top y = 0` and :math:`y_i = 0`: with
+    :math:`N` an orthonormal basis of the null space of :math:`W_b^\top` (``d`` columns) and :math:`y = Nc`, the top
+    eigenvalue of :math:`N^\top A_b N` on the hyperplane :math:`c \perp N^\top e_i`, which the secular equation gives
+    (:func:`~spcakit_deflation.secular.hyperplane_tops`) from one eigen-decomposition of :math:`N^\top A_b N`: one
+    ``d x d`` problem per entering variable instead of ``k`` of order ``k``. :math:`N^\top e_i = 0` (the constraint
+    already sets :math:`y_i = 0`) leaves the top eigenvalue as it is; no room left (``d = 1`` and
+    :math:`N^\top e_i \ne 0`, or ``d = 0``) gives :math:`-\infty`. The directions of :math:`W_b` are kept as in
+    :func:`null_space_tops` (singular values above :data:`CONSTRAINT_RTOL` times the largest). Batches of at most
+    :data:`REMOVAL_DIRECT` entering variables times :math:`k^2` solve the ``k x k`` problems directly.
+    """
+    count, size = a.shape[0], a.shape[1]
+    k = size - 1
+    if count * k * k <= REMOVAL_DIRECT:  # small batches: the k x k problems themselves cost less
+        removals = np.array([np.delete(np.arange(size), i) for i in range(k)]).reshape(k, k)
+        sub_a = a[:, removals[:, :, None], removals[:, None, :]].reshape(-1, k, k)
+        sub_w = w[:, removals, :].reshape(count * k, k, w.shape[2])
+        return null_space_tops(sub_a, sub_w, scale)[0].reshape(count, k)
+    out = np.full((count, k), -np.inf)
+    floor = np.finfo(float).tiny * max(scale, 1.0)
+    if w.shape[2]:
+        null, keep = _condition_directions(w, floor, full=True)  # the last size - rank columns: the null space
+        dims = size - keep.sum(axis=1)
+    else:
+        null = np.broadcast_to(np.eye(size), (count, size, size))
+        dims = np.full(count, size)
+    for d in np.unique(dims):
+        rows = np.flatnonzero(dims == d)
+        if d == 0:
+            continue
+        n_basis = null[rows][:, :, size - d :]  # B' x (k+1) x d
+        reduced = np.matmul(np.swapaxes(n_basis, 1, 2), np.matmul(a[rows], n_basis))
+        values, vectors = np.linalg.eigh((reduced + np.swapaxes(reduced, 1, 2)) / 2)
+        normals = n_basis[:, :k, :]  # row i of N: the coordinates of e_i, for the k removable variables
+        lengths = np.sum(normals**2, axis=2)  # B' x k
+        free = lengths <= NULL_RTOL  # e_i (nearly) outside the null space: y_i is 0 already, nothing is lost
+        coordinates = np.matmul(normals, vectors) ** 2  # B' x k x d, in the eigenbasis
+        if d == 1:
+            scores = np.where(free, values[:, -1:], -np.inf)
+        else:
+            weights = coordinates / np.maximum(coordinates.sum(axis=2, keepdims=True), np.finfo(float).tiny)
+            tops = hyperplane_tops(np.repeat(values, k, axis=0), weights.reshape(-1, d)).reshape(rows.size, k)
+            scores = np.where(free, values[:, -1:], tops)
+        out[rows] = scores
+    return out
 
 
 def _constraint_matrix(kind: str, others: np.ndarray, columns: ColumnCache) -> np.ndarray:
@@ -315,23 +385,22 @@ class _NonRedundant(Refiner):
         entering, bounds = entering[keep], bounds[keep]
         ranked = ties.order(-bounds)
         entering, bounds = entering[ranked], bounds[ranked]
-        removals = np.array([np.delete(np.arange(k + 1), i) for i in range(k)])  # k x k positions in S + j
         best_value, best = floor, None
-        per_batch = max(1, min(self.candidates, BATCH_ENTRIES // max(1, k**3)))
+        per_batch = max(1, min(self.candidates, BATCH_ENTRIES // max(1, (k + 1) ** 2)))
         for start in range(0, entering.size, per_batch):
             if bounds[start] <= best_value:
                 break  # sorted: no later entering variable can beat the best swap found
             j = entering[start : start + per_batch]
-            a, b = self._bordered(support, j, c_s, w, diagonal)
-            sub_a = a[:, removals[:, :, None], removals[:, None, :]].reshape(-1, k, k)
-            sub_w = b[:, removals, :].reshape(j.size * k, k, b.shape[2])
-            scores = null_space_tops(sub_a, sub_w, scale)[0].reshape(j.size, k)
+            scores = removal_scores(*self._bordered(support, j, c_s, w, diagonal), scale)
             # the first of the scores tied with the largest (ties.improves: rounding never decides): the entering
             # variable of larger bound, then the removal's position
             flat = int(np.argmax(scores))
             top = float(scores.flat[flat])
             if np.isfinite(top):
-                flat = int(np.flatnonzero(~np.array([ties.improves(top, v) for v in scores.flat]))[0])
+                every = scores.ravel()  # ties.improves(top, v) is false exactly where v is finite and this holds:
+                with np.errstate(invalid="ignore"):
+                    tied = np.isfinite(every) & (top - every <= ties.RTOL * np.maximum(abs(top), np.abs(every)))
+                flat = int(np.flatnonzero(tied)[0])
             if np.isfinite(scores.flat[flat]) and ties.improves(float(scores.flat[flat]), best_value) or (
                     best is None and scores.flat[flat] > best_value):
                 best_value, best = float(scores.flat[flat]), (flat % k, int(j[flat // k]))

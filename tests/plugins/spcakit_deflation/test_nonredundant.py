@@ -18,12 +18,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.linalg import null_space
+from spcakit_deflation.nonredundant import (
+    OrthogonalRefiner,
+    UncorrelatedRefiner,
+    null_space_tops,
+    removal_scores,
+)
 
-from spcakit.analysis.metrics import constraint_tolerance, fraction_explained, loading_products, redundancy
+from spcakit.analysis.metrics import (
+    constraint_tolerance,
+    fraction_explained,
+    loading_products,
+    redundancy,
+)
 from spcakit.core.errors import InvalidParameterError
 from spcakit.inputs.dense import covariance_problem
 from spcakit.testing import strategies as sps
-from spcakit_deflation.nonredundant import OrthogonalRefiner, UncorrelatedRefiner, null_space_tops
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REFINERS = {"orthogonal": OrthogonalRefiner, "uncorrelated": UncorrelatedRefiner}
@@ -108,6 +118,48 @@ def test_null_space_tops_are_the_constrained_top_eigenvalues():
         assert float(vectors[b] @ a[b] @ vectors[b]) == pytest.approx(expected, rel=1e-10)
     full = rng.standard_normal((1, 3, 3))  # three conditions on three variables: only y = 0
     assert null_space_tops(np.eye(3)[None], full, 1.0)[0][0] == -np.inf
+
+
+def test_null_space_tops_count_only_the_conditions_a_rank_deficient_w_has():
+    """Three other loadings that meet a support of three in two of its variables give a W of rank 2 with three
+    columns: the third variable is free. Counting W's third direction, which is rounding (its Gram matrix resolves
+    singular values only to sqrt(eps); the SVD does), as a condition left no room at all (-inf)."""
+    rng = np.random.default_rng(5)
+    k = 3
+    a = rng.standard_normal((40, k, k + 2))
+    a = a @ np.swapaxes(a, 1, 2)
+    w = np.zeros((40, k, 3))
+    w[:, :2, :] = rng.standard_normal((40, 2, 3))  # rank 2 on every support
+    values = null_space_tops(a, w, 1.0)[0]
+    for b in range(40):
+        assert values[b] == pytest.approx(value_given(a[b], np.arange(k), w[b]), rel=1e-10)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 4), st.sampled_from([1, 3, 40]), sps.seeds())  # 40 x k^2 > REMOVAL_DIRECT from k = 4
+def test_removal_scores_are_the_constrained_values_of_every_removal(k, m, count, seed):
+    """Every removal's score equals the constrained top eigenvalue of its k x k problem (SciPy's null space), and is
+    -inf exactly where no unit vector meets the conditions; both routes (small batches solve the k x k problems,
+    larger ones take the secular equation on the null space of the (k+1)-variable conditions). The conditions
+    include zero rows (other loadings off some variables) and repeated columns (rank-deficient W)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((count, k + 1, k + 3))
+    a = x @ np.swapaxes(x, 1, 2) * 10.0 ** rng.uniform(-3, 3)
+    w = rng.standard_normal((count, k + 1, m))
+    w[:, rng.random(k + 1) < 0.4, :] = 0.0
+    if m >= 2:
+        w[..., 1] = 2.0 * w[..., 0]
+    scores = removal_scores(a, w, 1.0)
+    assert scores.shape == (count, k)
+    scale = float(np.abs(a).max())
+    for b in range(count):
+        for i in range(k):
+            kept = np.delete(np.arange(k + 1), i)
+            expected = value_given(a[b], kept, w[b])
+            if np.isinf(expected):
+                assert scores[b, i] == -np.inf
+            else:
+                assert scores[b, i] == pytest.approx(expected, abs=1e-10 * scale)
 
 
 def test_a_loading_that_cannot_be_uncorrelated_is_refused_with_the_k_it_needs():

@@ -22,6 +22,8 @@ when certified) and beside what users run, ``SparsePCA(n_components=r, k=k).fit(
 best of ``--repeats``, CPEV of each, ``auto``'s time over TPower's. The same at ``r = 1``, with the time ``exact``
 takes to certify the first loading (``p <= 64``). **The grid** (``--sections grid``):
 ``GridSearchCV(SparsePCA(), {"k": [2, 3, 5, 8, 12]}, cv=5)`` on standardised breast cancer, once, wall clock.
+**Genes** (``--sections genes``): the default beside TPower and SPCArt at large ``k`` on ``n << p`` data
+(:data:`GENE_CASES`: the colon data at k = 50 and 100, a synthetic 80 x 1000 log-expression set at k = 150).
 **Wide** (``--sections wide``): the default ``SparsePCA(n_components=20, k=K)`` and ``spcart`` on ``scale.py``'s
 500 x 100 000 Gaussian data at k = 100 and 15 000, each in a fresh process (``scale.py --child``, peak RSS), in
 passes of :math:`X^\\top(XV)` timed in the same run.
@@ -30,7 +32,7 @@ sparse scale cases in ``benchmarks/scale.py`` (``default-estimator``, ``auto`` a
 
 Usage::
 
-    python benchmarks/default_cost.py [--repeats 3] [--no-sklearn] [--sections patches,panel,grid] [--cases wine,digits]
+    python benchmarks/default_cost.py [--repeats 3] [--no-sklearn] [--sections patches,panel,grid,genes] [--cases wine,digits]
 """
 
 from __future__ import annotations
@@ -92,6 +94,48 @@ def panel_rows(names: list[str], repeats: int) -> list[dict]:
                              "cpev": float(result.metrics["cpev"]), "reason": result.stopping_reason,
                              "certified": "certified within" in result.stopping_reason})
                 print(f"{name:18s} r={r} {label:36s} {seconds:8.3f} s  CPEV {rows[-1]['cpev']:.6f}", flush=True)
+    return rows
+
+
+#: The gene-expression shapes (``--sections genes``): (case, r, k). ``colon`` is the quality panel's (standardised),
+#: ``modules`` a synthetic 80 x 1000 log-expression matrix with five co-expressed modules (:func:`module_genes`).
+GENE_CASES = (("colon", 3, 100), ("colon", 5, 50), ("modules", 5, 150))
+
+
+def module_genes(n: int = 80, p: int = 1000, modules: int = 5, size: int = 120, seed: int = 0) -> np.ndarray:
+    """``log2(1 + e^Z)`` of ``n`` samples of ``p`` genes: ``modules`` factors, each loading on ``size`` random genes,
+    Gaussian noise and a random baseline per gene (the shape of log-transformed expression with n << p)."""
+    rng = np.random.default_rng(seed)
+    factors = rng.standard_normal((n, modules))
+    loadings = np.zeros((modules, p))
+    for module in range(modules):
+        genes = rng.choice(p, size, replace=False)
+        loadings[module, genes] = rng.uniform(0.5, 1.5, size)
+    z = factors @ loadings + 0.8 * rng.standard_normal((n, p)) + rng.uniform(0, 3, p)
+    return np.log2(1 + np.exp(z))
+
+
+def gene_rows(repeats: int) -> list[dict]:
+    """The default beside TPower and SPCArt on :data:`GENE_CASES` (large ``k``, ``n << p``): time and CPEV."""
+    import quality
+
+    from spcakit import fit
+
+    rows = []
+    for name, r, k in GENE_CASES:
+        if name == "modules":
+            x = module_genes()
+        else:
+            case = quality.load_case(name)
+            if case is None:
+                print(f"{name}: skipped, its file is not in {quality.SHARED_DATA}", flush=True)
+                continue
+            x = case["x"]
+        for method in ("tpower", "spcart", "auto"):
+            seconds, result = best_time(lambda m=method, x=x, r=r, k=k: fit(x, m, r=r, k=k, metrics=["cpev"]), repeats)
+            rows.append({"case": name, "shape": list(x.shape), "r": r, "k": k, "method": method, "seconds": seconds,
+                         "cpev": float(result.metrics["cpev"])})
+            print(f"{name:8s} r={r} k={k:<4d} {method:8s} {seconds:8.3f} s  CPEV {rows[-1]['cpev']:.6f}", flush=True)
     return rows
 
 
@@ -157,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn (it takes about 10 s)")
-    parser.add_argument("--sections", default="patches,panel,grid,wide",
-                        help="comma-separated: patches, panel, grid, wide")
+    parser.add_argument("--sections", default="patches,panel,grid,genes,wide",
+                        help="comma-separated: patches, panel, grid, genes, wide")
     parser.add_argument("--wide-scale", type=float, default=1.0, help="the wide data's size, as scale.py --scale")
     parser.add_argument("--cases", default=",".join(PANEL_CASES), help="the panel's cases (benchmarks/quality.py)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "default_cost.json")
@@ -175,13 +219,15 @@ def main(argv: list[str] | None = None) -> int:
     x = image_patches(5000, 13)
     covariance = DenseCovariance(np.cov(x, rowvar=False))
     rows = []
-    panel, grid, wide = [], None, []
+    panel, grid, wide, genes = [], None, [], []
     with threadpool_limits(1):
         SparsePCA(n_components=2, k=3, method="spcart").fit(x)  # warm-up: imports, plugin loading
         if "panel" in sections:
             panel = panel_rows(options.cases.split(","), options.repeats)
         if "grid" in sections:
             grid = grid_row()
+        if "genes" in sections:
+            genes = gene_rows(options.repeats)
         if "wide" in sections:
             wide = wide_rows(options.wide_scale)
         for r, k in ((20, 19), (5, 10)) if "patches" in sections else ():
@@ -199,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"r": 20, "k": None, "method": "scikit-learn SparsePCA(alpha=1)", "seconds": seconds,
                          "cpev": cpev(loadings[:, kept], covariance), "nonzeros": int(np.count_nonzero(loadings))})
     blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
-    report = {"rows": rows, "panel": panel, "grid": grid, "wide": wide, "machine": platform.platform(), "python": platform.python_version(),
+    report = {"rows": rows, "panel": panel, "grid": grid, "wide": wide, "genes": genes, "machine": platform.platform(), "python": platform.python_version(),
               "numpy": np.__version__, "spcakit": __version__, "blas": blas, "blas_threads": 1,
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     options.out.parent.mkdir(parents=True, exist_ok=True)

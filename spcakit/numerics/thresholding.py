@@ -26,6 +26,7 @@ import attrs
 import numpy as np
 
 from spcakit.core.errors import InvalidParameterError
+from spcakit.numerics import lapack
 from spcakit.numerics.linalg import interruptible, item_blocks, leading_subset
 
 __all__ = ["COARSE_RHO_GRID", "COMPONENT_SIZE", "PARTIAL_BLOCK", "PARTIAL_PAIRS", "RHO_GRID", "RHO_REFINEMENTS", "ThresholdedBlocks",
@@ -88,6 +89,12 @@ PARTIAL_BLOCK = 128
 PARTIAL_PAIRS = 16
 
 
+#: Blocks of at least this many variables decomposed in full are decomposed in their own memory
+#: (:func:`spcakit.numerics.lapack.syevd_in_place`, the driver NumPy's ``eigh`` calls, the same numbers): NumPy's
+#: ``eigh`` copies its input beside the driver's workspace, the exact search's peak on gene data (Golub's 7129
+#: genes: 3.23 GB, 2.82 GB in place).
+IN_PLACE_ORDER = 500
+
 #: Matrices of at most this many variables are thresholded as one block, larger ones by connected components.
 COMPONENT_SIZE = 128
 
@@ -115,8 +122,10 @@ class ThresholdedBlocks:
         return int(self.diagonal.nbytes + self.alone.nbytes + sum(m.nbytes + v.nbytes + u.nbytes for m, v, u in self.blocks))
 
 
-def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> ThresholdedBlocks:
-    r""":math:`M_\rho`, ``c`` with its off-diagonal entries soft-thresholded by ``rho``
+def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False, index: np.ndarray | None = None
+                       ) -> ThresholdedBlocks:  # fmt: skip
+    r""":math:`M_\rho`, ``c`` (or its submatrix on the variables ``index``, read where needed: never copied whole)
+    with its off-diagonal entries soft-thresholded by ``rho``
     (:math:`\operatorname{sign}(c_{ij}) (|c_{ij}| - \rho)_+`, the diagonal kept), eigen-decomposed.
 
     :math:`M_\rho` is block diagonal on the connected components of the entries above ``rho``: above
@@ -125,20 +134,33 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False) -> Thr
     :data:`PARTIAL_PAIRS` leading eigenpairs only, unless ``complete`` (:func:`completed` decomposes such a block
     in full later).
     """
-    m = c.shape[0]
+    variables = np.arange(c.shape[0]) if index is None else np.asarray(index)
+    m = variables.size
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
         count, labels = 1, np.zeros(m, dtype=int)
     else:
-        count, labels = _components((c > rho) | (c < -rho))  # |c| > rho without a float copy of c
+        count, labels = _components(_linked(c, variables, rho, whole=index is None))
     sizes = np.bincount(labels, minlength=count)
     blocks, whole = [], []
     for component in np.flatnonzero(sizes > 1):
         members = np.flatnonzero(labels == component)
         full = complete or members.size <= max(PARTIAL_BLOCK, PARTIAL_PAIRS)
-        blocks.append((members, *_decomposed(c, members, rho, full)))
+        blocks.append((members, *_decomposed(c, variables[members], rho, full)))
         whole.append(bool(full))
-    return ThresholdedBlocks(rho=float(rho), diagonal=np.diag(c).copy(), alone=np.flatnonzero(sizes[labels] == 1),
+    return ThresholdedBlocks(rho=float(rho), diagonal=c[variables, variables], alone=np.flatnonzero(sizes[labels] == 1),
                              blocks=tuple(blocks), complete=tuple(whole))  # fmt: skip
+
+
+def _linked(c: np.ndarray, variables: np.ndarray, rho: float, *, whole: bool) -> np.ndarray:
+    """:math:`|c_{ij}| > \rho` on the ``variables`` (a boolean matrix, never a float copy of ``c``): on all of ``c``
+    at once (``whole``), else a block of rows at a time."""
+    if whole:
+        return (c > rho) | (c < -rho)
+    linked = np.empty((variables.size, variables.size), dtype=bool)
+    for part in item_blocks(variables.size, variables.size):
+        rows = c[np.ix_(variables[part], variables)]
+        np.greater(np.abs(rows, out=rows), rho, out=linked[part])
+    return linked
 
 
 def _components(linked: np.ndarray) -> tuple[int, np.ndarray]:
@@ -168,8 +190,21 @@ def _components(linked: np.ndarray) -> tuple[int, np.ndarray]:
 def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> tuple[np.ndarray, np.ndarray]:
     """The eigenvalues (ascending) and eigenvectors of :math:`M_\rho` on the block ``members``: all of them, or
     (not ``full``) the :data:`PARTIAL_PAIRS` leading ones."""
-    # sign(c) (|c| - rho)_+ in place on one copy of the block (at the root of a search the block is all of c: one
-    # p x p copy, not two)
+    thresholded = _soft_thresholded(c, members, rho)
+    order = thresholded.shape[0]  # Ctrl-C is not held for seconds by a block of thousands of variables
+    if full:
+        if order >= IN_PLACE_ORDER:  # decomposed in the copy's own memory: no second n x n array beside LAPACK's
+            found = interruptible(lambda: lapack.syevd_in_place(thresholded), order)
+            if found is not None:
+                return found  # type: ignore[no-any-return]
+            thresholded = _soft_thresholded(c, members, rho)  # possibly overwritten: made again
+        return interruptible(lambda: np.linalg.eigh(thresholded), order)  # type: ignore[no-any-return]
+    return interruptible(lambda: leading_subset(thresholded, PARTIAL_PAIRS, driver="evr"), order)  # type: ignore[no-any-return]
+
+
+def _soft_thresholded(c: np.ndarray, members: np.ndarray, rho: float) -> np.ndarray:
+    """:math:`M_\rho` on ``members``: sign(c) (|c| - rho)_+ off the diagonal, in place on one copy of the block (at
+    the root of a search the block is all of c: one p x p copy, not two)."""
     thresholded = c[np.ix_(members, members)]
     negative = np.signbit(thresholded)
     diagonal = np.diag(thresholded).copy()
@@ -179,19 +214,18 @@ def _decomposed(c: np.ndarray, members: np.ndarray, rho: float, full: bool) -> t
     np.negative(thresholded, out=thresholded, where=negative)
     del negative
     thresholded[np.diag_indices_from(thresholded)] = diagonal
-    order = thresholded.shape[0]  # Ctrl-C is not held for seconds by a block of thousands of variables
-    if full:
-        return interruptible(lambda: np.linalg.eigh(thresholded), order)  # type: ignore[no-any-return]
-    return interruptible(lambda: leading_subset(thresholded, PARTIAL_PAIRS, driver="evr"), order)  # type: ignore[no-any-return]
+    return thresholded
 
 
-def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int]) -> ThresholdedBlocks:
-    """``blocks`` (of ``c``) with the blocks ``which`` decomposed in full; the others as they are."""
+def completed(blocks: ThresholdedBlocks, c: np.ndarray, which: Iterable[int], index: np.ndarray | None = None
+              ) -> ThresholdedBlocks:  # fmt: skip
+    """``blocks`` (of ``c``, or of its submatrix on ``index``) with the blocks ``which`` decomposed in full; the others
+    as they are."""
     parts, whole = list(blocks.blocks), list(blocks.complete)
-    for index in which:
-        members = parts[index][0]
-        parts[index] = (members, *_decomposed(c, members, blocks.rho, True))
-        whole[index] = True
+    for block in which:
+        members = parts[block][0]
+        parts[block] = (members, *_decomposed(c, members if index is None else index[members], blocks.rho, True))
+        whole[block] = True
     return attrs.evolve(blocks, blocks=tuple(parts), complete=tuple(whole))
 
 
@@ -255,7 +289,7 @@ def knapsack_weights(values: np.ndarray, capacities: np.ndarray) -> np.ndarray:
 
 def threshold_knapsack(
     c: np.ndarray | Callable[[], np.ndarray], rho: float, k: int, fixed: np.ndarray | None = None, *,
-    blocks: ThresholdedBlocks | None = None,
+    blocks: ThresholdedBlocks | None = None, index: np.ndarray | None = None,
 ) -> tuple[float, ThresholdedSpectrum, ThresholdedBlocks]:
     r"""The spectral knapsack of :math:`M_\rho` (without :math:`\rho (k - 1)`), its spectrum and the blocks it
     used: those given (else :func:`thresholded_blocks` of ``c``), with every block decomposed in part whose
@@ -267,12 +301,12 @@ def threshold_knapsack(
     :func:`support_capacities` sums (:math:`\sum_{i \text{ rest}} (u_i^\top x)^2 \le \|U_{\text{rest}, S}\|_F^2`).
     That knapsack is never below the whole spectrum's, and equal to it when the knapsack is full before the item
     for the rest; when not, the block is decomposed in full and the knapsack taken again, so the value is the
-    whole spectrum's (to rounding) either way.
+    whole spectrum's (to rounding) either way. With ``index``, all of this is of ``c``'s submatrix on those variables.
     """
     matrix = c if isinstance(c, np.ndarray) else None
     if blocks is None:
         matrix = c() if matrix is None else matrix  # type: ignore[operator]
-        blocks = thresholded_blocks(matrix, rho)
+        blocks = thresholded_blocks(matrix, rho, index=index)
     while True:
         spectrum = thresholded_spectrum(None, rho, k, fixed, blocks=blocks)
         weights = knapsack_weights(spectrum.values, spectrum.capacities)
@@ -280,7 +314,7 @@ def threshold_knapsack(
         if not reached:
             return spectral_knapsack(spectrum.values, spectrum.capacities), spectrum, blocks
         matrix = c() if matrix is None else matrix  # type: ignore[operator]
-        blocks = completed(blocks, matrix, reached)
+        blocks = completed(blocks, matrix, reached, index)
 
 
 #: The threshold bound's :math:`\rho` grid, as shares of the largest diagonal entry.

@@ -356,3 +356,56 @@ def test_a_projection_deflated_gram_matrix_gets_its_eigenpairs_from_the_rows_and
     rounding = reference_rounding(a) * (1 + k)
     assert found.bound >= optimum - rounding
     assert found.value == pytest.approx(optimum, rel=1e-9, abs=rounding + 1e-12 * scale)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 9), sps.seeds(), st.data())
+def test_the_off_diagonal_magnitudes_equal_the_absolute_matrix_with_its_diagonal_zeroed(p, seed, data):
+    """Every way the search reads them (a slice of rows, rows by index, a submatrix by np.ix_ whose rows and columns
+    may share variables) gives |a| with its diagonal 0, without the p x p matrix kept."""
+    a = np.random.default_rng(seed).standard_normal((p, p))
+    expected = np.abs(a)
+    np.fill_diagonal(expected, 0.0)
+    magnitudes = nodes.OffDiagonalMagnitudes(a)
+    start = data.draw(st.integers(0, p - 1), label="start")
+    assert np.array_equal(magnitudes[start:], expected[start:])
+    rows = np.array(data.draw(st.lists(st.integers(0, p - 1), min_size=1, max_size=p, unique=True), label="rows"))
+    cols = np.array(data.draw(st.lists(st.integers(0, p - 1), min_size=1, max_size=p, unique=True), label="cols"))
+    assert np.array_equal(magnitudes[rows], expected[rows])
+    assert np.array_equal(magnitudes[np.ix_(rows, cols)], expected[np.ix_(rows, cols)])
+    assert np.array_equal(a, np.random.default_rng(seed).standard_normal((p, p)))  # the matrix is left as it was
+
+
+def test_a_symmetric_matrix_is_searched_as_it_is_and_another_one_symmetrised_with_the_same_optimum():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((30, 12))
+    symmetric = x.T @ x / 30
+    symmetric = (symmetric + symmetric.T) / 2
+    assert SearchProblem(symmetric, 4, None).a is symmetric  # no p x p copy
+    skewed = symmetric.copy()
+    skewed[0, 1] += 1e-3
+    skewed[1, 0] -= 1e-3  # the same symmetric part
+    problem = SearchProblem(skewed, 4, None)
+    assert problem.a is not skewed
+    assert np.array_equal(problem.a, problem.a.T)
+    assert np.allclose(problem.a, symmetric, rtol=0, atol=1e-15)
+    assert search.branch_and_bound(skewed, 4).value == pytest.approx(search.branch_and_bound(symmetric, 4).value,
+                                                                      rel=1e-12)
+
+
+def test_the_schur_bound_of_a_large_node_is_taken_in_blocks_of_rows_and_equals_it_whole(monkeypatch):
+    """Near the root the free variables are nearly all of them: B(lambda), its magnitudes and their partition are
+    taken a block of rows at a time (three p x p arrays at Golub's peak otherwise), with the same bound."""
+    from spcakit.numerics import linalg
+
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((300, 40))
+    problem = SearchProblem(g @ g.T / 40, 8, None)
+    included, allowed = np.zeros(300, dtype=bool), np.ones(300, dtype=bool)
+    included[[3, 17, 40]] = True
+    allowed[[5, 90]] = False
+    split = problem.split_bound(included, allowed)[0]
+    whole = problem.schur_bound(included, allowed, 0.0, split)
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 4000)
+    assert problem.schur_bound(included, allowed, 0.0, split) == pytest.approx(whole, rel=1e-12)
+    assert whole < split  # it tightens the split bound here, so the blocks' sums decided something

@@ -395,3 +395,28 @@ def test_blocks_above_the_limit_are_decomposed_in_part_and_completed_only_when_r
     whole, _, _ = threshold_knapsack(c, rho, 1, blocks=thresholded_blocks(c, rho, complete=True))
     assert used is not blocks and used.is_complete(0) and used.blocks[0][1].size == 400
     assert abs(value - whole) <= 1e-12 * whole
+
+
+@pytest.mark.parametrize(("seed", "share"), [(0, 0.02), (1, 0.1), (2, 0.3), (3, 0.6)])
+def test_the_blocks_of_a_submatrix_read_in_place_equal_those_of_its_copy(monkeypatch, seed, share):
+    """The search thresholds its nodes' allowed blocks without copying them: ``index`` reads the submatrix where needed
+    (its entries above rho a block of rows at a time), with the same components, eigenpairs and knapsack, bit for bit,
+    as the copied submatrix (Golub's allowed block near the root is a 0.4 GB copy)."""
+    from spcakit.numerics import linalg
+
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal((2 * COMPONENT_SIZE, 40))
+    c = g @ g.T / 40
+    index = np.sort(rng.choice(c.shape[0], size=COMPONENT_SIZE + 40, replace=False))
+    rho = share * float(np.abs(c[np.ix_(index, index)]).max())
+    monkeypatch.setattr(linalg, "INTERRUPTIBLE_ENTRIES", 2000)  # several blocks of rows at this size
+    read = thresholded_blocks(c, rho, index=index)
+    copied = thresholded_blocks(c[np.ix_(index, index)], rho)
+    assert np.array_equal(read.diagonal, copied.diagonal) and np.array_equal(read.alone, copied.alone)
+    assert read.complete == copied.complete and len(read.blocks) == len(copied.blocks)
+    for (m1, v1, u1), (m2, v2, u2) in zip(read.blocks, copied.blocks, strict=True):
+        assert np.array_equal(m1, m2) and np.array_equal(v1, v2) and np.array_equal(u1, u2)
+    fixed = np.zeros(index.size, dtype=bool)
+    fixed[:2] = True
+    assert threshold_knapsack(c, rho, 6, fixed, index=index)[0] == threshold_knapsack(c[np.ix_(index, index)], rho, 6, fixed)[0]
+

@@ -59,3 +59,44 @@ def test_the_main_thread_runs_while_a_worker_is_inside_the_routine():
         worker.join(0.001)
         steps += 1
     assert steps >= 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(matrix=st.one_of(sps.psd_matrices((1, 30)), sps.tied_correlations((2, 30)).map(lambda kc: kc[1])))
+def test_the_in_place_decomposition_is_numpys_in_the_matrix_own_memory(matrix):
+    """``syevd_in_place`` runs the driver NumPy's ``eigh`` runs, on the matrix itself: NumPy's eigenvalues, an
+    orthonormal basis of eigenvectors that is a view of the (overwritten) input; a matrix it may not overwrite (not
+    C-contiguous, read only, another dtype) is left alone."""
+    n = matrix.shape[0]
+    owned = np.ascontiguousarray(matrix, dtype=np.float64).copy()
+    values, vectors = lapack.syevd_in_place(owned)
+    expected = np.linalg.eigvalsh(matrix)
+    scale = max(float(np.abs(matrix).max(initial=0.0)), 1e-300)
+    np.testing.assert_allclose(values, expected, atol=1e-12 * n * scale)
+    assert np.shares_memory(vectors, owned)
+    np.testing.assert_allclose(matrix @ vectors, vectors * values, atol=1e-11 * n * scale)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(n), atol=1e-10 * n)
+    frozen = matrix.copy()
+    frozen.setflags(write=False)
+    assert lapack.syevd_in_place(frozen) is None
+    if n > 1:  # a strided view (of one entry it would count as contiguous)
+        assert lapack.syevd_in_place(np.repeat(matrix, 2, axis=1)[:, ::2]) is None
+    assert lapack.syevd_in_place(matrix.astype(np.float32)) is None
+    np.testing.assert_array_equal(frozen, matrix)
+
+
+def test_the_thresholded_blocks_decomposed_in_place_equal_numpys(monkeypatch):
+    """Large blocks are decomposed in their own memory: the same eigenpairs as NumPy's ``eigh`` of the copy."""
+    from spcakit.numerics import thresholding
+
+    g = np.random.default_rng(2).standard_normal((200, 30))
+    c = g @ g.T / 30
+    monkeypatch.setattr(thresholding, "IN_PLACE_ORDER", 50)
+    in_place = thresholding.thresholded_blocks(c, 0.05, complete=True)
+    monkeypatch.setattr(thresholding, "IN_PLACE_ORDER", 10**9)
+    copied = thresholding.thresholded_blocks(c, 0.05, complete=True)
+    assert any(members.size >= 100 for members, _, _ in in_place.blocks)
+    for (m1, v1, u1), (m2, v2, u2) in zip(in_place.blocks, copied.blocks, strict=True):
+        assert np.array_equal(m1, m2)
+        np.testing.assert_allclose(v1, v2, rtol=0, atol=1e-12 * float(np.abs(v2).max()))
+        np.testing.assert_allclose(np.abs(u1.T @ u2).max(axis=0), 1.0, atol=1e-8)

@@ -100,8 +100,11 @@ class SearchProblem:
         every other eigenvalue 0 to rounding: a Gram matrix :math:`B^\top B/s` of ``n < p`` rows, whose ``n`` pairs
         come from the ``n x n`` :math:`BB^\top` (positive semi-definite by construction); ``None``: ``a`` is
         decomposed here (:math:`O(p^3)`)."""
-        self.a = np.add(a, a.T, dtype=float)  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
-        self.a *= 0.5
+        if a.dtype == np.float64 and _symmetric(a):  # the caller's matrix as it is (read only): no p x p copy
+            self.a = a
+        else:
+            self.a = np.add(a, a.T, dtype=float)  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
+            self.a *= 0.5
         self.p = a.shape[0]
         self.k = k
         self.q = constraint if constraint is not None and constraint.shape[1] else None
@@ -112,8 +115,7 @@ class SearchProblem:
                     f"the matrix does not vanish on the constraint's span (largest |AQ| entry {leak:.3g}): the search "
                     "needs A = (I - QQ^T) C (I - QQ^T), as the generalized deflation leaves it; project A first"
                 )
-        self.abs = np.abs(self.a)
-        np.fill_diagonal(self.abs, 0.0)
+        self.abs = OffDiagonalMagnitudes(self.a)  # |a_ij|, 0 on the diagonal: taken by blocks, never p x p at once
         self.diagonal = np.diag(self.a).copy()
         self.psd = True  # under a constraint A = (I - QQ^T) C (I - QQ^T); the trace bounds are not taken there
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
@@ -310,16 +312,24 @@ class SearchProblem:
             return ceiling
         eigenvalues, eigenvectors = np.linalg.eigh(self.a[np.ix_(fixed, fixed)])
         coupling = eigenvectors.T @ self.a[np.ix_(fixed, free)]
-        a_ff = self.a[np.ix_(free, free)]
         top = float(eigenvalues[-1])
         lowest = top + max(abs(top) * 1e-12, np.finfo(float).tiny)  # above Lambda's largest: lambda I - Lambda > 0
 
         def certifies(lam: float) -> bool:
-            b = a_ff + (coupling.T / (lam - eigenvalues)) @ coupling
-            off = np.abs(b)
-            np.fill_diagonal(off, 0.0)
-            largest = np.partition(off, free.size - (m - 1), axis=1)[:, free.size - (m - 1) :] if m > 1 else off[:, :0]
-            return free_part_bound(np.diag(b).copy(), largest, m, self.psd) <= lam
+            # B = A_FF + C^T (lam I - Lambda)^{-1} C, a block of rows at a time: near the root F is nearly every
+            # variable, and B, its magnitudes and their partition would be three p x p arrays (Golub's peak)
+            scaled = coupling.T / (lam - eigenvalues)
+            diagonal = self.diagonal[free] + np.einsum("ji,ij->j", scaled, coupling)
+            largest = np.zeros((free.size, m - 1))
+            for part in item_blocks(free.size, free.size) if m > 1 else ():
+                rows = free[part]
+                block = self.a[np.ix_(rows, free)]
+                block += scaled[part] @ coupling
+                np.abs(block, out=block)
+                block[np.arange(rows.size), np.arange(free.size)[part]] = 0.0  # the diagonal
+                block.partition(free.size - (m - 1), axis=1)
+                largest[part] = block[:, free.size - (m - 1) :]
+            return free_part_bound(diagonal, largest, m, self.psd) <= lam
 
         lo, hi = max(floor, lowest), ceiling
         if lo >= hi:
@@ -386,17 +396,12 @@ class SearchProblem:
         key = allowed.tobytes()
         best, best_rho, best_weights = np.inf, 0.0, np.zeros(index.size)
         rising = 0
-        made: list[np.ndarray] = []
-
-        def submatrix() -> np.ndarray:  # made once, when a rho's blocks are not kept (all of A at the root: no copy)
-            if not made:
-                made.append(self.a if index.size == self.p else self.a[np.ix_(index, index)])
-            return made[0]
-
+        subset = None if index.size == self.p else index  # A's allowed block is read where needed, never copied whole
         for rho in sorted(rhos, reverse=True):  # large rho first: small blocks, cheap
             cached = ("threshold", key, float(rho))
-            blocks = self._remembered(cached, lambda rho=rho: thresholded_blocks(submatrix(), float(rho)), lambda b: b.nbytes)
-            knapsack, spectrum, used = threshold_knapsack(submatrix, float(rho), self.k, fixed, blocks=blocks)
+            blocks = self._remembered(cached, lambda rho=rho: thresholded_blocks(self.a, float(rho), index=subset),
+                                      lambda b: b.nbytes)  # fmt: skip
+            knapsack, spectrum, used = threshold_knapsack(self.a, float(rho), self.k, fixed, blocks=blocks, index=subset)
             if used is not blocks:  # a block completed: kept so for this allowed set's other nodes
                 self._keep(cached, used, used.nbytes)
             bound = knapsack + rho * (self.k - 1)
@@ -444,7 +449,39 @@ class SearchProblem:
         return min(diag_bound, gershgorin, spectral)
 
 
-def descending_prefix(matrix: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+def _symmetric(a: np.ndarray) -> bool:
+    """Whether the square ``a`` equals its transpose exactly, compared by blocks of rows (no p x p temporary)."""
+    return all(np.array_equal(a[block], a.T[block]) for block in item_blocks(a.shape[0], a.shape[1]))
+
+
+class OffDiagonalMagnitudes:
+    """The magnitudes :math:`|a_{ij}|` of a square matrix with its diagonal read as 0, made for the entries asked
+    (``m[rows]`` or ``m[np.ix_(rows, cols)]``) instead of kept as a second ``p x p`` matrix (0.4 GB at Golub's 7129
+    genes): every use takes a block of rows or a submatrix, which it copies anyway."""
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a = a
+        self.shape = a.shape
+        self.dtype = a.dtype
+
+    def __getitem__(self, key: object) -> np.ndarray:
+        p = self.shape[0]
+        if isinstance(key, tuple):  # np.ix_(rows, cols)
+            rows, cols = np.asarray(key[0]).ravel(), np.asarray(key[1]).ravel()
+        else:  # a block of rows: a slice or an index array
+            rows, cols = np.arange(p)[key], None
+        block = np.abs(self.a[key])
+        if cols is None:
+            block[np.arange(rows.size), rows] = 0.0
+        else:
+            position = np.full(p, -1)
+            position[cols] = np.arange(cols.size)
+            hit = position[rows] >= 0
+            block[np.flatnonzero(hit), position[rows[hit]]] = 0.0
+        return block
+
+
+def descending_prefix(matrix: np.ndarray | OffDiagonalMagnitudes, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``width`` largest entries of the nonnegative ``matrix`` in descending order, and their columns."""
     rows, p = matrix.shape
     width = min(width, p)
@@ -460,8 +497,8 @@ def descending_prefix(matrix: np.ndarray, width: int) -> tuple[np.ndarray, np.nd
     return values, columns
 
 
-def largest_free(prefix: tuple[np.ndarray, np.ndarray], matrix: np.ndarray, rows: np.ndarray, free: np.ndarray,
-                  count: int) -> np.ndarray:  # fmt: skip
+def largest_free(prefix: tuple[np.ndarray, np.ndarray], matrix: np.ndarray | OffDiagonalMagnitudes, rows: np.ndarray,
+                 free: np.ndarray, count: int) -> np.ndarray:  # fmt: skip
     """For each of ``rows`` of the nonnegative ``matrix``, its ``count`` largest entries in the columns where
     ``free`` (a ``count``-column array, in no particular order; zeros where a row has fewer).
 

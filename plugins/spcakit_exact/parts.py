@@ -35,6 +35,7 @@ from spcakit.plugin_api import (
     check_cardinality,
     constraint_matmat,
     default_support,
+    densify,
     optional,
     part,
     positive,
@@ -88,7 +89,7 @@ class BranchAndBound(Updater):
                 f"branch-and-bound forms the {p} x {p} covariance; it takes at most p = {EXACT_P_LIMIT} variables "
                 "(select variables first, e.g. the most variable ones, or use a heuristic method)"
             )
-        a = problem.covariance.matmat(np.eye(p))
+        a = densify(problem.covariance)  # symmetric: the search reads it as it is (no second p x p)
         constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
         if constraint is not None and constraint.shape[1]:
             # the generalized deflation's (I - QQ^T) C (I - QQ^T) vanishes on Q to the rounding of C's scale; the search

@@ -46,6 +46,18 @@ def _routine(name: str, signature: Any) -> Any:
     return _ROUTINES[name]
 
 
+def _with_workspace(call: Any, info: ctypes.c_int) -> bool:
+    """``call(work, lwork, iwork, liwork)`` as LAPACK asks: a workspace query first, then with the workspace it named;
+    whether both reported success (``info`` 0)."""
+    work, iwork = np.zeros(1), np.zeros(1, dtype=np.intc)
+    call(work, -1, iwork, -1)  # the workspace query
+    if info.value != 0:
+        return False
+    lwork, liwork = max(1, int(work[0])), max(1, int(iwork[0]))
+    call(np.zeros(lwork), lwork, np.zeros(liwork, dtype=np.intc), liwork)
+    return info.value == 0
+
+
 def _dsyevr() -> Any:
     return _routine("dsyevr", _SIGNATURE)
 
@@ -71,13 +83,7 @@ def syevd_in_place(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
                 values.ctypes.data_as(_DOUBLE), work.ctypes.data_as(_DOUBLE), ctypes.byref(ctypes.c_int(lwork)),
                 iwork.ctypes.data_as(_INT), ctypes.byref(ctypes.c_int(liwork)), ctypes.byref(info))  # fmt: skip
 
-    work, iwork = np.zeros(1), np.zeros(1, dtype=np.intc)
-    call(work, -1, iwork, -1)  # the workspace query
-    if info.value != 0:
-        return None
-    lwork, liwork = max(1, int(work[0])), max(1, int(iwork[0]))
-    call(np.zeros(lwork), lwork, np.zeros(liwork, dtype=np.intc), liwork)
-    if info.value != 0:
+    if not _with_workspace(call, info):
         return None
     return values, a
 
@@ -111,12 +117,6 @@ def syevr_top(matrix: np.ndarray, count: int, *, vectors: bool = True) -> tuple[
                 ctypes.byref(ctypes.c_int(lwork)), iwork.ctypes.data_as(_INT), ctypes.byref(ctypes.c_int(liwork)),
                 ctypes.byref(info))  # fmt: skip
 
-    work, iwork = np.zeros(1), np.zeros(1, dtype=np.intc)
-    call(work, -1, iwork, -1)  # the workspace query
-    if info.value != 0:
-        return None
-    lwork, liwork = max(1, int(work[0])), max(1, int(iwork[0]))
-    call(np.zeros(lwork), lwork, np.zeros(liwork, dtype=np.intc), liwork)
-    if info.value != 0 or found.value != count:
+    if not _with_workspace(call, info) or found.value != count:
         return None
     return values[:count].copy(), (np.ascontiguousarray(z[:, :count]) if vectors else None)

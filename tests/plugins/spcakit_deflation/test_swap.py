@@ -113,18 +113,9 @@ def test_the_improving_swaps_scores_equal_a_fresh_eigensolve(r):
     c = problem.covariance.matrix
     scored = 0
     for trial in range(6):
-        x = np.zeros((p, r))
-        for t in range(r):
-            x[rng.choice(p, k, replace=False), t] = rng.standard_normal(k)
-        x /= np.linalg.norm(x, axis=0)
+        x = _random_loadings(rng, p, k, r)
         t = trial % r
-        columns = ColumnCache(problem.covariance)
-        span = _span_of_others(x, t, columns)
-        q, cq, gram = span.basis, span.c_basis, span.gram
-        diag_a = np.diag(c) - 2 * np.einsum("ij,ij->i", cq, q) + np.einsum("ij,ij->i", q @ gram, q)
-        diag_b = 1.0 - np.einsum("ij,ij->i", q, q)
-        support = np.flatnonzero(x[:, t])
-        a_cols, b_cols = _pencil_columns(columns(support), support, q, cq, gram)
+        support, q, cq, gram, diag_a, diag_b, a_cols, b_cols = _pencil_of(problem, x, t)
         b_ss = None if b_cols is None else b_cols[support]
         reduced = reduce_pencil(a_cols[support], b_ss)
         floor = reduced.top * (1 + 1e-9)
@@ -142,6 +133,28 @@ def test_the_improving_swaps_scores_equal_a_fresh_eigensolve(r):
     assert scored > 0  # random loadings leave improving swaps
 
 
+def _random_loadings(rng: np.random.Generator, p: int, k: int, r: int) -> np.ndarray:
+    """``r`` unit loadings of ``k`` random nonzeros each."""
+    x = np.zeros((p, r))
+    for t in range(r):
+        x[rng.choice(p, k, replace=False), t] = rng.standard_normal(k)
+    return x / np.linalg.norm(x, axis=0)
+
+
+def _pencil_of(problem, x: np.ndarray, t: int) -> tuple:
+    """Loading ``t``'s support and the pencil the refiner scores its swaps on: the others' span (basis, C times it,
+    its Gram matrix), the pencil's diagonals and its columns on the support."""
+    columns = ColumnCache(problem.covariance)
+    span = _span_of_others(x, t, columns)
+    q, cq, gram = span.basis, span.c_basis, span.gram
+    c = problem.covariance.matrix
+    diag_a = np.diag(c) - 2 * np.einsum("ij,ij->i", cq, q) + np.einsum("ij,ij->i", q @ gram, q)
+    diag_b = 1.0 - np.einsum("ij,ij->i", q, q)
+    support = np.flatnonzero(x[:, t])
+    a_cols, b_cols = _pencil_columns(columns(support), support, q, cq, gram)
+    return support, q, cq, gram, diag_a, diag_b, a_cols, b_cols
+
+
 @pytest.mark.parametrize("r", [1, 3])
 def test_the_secular_scores_equal_a_fresh_eigensolve_of_every_swapped_support(r):
     """Every swap value from the arrow matrices equals generalized_top of the swapped support's pencil.
@@ -155,18 +168,9 @@ def test_the_secular_scores_equal_a_fresh_eigensolve_of_every_swapped_support(r)
     problem = spcakit.as_problem(data)
     c = problem.covariance.matrix
     for trial in range(5):
-        x = np.zeros((p, r))
-        for t in range(r):
-            x[rng.choice(p, k, replace=False), t] = rng.standard_normal(k)
-        x /= np.linalg.norm(x, axis=0)
+        x = _random_loadings(rng, p, k, r)
         t = trial % r
-        columns = ColumnCache(problem.covariance)
-        span = _span_of_others(x, t, columns)
-        q, cq, gram = span.basis, span.c_basis, span.gram
-        diag_a = np.diag(c) - 2 * np.einsum("ij,ij->i", cq, q) + np.einsum("ij,ij->i", q @ gram, q)
-        diag_b = 1.0 - np.einsum("ij,ij->i", q, q)
-        support = np.flatnonzero(x[:, t])
-        a_cols, b_cols = _pencil_columns(columns(support), support, q, cq, gram)
+        support, q, cq, gram, diag_a, diag_b, a_cols, b_cols = _pencil_of(problem, x, t)
         a_ss = a_cols[support]
         b_ss = None if b_cols is None else b_cols[support]
         reduced = reduce_pencil(a_ss, b_ss)

@@ -397,10 +397,7 @@ class _NonRedundant(Refiner):
             flat = int(np.argmax(scores))
             top = float(scores.flat[flat])
             if np.isfinite(top):
-                every = scores.ravel()  # ties.improves(top, v) is false exactly where v is finite and this holds:
-                with np.errstate(invalid="ignore"):
-                    tied = np.isfinite(every) & (top - every <= ties.RTOL * np.maximum(abs(top), np.abs(every)))
-                flat = int(np.flatnonzero(tied)[0])
+                flat = int(np.flatnonzero(~ties.improves_on_each(top, scores.ravel()))[0])
             if np.isfinite(scores.flat[flat]) and ties.improves(float(scores.flat[flat]), best_value) or (
                     best is None and scores.flat[flat] > best_value):
                 best_value, best = float(scores.flat[flat]), (flat % k, int(j[flat // k]))

@@ -410,6 +410,19 @@ def hyperplane_tops(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return top - sigma
 
 
+def arrow_eigen(values: np.ndarray, border: np.ndarray, corner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""The eigenvalues (ascending) and eigenvectors of every arrow matrix
+    :math:`\begin{bmatrix}\operatorname{diag}(\mu) & b_j \\ b_j^\top & c_j\end{bmatrix}` (``values`` :math:`\mu`,
+    ``border[:, j]``, ``corner[j]``), one batched decomposition."""
+    k, n = values.size, border.shape[1]
+    arrow = np.zeros((n, k + 1, k + 1))
+    arrow[:, np.arange(k), np.arange(k)] = values
+    arrow[:, :k, k] = border.T
+    arrow[:, k, :k] = border.T
+    arrow[:, k, k] = corner
+    return np.linalg.eigh(arrow)  # type: ignore[no-any-return]
+
+
 #: :func:`removal_tops` needs the support's top eigenvalue this far (relative to the largest magnitude) above the
 #: second: nearer, its regrouped secular function loses the digits the arrow matrices' eigensolve keeps.
 REMOVAL_GAP_RTOL = 1e-6
@@ -535,11 +548,7 @@ def removal_tops(
     if active.size:  # a root next to the lower pole (nu_2 near the floor): the arrow matrices' eigensolve
         hard_rows, hard_cols = rows[active], cols[active]
         arrows, index = np.unique(hard_rows, return_inverse=True)
-        matrix = np.zeros((arrows.size, k + 1, k + 1))
-        matrix[:, np.arange(k), np.arange(k)] = values
-        matrix[:, :k, k] = matrix[:, k, :k] = border[:, arrows].T
-        matrix[:, k, k] = corner[arrows]
-        nu, vectors = np.linalg.eigh(matrix)
+        nu, vectors = arrow_eigen(values, border[:, arrows], corner[arrows])
         normal = np.concatenate([omega[hard_rows, None] * basis[hard_cols], normal_last[hard_cols, hard_rows, None]], axis=1)
         weights = np.einsum("pi,pim->pm", normal, vectors[index]) ** 2
         weights /= np.maximum(weights.sum(axis=1, keepdims=True), np.finfo(float).tiny)

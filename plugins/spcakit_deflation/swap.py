@@ -141,6 +141,7 @@ from spcakit.plugin_api import (
 from spcakit_deflation.secular import (
     Reduced,
     addition_values,
+    arrow_eigen,
     deletion_values,
     hyperplane_tops,
     reduce_pencil,
@@ -451,12 +452,7 @@ class SupportSwap(Refiner):
         if fast is not None:  # the improving swaps' values without decomposing the arrow matrices
             return fast
         n = chosen.size
-        arrow = np.zeros((n, k + 1, k + 1))
-        arrow[:, np.arange(k), np.arange(k)] = mu
-        arrow[:, :k, k] = border.T
-        arrow[:, k, :k] = border.T
-        arrow[:, k, k] = corner
-        nu, vectors = np.linalg.eigh(arrow)
+        nu, vectors = arrow_eigen(mu, border, corner)
         normal = np.empty((n, k, k + 1))
         normal[:, :, :k] = omega[:, None, None] * z[None, :, :]
         normal[:, :, k] = -(z @ b_tilde).T

@@ -91,8 +91,7 @@ PARTIAL_PAIRS = 16
 
 #: Blocks of at least this many variables decomposed in full are decomposed in their own memory
 #: (:func:`spcakit.numerics.lapack.syevd_in_place`, the driver NumPy's ``eigh`` calls, the same numbers): NumPy's
-#: ``eigh`` copies its input beside the driver's workspace, the exact search's peak on gene data (Golub's 7129
-#: genes: 3.23 GB, 2.82 GB in place).
+#: ``eigh`` copies its input beside the driver's workspace: that copy was the exact search's peak on gene data.
 IN_PLACE_ORDER = 500
 
 #: Matrices of at most this many variables are thresholded as one block, larger ones by connected components.
@@ -139,7 +138,7 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False, index:
     if m <= COMPONENT_SIZE:  # small: one decomposition is cheaper than finding the components
         count, labels = 1, np.zeros(m, dtype=int)
     else:
-        count, labels = _components(_linked(c, variables, rho, whole=index is None))
+        count, labels = _components(_linked(c, None if index is None else variables, rho))
     sizes = np.bincount(labels, minlength=count)
     blocks, whole = [], []
     for component in np.flatnonzero(sizes > 1):
@@ -151,15 +150,14 @@ def thresholded_blocks(c: np.ndarray, rho: float, complete: bool = False, index:
                              blocks=tuple(blocks), complete=tuple(whole))  # fmt: skip
 
 
-def _linked(c: np.ndarray, variables: np.ndarray, rho: float, *, whole: bool) -> np.ndarray:
-    """:math:`|c_{ij}| > \rho` on the ``variables`` (a boolean matrix, never a float copy of ``c``): on all of ``c``
-    at once (``whole``), else a block of rows at a time."""
-    if whole:
-        return (c > rho) | (c < -rho)
-    linked = np.empty((variables.size, variables.size), dtype=bool)
-    for part in item_blocks(variables.size, variables.size):
-        rows = c[np.ix_(variables[part], variables)]
-        np.greater(np.abs(rows, out=rows), rho, out=linked[part])
+def _linked(c: np.ndarray, variables: np.ndarray | None, rho: float) -> np.ndarray:
+    """:math:`|c_{ij}| > \rho` on the ``variables`` (all of them for ``None``), a block of rows at a time: one boolean
+    matrix, never a float copy of ``c`` or of its submatrix."""
+    m = c.shape[0] if variables is None else variables.size
+    linked = np.empty((m, m), dtype=bool)
+    for part in item_blocks(m, m):
+        rows = c[part] if variables is None else c[np.ix_(variables[part], variables)]
+        np.greater(np.abs(rows), rho, out=linked[part])
     return linked
 
 

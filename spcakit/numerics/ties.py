@@ -65,7 +65,7 @@ import math
 import numpy as np
 
 __all__ = [
-    "RTOL", "argmax", "argmax_columns", "improves", "leading_magnitudes", "order", "order_columns", "tolerance", "top_k",
+    "RTOL", "argmax", "argmax_columns", "improves", "improves_on_each", "leading_magnitudes", "order", "order_columns", "tolerance", "top_k",
     "top_k_mask", "top_k_mask_of_rows", "top_k_boundaries_of_rows", "top_k_mask_of_tied_row",
 ]
 
@@ -332,6 +332,15 @@ def improves(candidate: float, incumbent: float, rtol: float = RTOL) -> bool:
     if not np.isfinite(candidate):
         return False
     return bool(candidate - incumbent > rtol * max(abs(candidate), abs(incumbent)))
+
+
+def improves_on_each(candidate: float, incumbents: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    r""":func:`improves` of one finite ``candidate`` on every entry of ``incumbents``, elementwise (a non-finite
+    incumbent, :math:`-\infty`, is beaten)."""
+    incumbents = np.asarray(incumbents, dtype=float)
+    with np.errstate(invalid="ignore"):
+        tied = np.isfinite(incumbents) & (candidate - incumbents <= rtol * np.maximum(abs(candidate), np.abs(incumbents)))
+    return ~tied
 
 
 def leading_magnitudes(covariance: object) -> np.ndarray:

@@ -156,6 +156,26 @@ def test_an_indefinite_matrix_gets_no_trace_bound(seed, p, data):
     assert found.optimal and found.value >= max(_top(a, s) for s in _supports(k, np.zeros(p, dtype=bool), allowed)) - _rounding(a)
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=sps.seeds(), p=st.integers(2, 9), data=st.data())
+def test_a_finished_search_bounds_a_negative_optimum_from_above(seed, p, data):
+    # a negative definite matrix (C - W of the Lagrangian dual with a large W): every support's value is negative, and
+    # the bound of a finished search must still be at least the optimum (the value plus its tolerance, not times it)
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((p, p))
+    a = (a + a.T) / 2
+    a -= (float(np.linalg.eigvalsh(a)[-1]) + data.draw(st.floats(0.5, 50.0), label="shift")) * np.eye(p)
+    k = data.draw(st.integers(1, p), label="k")
+    optimum = max(_top(a, s) for s in _supports(k, np.zeros(p, dtype=bool), np.ones(p, dtype=bool)))
+    assert optimum < 0
+    found = search.branch_and_bound(a, k, task=None)
+    assert found.optimal
+    assert found.value == pytest.approx(optimum, rel=1e-12, abs=_rounding(a))
+    assert found.bound >= found.value and found.bound >= optimum
+    assert search.prune_level(found.value) > found.value
+    assert search.prune_level(-np.inf) == -np.inf
+
+
 def test_the_split_bound_is_exact_when_the_free_variables_do_not_touch_the_fixed_ones():
     # A = diag(5, 1, 1) with a 2 x 2 free block [[2, 1], [1, 2]] apart from variable 0: at I = {0}, k = 3 the best
     # support {0, 3, 4} has the value max(5, 3) = 5 = lambda_I, and sigma = 0

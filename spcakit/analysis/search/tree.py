@@ -118,7 +118,8 @@ from spcakit.numerics.operators.gram import GramCovariance
 from spcakit.numerics.thresholding import RHO_GRID
 from spcakit.output import progress
 
-#: A node whose bound is at most the incumbent times ``1 +`` this is not searched further.
+#: A node whose bound is at most the incumbent plus this times its magnitude is not searched further
+#: (:func:`prune_level`).
 PRUNE_RTOL = 1e-9
 #: The share of the time limit the warm start's swaps may take.
 WARM_START_SHARE = 0.25
@@ -256,7 +257,7 @@ def _swapped(problem: SearchProblem, value: float, start: np.ndarray, deadline: 
                 values = problem.completions(kept, candidates)
             else:
                 values = np.array([problem.value(np.flatnonzero(kept | (np.arange(p) == j)))[0] for j in candidates])
-            better = np.flatnonzero(values > value * (1 + 1e-12))
+            better = np.flatnonzero(values > value + 1e-12 * abs(value))  # the magnitude: values may be negative
             if better.size:
                 into = int(candidates[better[0]])
                 support = sorted([v for v in support if v != out] + [into])
@@ -306,6 +307,14 @@ def _projected_gram_spectrum(covariance: object) -> tuple[np.ndarray, np.ndarray
         f = f - np.outer(f @ unit, unit)
     values, vectors = eigenpairs_through_small_gram(f @ f.T, lambda u: f.T @ u, n)
     return values / inner.scale, vectors
+
+
+def prune_level(incumbent: float) -> float:
+    """The level at or below which a node's bound cannot beat ``incumbent``: it plus :data:`PRUNE_RTOL` times its
+    magnitude. So also the bound of a finished search. The magnitude, not the value: an indefinite matrix (a
+    Hotelling-deflated covariance, the :math:`C - W` of :mod:`spcakit.analysis.lagrangian`) can have a negative
+    optimum, and its value times ``1 +`` :data:`PRUNE_RTOL` would be below it."""
+    return incumbent + PRUNE_RTOL * abs(incumbent) if np.isfinite(incumbent) else incumbent
 
 
 def branch_and_bound(
@@ -377,7 +386,7 @@ def branch_and_bound(
         and with ``step`` one step from it as well); once one bound prunes the node (not above the incumbent), the
         others are not computed."""
         bound, weights = np.inf, None
-        enough = incumbent * (1 + PRUNE_RTOL)
+        enough = prune_level(incumbent)
         split_weights, split = None, np.inf
         if problem.q is None and included.any():
             bound, split_weights = problem.split_bound(included, allowed, rho)
@@ -440,7 +449,7 @@ def branch_and_bound(
     while heap:
         negative, _, included, allowed, weights, rho, step, done = heapq.heappop(heap)
         bound = -negative
-        if bound <= incumbent * (1 + PRUNE_RTOL) + 1e-300:
+        if bound <= prune_level(incumbent) + 1e-300:
             heap.clear()
             break
         if time_limit is not None and time.perf_counter() - start > time_limit:
@@ -453,7 +462,7 @@ def branch_and_bound(
             break
         need = problem.k - int(included.sum())
         if need in (1, 2) and problem.q is None and not done:  # one or two free places: solved by enumeration?
-            solved, value, chosen = problem.completed(included, allowed & ~included, incumbent * (1 + PRUNE_RTOL))
+            solved, value, chosen = problem.completed(included, allowed & ~included, prune_level(incumbent))
             if solved:
                 better = chosen is not None and value > incumbent
                 explored(bound, np.sort(np.concatenate([np.flatnonzero(included), chosen])) if better else None)
@@ -467,7 +476,7 @@ def branch_and_bound(
                 stopped = "time limit"
                 break
             bound = min(bound, tighter)
-            if bound > incumbent * (1 + PRUNE_RTOL):
+            if bound > prune_level(incumbent):
                 push(bound, included, allowed, weights, rho, step, True)
             continue
         # a support this node proposes: I and the free variables of largest weight (then of largest variance)
@@ -477,7 +486,7 @@ def branch_and_bound(
         explored(bound, np.sort(np.concatenate([np.flatnonzero(included), order[:need]])))
         if allowed.sum() == problem.k or need == 0:
             continue  # its only support is evaluated
-        if bound <= incumbent * (1 + PRUNE_RTOL):
+        if bound <= prune_level(incumbent):
             continue  # its proposal was the best it can hold
         branch = int(order[0])
         for child_included, child_allowed in ((included.copy(), allowed), (included, allowed.copy())):
@@ -497,8 +506,8 @@ def branch_and_bound(
     norm = np.linalg.norm(vector)
     vector = vector / norm if norm > 0 else vector
     optimal = not stopped
-    # finished: every pruned node's bound was at most the incumbent times 1 + PRUNE_RTOL
-    bound = max(value, min(open_bound, best_bound)) if stopped else value * (1 + PRUNE_RTOL)
+    # finished: every pruned node's bound was at most prune_level(incumbent)
+    bound = max(value, min(open_bound, best_bound)) if stopped else prune_level(value)
     if task is not None:
         progress.report(task, nodes, unit="nodes", best=value, bound=min(best_bound, bound))  # the outcome (gap ~0 if finished)
     bound = raised_for_rounding(bound, p, float(np.abs(problem.diagonal).max(initial=0.0)))

@@ -66,6 +66,18 @@ def test_the_dual_bound_declines_what_it_cannot_bound():
     assert orthogonal_dual_bound(np.eye(DUAL_LIMIT + 1), loadings_of(DUAL_LIMIT + 1, (1, 1))) is None
 
 
+def test_the_dual_bound_is_finite_where_the_supports_cover_fewer_variables_than_loadings():
+    # two loadings of one nonzero on the same variable of a rank-one correlation matrix: mixtures on that support alone
+    # cannot fill the Fantope, so without the largest variances' singletons the model would have no minimum
+    c = np.ones((3, 3))
+    x = np.zeros((3, 2))
+    x[0] = 1.0
+    bound = orthogonal_dual_bound(c, x)
+    assert bound is not None and np.isfinite(bound)
+    assert bound >= best_nonredundant_pair(c, 1, 1, "orthogonal") - bound_allowance(c)
+    assert bound <= 2.0 * (1 + 1e-6)  # the optimum (two coordinate vectors), below Ky Fan's 3
+
+
 def test_the_dual_bound_is_the_answer_on_separate_blocks():
     # two uncoupled dense blocks of k variables, eigenvalues (5, 1, 1) and (3, 0.5, 0.5): the best orthogonal pair takes
     # each block's top eigenvector (5 + 3), and the dual started from them proves it (to its search's tolerance)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import spcakit
 from spcakit.analysis.certificate import cumulative_bounds, with_total
-from spcakit.analysis.lagrangian import DUAL_LIMIT, orthogonal_dual_bound
+from spcakit.analysis.lagrangian import DUAL_LIMIT, PATIENCE, orthogonal_dual_bound
 from spcakit.testing import strategies as sps
 from spcakit.testing.brute_force import best_nonredundant_pair, bound_allowance
 
@@ -121,8 +121,9 @@ def test_a_total_bound_lowers_only_the_last_certificate_and_only_where_lower():
 def test_the_dual_gives_up_above_a_ceiling_when_its_searches_stop_at_their_limit():
     c = spcakit.datasets.pitprops().matrix
     x = spcakit.fit(c, "tpower", r=5, k=4, covariance=True, constraint="orthogonal").loadings
-    finished = orthogonal_dual_bound(c, x, ceiling=0.0)  # Pitprops' searches finish: it goes on
-    assert finished is not None and finished == orthogonal_dual_bound(c, x)
+    rounds = PATIENCE + 1  # past the rounds after which it may give up
+    finished = orthogonal_dual_bound(c, x, rounds=rounds, ceiling=0.0)  # Pitprops' searches finish: it goes on
+    assert finished is not None and finished == orthogonal_dual_bound(c, x, rounds=rounds)
     assert orthogonal_dual_bound(c, x, nodes=1, ceiling=0.0) is None  # one node each: they stop, it gives up
     assert orthogonal_dual_bound(c, x, nodes=1) is not None
 

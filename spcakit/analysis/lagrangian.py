@@ -64,12 +64,12 @@ DUAL_ROUNDS = 30
 #: Each round's branch and bound explores at most this many nodes (a bound all the same where it stops).
 DUAL_NODES = 2000
 #: The first supports: the loadings' and, per loading, this many of C's leading eigenvectors' ``k`` largest entries.
-#: Measured on the 500-gene lymphoma covariance (r = 3, k = 10): the loadings' supports alone gave a first model
-#: whose minimiser the searches rejected at once (the bound 42 % above the loadings after the first round, 25 % with
-#: these).
+#: Measured on the 500-gene lymphoma covariance (r = 3, k = 10) while the master's W was still any symmetric matrix:
+#: the loadings' supports alone gave a first model whose minimiser the searches rejected at once (the bound 42 % above
+#: what the loadings explain after the first round, 25 % with these; 25 % with them for W = LL^T as well).
 START_EIGENVECTORS = 3
-#: The smoothing of the model's maxima, relative to the mean variance of a loading (see the code), in the order used (each minimisation
-#: starts from the last one's minimiser).
+#: The smoothing of the model's maxima, relative to the mean variance of a loading (see the code), in the order used
+#: (each minimisation starts from the last one's minimiser).
 SMOOTHING = (1e-2, 1e-3, 1e-4)
 #: L-BFGS iterations per smoothing.
 MASTER_ITERATIONS = 500

@@ -51,6 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from spcakit.analysis.bounds import as_operator, raised_for_rounding
+from spcakit.numerics import ties
 from spcakit.numerics.operators import densify
 from spcakit.output import progress
 
@@ -133,8 +134,8 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         weights = factor @ factor.T
         # the searches bound the computed A = C - W, whose W differs from L L^T by the rounding of forming both
         slack = 8 * (p + union.size) * np.finfo(float).eps * r * (largest + float(np.linalg.norm(weights, 2)))
-        values = np.linalg.eigvalsh(weights)
-        total = float(np.sort(np.concatenate([values, np.zeros(min(r, p - union.size))]))[::-1][:r].sum()) + slack
+        # Lambda_r(W): W = LL^T is positive semi-definite (its rounding below 0 counted as 0), U holds r variables at least
+        total = float(np.clip(np.linalg.eigvalsh(weights)[::-1][:r], 0.0, None).sum()) + slack
         a = c.copy()
         a[np.ix_(union, union)] -= weights
         new, limited = 0, False
@@ -166,8 +167,6 @@ def _first_supports(c: np.ndarray, u: np.ndarray, cardinalities: np.ndarray, k: 
     """The first supports of cardinality ``k``: those of the loadings with ``k`` nonzeros, then the ``k`` largest
     entries (in magnitude, ties by :mod:`spcakit.numerics.ties`) of :data:`START_EIGENVECTORS` leading eigenvectors of
     ``c`` per loading, each once."""
-    from spcakit.numerics import ties
-
     supports = [np.flatnonzero(u[:, t]) for t in range(r) if cardinalities[t] == k]
     vectors = np.linalg.eigh(c)[1][:, ::-1]
     for i in range(min(c.shape[0], START_EIGENVECTORS * r)):

@@ -27,12 +27,17 @@ takes to certify the first loading (``p <= 64``). **The grid** (``--sections gri
 **Wide** (``--sections wide``): the default ``SparsePCA(n_components=20, k=K)`` and ``spcart`` on ``scale.py``'s
 500 x 100 000 Gaussian data at k = 100 and 15 000, each in a fresh process (``scale.py --child``, peak RSS), in
 passes of :math:`X^\\top(XV)` timed in the same run.
+**Plans** (``--sections plans``): what the tall target (the default at most 2x scikit-learn's ``PCA(10)`` on
+``scale.py``'s 200 000 x 500 Gaussian data, r = 10, k = 20) would take of the plan. On the tall data, in one process:
+``PCA(10)``, the default and :data:`TALL_PLAN` (the three cheapest members, the best alone refined), every metric;
+then on the panel's cases (``--cases``) the default beside :data:`TALL_PLAN`, CPEV alone, time and CPEV of each.
 R's peers (nsprcomp, msPCA) and scikit-learn at equal sparsity are in ``benchmarks/quality.py``; the tall, wide and
 sparse scale cases in ``benchmarks/scale.py`` (``default-estimator``, ``auto`` at k = 15 000 on wide).
 
 Usage::
 
     python benchmarks/default_cost.py [--repeats 3] [--no-sklearn] [--sections patches,panel,grid,genes] [--cases wine,digits]
+    python benchmarks/default_cost.py --sections plans --cases pitprops,digits,golub --out benchmarks/results/default_cost_plans.json
 """
 
 from __future__ import annotations
@@ -174,6 +179,46 @@ def panel_table(panel: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The plan the tall target needs (``--sections plans``): TPower, greedy selection and SPCArt, only the one whose
+#: loadings explain the most alone refined by swaps (``refine_all=0``); no restarts.
+TALL_PLAN = {"methods": ["tpower", "greedy", "spcart"], "refine_all": 0}
+
+
+def plan_rows(names: list[str], scale: float = 1.0) -> list[dict]:
+    """The default beside :data:`TALL_PLAN`: on ``scale.py``'s tall data with ``PCA(10)`` (every metric, once each),
+    then on the panel's ``names`` (CPEV alone, once each). ``scale``: the tall data's size, as ``scale.py --scale``."""
+    import quality
+    import scale as scale_suite
+    from sklearn.decomposition import PCA
+
+    from spcakit import fit
+
+    setting = scale_suite.settings(scale)["tall"]
+    x = scale_suite.make_data("tall", setting)
+    start = time.perf_counter()
+    PCA(n_components=setting["r"]).fit(x)
+    rows = [{"case": "tall", "r": setting["r"], "k": setting["k"], "plan": "scikit-learn PCA(10)",
+             "seconds": time.perf_counter() - start}]
+    for plan, extra in (("default", {}), ("tall plan", TALL_PLAN)):
+        seconds, result = best_time(lambda e=extra, data=x: fit(data, r=setting["r"], k=setting["k"], **e), 1)
+        rows.append({"case": "tall", "r": setting["r"], "k": setting["k"], "plan": plan, "seconds": seconds,
+                     "cpev": float(result.metrics["cpev"]), "ratio_to_pca": seconds / rows[0]["seconds"]})
+        print(f"tall {plan:10s} {seconds:8.3f} s = {rows[-1]['ratio_to_pca']:.2f} x PCA(10)  CPEV {rows[-1]['cpev']:.7f}",
+              flush=True)
+    del x
+    for name in names:
+        case = quality.load_case(name)
+        if case is None:
+            print(f"{name}: skipped, its file is not in {quality.SHARED_DATA}", flush=True)
+            continue
+        for plan, extra in (("default", {}), ("tall plan", TALL_PLAN)):
+            seconds, result = best_time(lambda e=extra, c=case: fit(c["x"], r=c["r"], k=c["k"], metrics=["cpev"], **e), 1)
+            rows.append({"case": name, "r": case["r"], "k": case["k"], "plan": plan, "seconds": seconds,
+                         "cpev": float(result.metrics["cpev"])})
+            print(f"{name:18s} {plan:10s} {seconds:8.3f} s  CPEV {rows[-1]['cpev']:.6f}", flush=True)
+    return rows
+
+
 #: The wide case's k (``benchmarks/scale.py``'s 500 x 100 000 Gaussian data, r = 20).
 WIDE_K = (100, 15_000)
 
@@ -202,8 +247,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn (it takes about 10 s)")
     parser.add_argument("--sections", default="patches,panel,grid,genes,wide",
-                        help="comma-separated: patches, panel, grid, genes, wide")
+                        help="comma-separated: patches, panel, grid, genes, wide, plans")
     parser.add_argument("--wide-scale", type=float, default=1.0, help="the wide data's size, as scale.py --scale")
+    parser.add_argument("--tall-scale", type=float, default=1.0, help="the tall data's size (plans), as scale.py --scale")
     parser.add_argument("--cases", default=",".join(PANEL_CASES), help="the panel's cases (benchmarks/quality.py)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "default_cost.json")
     options = parser.parse_args(argv)
@@ -219,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     x = image_patches(5000, 13)
     covariance = DenseCovariance(np.cov(x, rowvar=False))
     rows = []
-    panel, grid, wide, genes = [], None, [], []
+    panel, grid, wide, genes, plans = [], None, [], [], []
     with threadpool_limits(1):
         SparsePCA(n_components=2, k=3, method="spcart").fit(x)  # warm-up: imports, plugin loading
         if "panel" in sections:
@@ -230,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
             genes = gene_rows(options.repeats)
         if "wide" in sections:
             wide = wide_rows(options.wide_scale)
+        if "plans" in sections:
+            plans = plan_rows(options.cases.split(","), options.tall_scale)
         for r, k in ((20, 19), (5, 10)) if "patches" in sections else ():
             for method in ("spcart", "auto"):
                 seconds, model = best_time(lambda: SparsePCA(n_components=r, k=k, method=method).fit(x), options.repeats)
@@ -245,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"r": 20, "k": None, "method": "scikit-learn SparsePCA(alpha=1)", "seconds": seconds,
                          "cpev": cpev(loadings[:, kept], covariance), "nonzeros": int(np.count_nonzero(loadings))})
     blas = [f"{i.get('internal_api')} {i.get('version')}" for i in threadpool_info() if i.get("user_api") == "blas"]
-    report = {"rows": rows, "panel": panel, "grid": grid, "wide": wide, "genes": genes, "machine": platform.platform(), "python": platform.python_version(),
+    report = {"rows": rows, "panel": panel, "grid": grid, "wide": wide, "genes": genes, "plans": plans, "machine": platform.platform(), "python": platform.python_version(),
               "numpy": np.__version__, "spcakit": __version__, "blas": blas, "blas_threads": 1,
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     options.out.parent.mkdir(parents=True, exist_ok=True)

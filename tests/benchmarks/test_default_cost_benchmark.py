@@ -29,3 +29,16 @@ def test_the_default_cost_benchmark_reports_the_default_beside_its_members(tmp_p
         assert rows["auto"]["certified"] and not rows["auto, every member (stop_gap=none)"]["certified"]
         assert rows["auto"]["cpev"] == pytest.approx(rows["exact (certifies)"]["cpev"], rel=1e-6)
     assert "| pitprops (6, 4) |" in default_cost.panel_table(report["panel"])
+
+
+def test_the_plans_section_sets_the_default_beside_the_plan_the_tall_target_needs(tmp_path, benchmark_module):
+    default_cost = benchmark_module("default_cost")
+    out = tmp_path / "plans.json"
+    argv = ["--sections", "plans", "--cases", "wine", "--tall-scale", "0.001", "--out", str(out)]
+    assert default_cost.main(argv) == 0
+    plans = json.loads(out.read_text())["plans"]
+    assert [row["plan"] for row in plans if row["case"] == "tall"] == ["scikit-learn PCA(10)", "default", "tall plan"]
+    for case in ("tall", "wine"):
+        rows = {row["plan"]: row for row in plans if row["case"] == case}
+        # the default runs every member of that plan and refines each, so it explains at least as much (ties aside)
+        assert rows["default"]["cpev"] >= rows["tall plan"]["cpev"] * (1 - 1e-9)

@@ -333,19 +333,20 @@ class BestOfDriver(Driver):
             # first pass; then the best start once more with the other (nonredundant.FIRST_PASSES; FIRST_PASS says why)
             first = FIRST_PASS[portfolio.constraint]
             ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first})
-            done_constrained: dict[bytes, tuple[np.ndarray, float] | None] = {}
+            done_constrained: dict[bytes, tuple[np.ndarray, float, bool] | None] = {}
             refusal: InvalidParameterError | None = None
 
-            def impose(imposer: object, start: np.ndarray) -> tuple[np.ndarray, float] | None:
+            def impose(imposer: object, start: np.ndarray) -> tuple[np.ndarray, float, bool] | None:
                 nonlocal refusal
                 try:
                     refined = imposer(problem, start)  # type: ignore[operator]
                 except InvalidParameterError as exc:  # no room from this start: the others may have it
                     refusal = refusal or exc
                     return None
-                return refined.loadings, float(refined.report["fve_after"])
+                return refined.loadings, float(refined.report["fve_after"]), bool(refined.report.get("jointly", 0))
 
             starts: dict[int, np.ndarray] = {}
+            joint: dict[int, bool] = {}  # the runs whose kept loadings were fitted all together
             for run in ran:
                 kept = None
                 for start in (run[1], unrefined_loadings[id(run)]):
@@ -355,16 +356,18 @@ class BestOfDriver(Driver):
                     done = done_constrained[key]
                     if done is not None and (kept is None or ties.improves(done[1], kept[1])):
                         kept, starts[id(run)] = done, start
-                run[1], run[3] = (None, None) if kept is None else kept
+                run[1], run[3] = (None, None) if kept is None else kept[:2]
+                joint[id(run)] = kept is not None and kept[2]
             if all(run[1] is None for run in runs):
                 raise refusal  # type: ignore[misc]
             leader = max((run for run in ran if run[1] is not None), key=lambda run: run[3])
-            if first != "both":
+            # (a start fitted all together, jointly_uncorrelated, is that again whatever the first pass)
+            if first != "both" and not joint.get(id(leader), False):
                 other = "refit" if first == "ascend" else "ascend"
                 again = impose(registry.build("refiner", {"name": portfolio.constraint, "first_pass": other}),
                                starts[id(leader)])
                 if again is not None and ties.improves(again[1], leader[3]):
-                    leader[1], leader[3] = again
+                    leader[1], leader[3] = again[:2]
         best = next(i for i, run in enumerate(runs) if run[1] is not None)
         for index, run in enumerate(runs):
             if run[1] is not None and ties.improves(_value(run), _value(runs[best])):

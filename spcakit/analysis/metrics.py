@@ -234,7 +234,7 @@ def constraint_tolerance(constraint: str, products: np.ndarray) -> float:
     r = products.shape[0]
     if constraint != "uncorrelated" or r < 2:
         return CONSTRAINT_TOLERANCE
-    variances = np.clip(np.diagonal(products), np.finfo(float).tiny, None)
+    variances = np.clip(np.diagonal(products), max(_no_variance(products), np.finfo(float).tiny), None)
     ratio = float(variances.max() / variances.min())
     return max(CONSTRAINT_TOLERANCE, 64 * r * r * float(np.finfo(float).eps) * np.sqrt(ratio))
 
@@ -249,10 +249,22 @@ def loading_products(x: np.ndarray, covariance: CovarianceOperator, span: Loadin
     return (products + products.T) / 2
 
 
+#: A score whose variance is at most this times ``r`` times the largest score variance has none: it is the rounding of
+#: a zero (a loading in the covariance's null space, as on data of fewer samples than loadings), and its correlations,
+#: the ratio of two roundings, could be anything up to 1. They are 0, as for a score of no variance at all.
+NO_VARIANCE_RTOL = 64 * float(np.finfo(float).eps)
+
+
+def _no_variance(products: np.ndarray) -> float:
+    """The score variance at or below which :func:`score_correlations` counts none (:data:`NO_VARIANCE_RTOL`)."""
+    return NO_VARIANCE_RTOL * products.shape[0] * max(float(np.diagonal(products).max(initial=0.0)), 0.0)
+
+
 def score_correlations(products: np.ndarray) -> np.ndarray:
-    """The correlations of the scores from :func:`loading_products` (0 where a score has no variance; 1 on the
-    diagonal)."""
-    sd = np.sqrt(np.clip(np.diagonal(products), 0.0, None))
+    """The correlations of the scores from :func:`loading_products` (0 where a score has no variance, to rounding:
+    :data:`NO_VARIANCE_RTOL`; 1 on the diagonal)."""
+    variances = np.diagonal(products)
+    sd = np.sqrt(np.where(variances > _no_variance(products), variances, 0.0))
     scale = np.outer(sd, sd)
     correlations = np.divide(products, scale, out=np.zeros_like(products), where=scale > 0)
     np.fill_diagonal(correlations, 1.0)

@@ -425,3 +425,17 @@ def test_every_metric_is_computed_on_an_equicorrelated_covariance_above_the_nump
         result = spcakit.fit(spcakit.Covariance(c), "spcart", r=2, k=5, metrics="all")
     for name in ("loss", "normalized_loss", "symmetric_explained_variance", "normalized_explained_variance"):
         assert name in result.metrics
+
+
+
+def test_scores_with_no_variance_to_rounding_are_uncorrelated_with_every_other():
+    # a covariance of rank 2 and four loadings: two scores are zero to rounding, and their correlation, the ratio of
+    # two roundings, came out anywhere up to 1; it is 0, as for a score of exactly no variance
+    a = np.array([[3.0, 1.0, 0.5, 0.2], [0.0, 1.0, -1.0, 0.5]])
+    null = np.linalg.svd(a)[2][2:].T  # two unit directions with A u = 0
+    u = np.column_stack([a[0] / np.linalg.norm(a[0]), a[1] / np.linalg.norm(a[1]), null])
+    correlations = metrics.score_correlations(metrics.loading_products(u, DenseCovariance(a.T @ a)))
+    assert np.all(correlations[2:, :2] == 0.0) and np.all(correlations[:2, 2:] == 0.0)
+    assert correlations[2, 3] == 0.0 and correlations[3, 2] == 0.0
+    z = a @ u[:, :2]  # the two scores with variance: their correlation as it is
+    assert correlations[0, 1] == pytest.approx(float(z[:, 0] @ z[:, 1]) / np.prod(np.linalg.norm(z, axis=0)), rel=1e-12)

@@ -66,6 +66,14 @@ def test_wide_data_gets_orthogonal_components():
     assert result.metrics["pattern"] == [10, 10, 10]
 
 
+def test_pitprops_six_loadings_of_four_get_uncorrelated_scores():
+    # five conditions on the sixth loading's four nonzeros: met only by fitting the loadings together (msPCA 0.5.1
+    # warns that it found no feasible solution there and returns scores correlated to 2.7e-2)
+    result = spcakit.fit("builtin:pitprops", r=6, k=4, constraint="uncorrelated")
+    assert result.metrics["correlation_violation"] <= CONSTRAINT_TOLERANCE
+    assert result.metrics["pattern"] == [4] * 6
+
+
 def test_pitprops_orthogonal_loadings_explain_at_least_mspca():
     # Cory-Wright & Pauphilet's msPCA (R, default options, ks = rep(4, 6)) explains FVE 0.7800 of Pitprops with
     # orthogonality violations near 1e-4 (measured against msPCA 0.5.1)

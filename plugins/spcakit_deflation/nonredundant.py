@@ -38,7 +38,7 @@ loading, say) stays in it, for a swap to replace.
 
 **All together.** Where uncorrelated scores leave some loading no room one at a time (loading ``t`` has fewer than
 ``t`` nonzeros: Pitprops' six loadings of four), the loadings are fitted all together on their supports instead
-(:func:`jointly_uncorrelated`), and the refinement ends there.
+(:func:`spcakit_deflation.joint.jointly_uncorrelated`), and the refinement ends there.
 
 The result satisfies the constraint to rounding: the violations :math:`\sum_{s<t}|u_t^\top u_s|` (or the score
 correlations) are of the order of :math:`10^{-15}`, where msPCA's reach :math:`10^{-4}`.
@@ -79,6 +79,7 @@ from spcakit.plugin_api import (
     to_float,
     to_int,
 )
+from spcakit_deflation.joint import JOINT_LIMIT, jointly_uncorrelated
 from spcakit_deflation.secular import bordered_top, hyperplane_tops
 from spcakit_deflation.swap import ColumnCache
 
@@ -131,16 +132,6 @@ SCREEN_MARGIN = 1e-9
 #: ``tol`` of the value): below, the difference is rounding (:func:`_raised`).
 VALUE_RTOL = 1e-12
 
-#: Uncorrelated scores that the loadings cannot meet one at a time are sought for all of them at once
-#: (:func:`jointly_uncorrelated`) up to this many unknowns (nonzeros of all loadings): a dense constrained solve, whose
-#: every step costs the cube of that.
-JOINT_LIMIT = 600
-#: Most Gauss-Newton steps of :func:`jointly_uncorrelated`'s solve of the conditions, and halvings of each step.
-JOINT_STEPS = 100
-JOINT_HALVINGS = 30
-#: Most SLSQP iterations of :func:`jointly_uncorrelated` (Pitprops: 9 to 80 from each start, one start ran to 200 for
-#: the same value).
-JOINT_ITERATIONS = 100
 
 
 def _condition_directions(w: np.ndarray, floor: float, *, full: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -312,8 +303,10 @@ class _NonRedundant(Refiner):
         if best is None:
             # one at a time, some loading had no room (k < r, say); the conditions may still be met all together
             rows = np.flatnonzero(np.any(given != 0, axis=1))  # the union of the supports: all it needs of C
-            found = (jointly_uncorrelated(columns(rows)[rows], given[rows])
-                     if self.kind == "uncorrelated" and np.count_nonzero(given) <= JOINT_LIMIT else None)  # fmt: skip
+            found = None
+            if self.kind == "uncorrelated" and np.count_nonzero(given) <= JOINT_LIMIT:
+                found = jointly_uncorrelated(columns(rows)[rows], given[rows], tolerance=FEASIBLE_TOLERANCE,
+                                             zero_rtol=ZERO_RTOL)
             if found is None:
                 raise refusal  # type: ignore[misc]
             joint = np.zeros_like(given)
@@ -449,112 +442,6 @@ class _NonRedundant(Refiner):
         return a, b
 
 
-def jointly_uncorrelated(c: np.ndarray, given: np.ndarray) -> np.ndarray | None:
-    r"""Unit loadings on the supports of ``given`` whose scores are uncorrelated, :math:`u_s^\top C u_t = 0`
-    (:math:`s < t`), fitted all together, or ``None`` when none is found.
-
-    One loading at a time, loading ``t`` must meet ``t - 1`` linear conditions, which its ``k_t`` nonzeros cannot
-    when ``k_t < t`` (the Pitprops panel's six loadings of four variables). Together the loadings have
-    :math:`\sum_t (k_t - 1)` degrees of freedom for the :math:`r(r-1)/2` conditions, and where the first is the
-    larger the conditions can in general be met (Pitprops: 18 against 15) by choosing the earlier loadings so that
-    the later ones have room. From ``given`` (the method's loadings), Gauss-Newton steps of least norm on the conditions
-    and unit norms (each halved until the residual falls) find such loadings; SLSQP raises
-    :math:`\sum_t u_t^\top C u_t` under the same equations from ``given``, and the conditions are solved once more
-    from its end (its own feasibility is looser than rounding). Of the two, the loadings kept explain the more among
-    those whose largest :math:`|u_s^\top C u_t|` is within :data:`FEASIBLE_TOLERANCE` of the largest variance.
-    Measured on Pitprops (six loadings of four, ``auto``'s members as starts): FVE 0.5476, where SLSQP from the first
-    solve's loadings reached 0.5246 (and from both, 0.5476 in 16 % more time). Deterministic: no random start. ``c`` is the covariance
-    (``p x p``, or its block on the union of the supports), ``given`` the ``p x r`` loadings (on the same rows).
-    """
-    # SciPy's optimiser, imported on this path alone
-    from scipy.optimize import minimize
-
-    p, r = given.shape
-    rows = np.flatnonzero(np.any(given != 0, axis=1))
-    scale = max(float(np.abs(np.diagonal(c)[rows]).max(initial=0.0)), np.finfo(float).tiny)
-    cu = np.asarray(c, dtype=float)[np.ix_(rows, rows)] / scale  # the union of the supports, at unit scale
-    cu = (cu + cu.T) / 2
-    positions = [np.flatnonzero(given[rows, t]) for t in range(r)]
-    ends = np.cumsum([0] + [support.size for support in positions])
-    pairs = np.triu_indices(r, 1)
-
-    def loadings(z: np.ndarray) -> np.ndarray:
-        u = np.zeros((rows.size, r))
-        for t, support in enumerate(positions):
-            u[support, t] = z[ends[t] : ends[t + 1]]
-        return u
-
-    def conditions(z: np.ndarray) -> np.ndarray:
-        u = loadings(z)
-        return np.concatenate([(u.T @ cu @ u)[pairs], np.sum(u * u, axis=0) - 1.0])
-
-    # per loading a: the rows of the pairs (s, t) it is in, and the other loading of each
-    involved = [np.flatnonzero((pairs[0] == a) | (pairs[1] == a)) for a in range(r)]
-    partners = [np.where(pairs[0][rows_a] == a, pairs[1][rows_a], pairs[0][rows_a]) for a, rows_a in enumerate(involved)]
-
-    def jacobian(z: np.ndarray) -> np.ndarray:
-        # d(u_s' C u_t)/du_a = (C u_other) on a's support, for each pair with a in it; d(|u_a|^2)/du_a = 2 u_a
-        u = loadings(z)
-        cuu = cu @ u
-        out = np.zeros((pairs[0].size + r, z.size))
-        for a in range(r):
-            out[np.ix_(involved[a], np.arange(ends[a], ends[a + 1]))] = cuu[np.ix_(positions[a], partners[a])].T
-            out[pairs[0].size + a, ends[a] : ends[a + 1]] = 2 * u[positions[a], a]
-        return out
-
-    def solved(start: np.ndarray) -> np.ndarray:
-        # Gauss-Newton with the least-norm step (more unknowns than equations), halved until the residual falls
-        z, residual = start, conditions(start)
-        for _ in range(JOINT_STEPS):
-            size = float(np.linalg.norm(residual))
-            if size <= np.finfo(float).eps:
-                break
-            step = np.linalg.lstsq(jacobian(z), residual, rcond=None)[0]
-            for _ in range(JOINT_HALVINGS):
-                trial = z - step
-                trial_residual = conditions(trial)
-                if np.linalg.norm(trial_residual) < size:
-                    break
-                step /= 2
-            else:
-                break  # no step lowers the residual: a local minimum of it, not a solution
-            z, residual = trial, trial_residual
-        return z
-
-    def explained(z: np.ndarray) -> tuple[float, np.ndarray]:
-        u = loadings(z)
-        return -float(np.sum(u * (cu @ u))), -2 * np.concatenate([(cu @ u)[positions[t], t] for t in range(r)])
-
-    start = np.concatenate([given[rows[positions[t]], t] / np.linalg.norm(given[:, t]) for t in range(r)])
-    feasible = solved(start)
-    candidates = [feasible]
-    raised = minimize(explained, start, jac=True, method="SLSQP", options={"maxiter": JOINT_ITERATIONS, "ftol": 1e-10},
-                      constraints=[{"type": "eq", "fun": conditions, "jac": jacobian}])
-    if np.all(np.isfinite(raised.x)):
-        candidates.append(solved(raised.x))
-    best: tuple[float, np.ndarray] | None = None
-    for z in candidates:
-        u = loadings(z)
-        norms = np.linalg.norm(u, axis=0)
-        if not np.all(norms > 0):
-            continue
-        u = u / norms
-        # entries of rounding size are coordinates the conditions set to zero: exactly zero, as the refiners' own
-        u = np.where(np.abs(u) > ZERO_RTOL * np.abs(u).max(axis=0), u, 0.0)
-        u /= np.linalg.norm(u, axis=0)
-        products = u.T @ cu @ u
-        variances = np.diagonal(products)
-        off = np.abs(products[pairs]).max(initial=0.0)
-        if off <= FEASIBLE_TOLERANCE * max(float(variances.max()), np.finfo(float).tiny) and (
-                best is None or ties.improves(float(variances.sum()), best[0])):  # fmt: skip
-            best = (float(variances.sum()), u)
-    if best is None:
-        return None
-    out = np.zeros((p, r))
-    out[rows] = best[1]
-    return out
-
-
 def _raised(value: float, tol: float, diagonal: np.ndarray) -> float:
     r"""What a move must beat to count: ``value`` raised by ``tol`` of itself, and at least by :data:`VALUE_RTOL` times
     the largest variance (values of rounding size: a support in the null space of a rank-deficient covariance is worth
@@ -612,7 +499,8 @@ class UncorrelatedRefiner(_NonRedundant):
 
     See :mod:`spcakit_deflation.nonredundant` and :class:`OrthogonalRefiner` (the same parameters and report). Where
     some loading has no room one at a time (fewer nonzeros than loadings, say), the loadings are fitted all together on
-    their supports (:func:`jointly_uncorrelated`, no swaps), and the report adds ``jointly`` (1).
+    their supports (:func:`spcakit_deflation.joint.jointly_uncorrelated`, no swaps), and the report adds ``jointly``
+    (1).
     """
 
     kind = "uncorrelated"

@@ -1,0 +1,47 @@
+"""Uncorrelated scores fitted all together (:func:`spcakit_deflation.joint.jointly_uncorrelated`).
+
+Where the loadings' nonzeros less one each outnumber the pairs, the conditions :math:`u_s^\\top C u_t = 0` can in
+general be met on any supports: the solve finds unit loadings on the given supports that meet them to rounding. Where
+the pairs outnumber them, it finds none and says so (``None``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from spcakit_deflation.joint import jointly_uncorrelated
+
+import spcakit
+
+
+def random_loadings(p: int, r: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    x = np.zeros((p, r))
+    for t in range(r):
+        x[rng.choice(p, size=k, replace=False), t] = rng.standard_normal(k) + 0.1
+    return x / np.linalg.norm(x, axis=0)
+
+
+def test_six_pitprops_loadings_of_four_get_uncorrelated_scores_on_their_supports():
+    c = np.asarray(spcakit.datasets.pitprops().matrix, dtype=float)
+    found = 0
+    for seed in range(20):
+        given = random_loadings(13, 6, 4, np.random.default_rng(seed))  # 6 x 3 = 18 degrees of freedom, 15 pairs
+        u = jointly_uncorrelated(c, given)
+        if u is None:  # the solve from these loadings ended at a least residual that is not 0
+            continue
+        found += 1
+        products = u.T @ c @ u
+        off = np.abs(products[np.triu_indices(6, 1)])
+        assert off.max() <= 1e-12 * np.diagonal(products).max()
+        np.testing.assert_allclose(np.linalg.norm(u, axis=0), 1.0, rtol=1e-12)
+        assert np.all((u != 0) <= (given != 0))
+    assert found >= 16  # 19 of these 20
+
+
+def test_more_pairs_than_degrees_of_freedom_find_none():
+    # four loadings of two variables: 4 degrees of freedom for 6 pairs
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((40, 6))
+    x = np.zeros((6, 4))
+    for t in range(4):
+        x[[t, (t + 1) % 6], t] = [1.0, 0.5]
+    assert jointly_uncorrelated(a.T @ a / 40, x / np.linalg.norm(x, axis=0)) is None

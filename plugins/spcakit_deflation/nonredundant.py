@@ -133,7 +133,6 @@ SCREEN_MARGIN = 1e-9
 VALUE_RTOL = 1e-12
 
 
-
 def _condition_directions(w: np.ndarray, floor: float, *, full: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""The left singular vectors of every :math:`W_b` and which of the first ``min(k, m)`` are conditions: singular
     values above :data:`CONSTRAINT_RTOL` times the largest and above ``floor``. From the SVD of :math:`W` itself: its

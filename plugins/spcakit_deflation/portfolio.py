@@ -346,7 +346,6 @@ class BestOfDriver(Driver):
                 return refined.loadings, float(refined.report["fve_after"]), bool(refined.report.get("jointly", 0))
 
             starts: dict[int, np.ndarray] = {}
-            joint: dict[int, bool] = {}  # the runs whose kept loadings were fitted all together
             for run in ran:
                 kept = None
                 for start in (run[1], unrefined_loadings[id(run)]):
@@ -357,12 +356,12 @@ class BestOfDriver(Driver):
                     if done is not None and (kept is None or ties.improves(done[1], kept[1])):
                         kept, starts[id(run)] = done, start
                 run[1], run[3] = (None, None) if kept is None else kept[:2]
-                joint[id(run)] = kept is not None and kept[2]
             if all(run[1] is None for run in runs):
                 raise refusal  # type: ignore[misc]
             leader = max((run for run in ran if run[1] is not None), key=lambda run: run[3])
-            # (a start fitted all together, jointly_uncorrelated, is that again whatever the first pass)
-            if first != "both" and not joint.get(id(leader), False):
+            # (loadings fitted all together, jointly_uncorrelated, are those again whatever the first pass)
+            fitted_together = done_constrained[starts[id(leader)].tobytes()][2]  # type: ignore[index]
+            if first != "both" and not fitted_together:
                 other = "refit" if first == "ascend" else "ascend"
                 again = impose(registry.build("refiner", {"name": portfolio.constraint, "first_pass": other}),
                                starts[id(leader)])

@@ -56,31 +56,34 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
     cu = np.asarray(c, dtype=float)[np.ix_(rows, rows)] / scale  # the union of the supports, at unit scale
     cu = (cu + cu.T) / 2
     positions = [np.flatnonzero(given[rows, t]) for t in range(r)]
-    ends = np.cumsum([0] + [support.size for support in positions])
     pairs = np.triu_indices(r, 1)
+
+    # each unknown's row in the union and its loading; per pair (s, t), the unknowns of s and of t
+    at = np.concatenate(positions)
+    owner = np.repeat(np.arange(r), [support.size for support in positions])
+    unknowns = [np.flatnonzero(owner == a) for a in range(r)]
+    # d(u_s' C u_t)/du_s = (C u_t) on s's support, and the same with s and t exchanged; d(|u_a|^2)/du_a = 2 u_a
+    pair_rows = np.concatenate([np.full(unknowns[s].size + unknowns[t].size, q) for q, (s, t) in enumerate(zip(*pairs))]
+                               + [np.array([], dtype=int)])
+    pair_columns = np.concatenate([np.concatenate([unknowns[s], unknowns[t]]) for s, t in zip(*pairs)]
+                                  + [np.array([], dtype=int)])
+    partner = np.concatenate([np.concatenate([np.full(unknowns[s].size, t), np.full(unknowns[t].size, s)])
+                              for s, t in zip(*pairs)] + [np.array([], dtype=int)])
 
     def loadings(z: np.ndarray) -> np.ndarray:
         u = np.zeros((rows.size, r))
-        for t, support in enumerate(positions):
-            u[support, t] = z[ends[t] : ends[t + 1]]
+        u[at, owner] = z
         return u
 
     def conditions(z: np.ndarray) -> np.ndarray:
         u = loadings(z)
         return np.concatenate([(u.T @ cu @ u)[pairs], np.sum(u * u, axis=0) - 1.0])
 
-    # per loading a: the rows of the pairs (s, t) it is in, and the other loading of each
-    involved = [np.flatnonzero((pairs[0] == a) | (pairs[1] == a)) for a in range(r)]
-    partners = [np.where(pairs[0][own] == a, pairs[1][own], pairs[0][own]) for a, own in enumerate(involved)]
-
     def jacobian(z: np.ndarray) -> np.ndarray:
-        # d(u_s' C u_t)/du_a = (C u_other) on a's support, for each pair with a in it; d(|u_a|^2)/du_a = 2 u_a
-        u = loadings(z)
-        cuu = cu @ u
+        cuu = cu @ loadings(z)
         out = np.zeros((pairs[0].size + r, z.size))
-        for a in range(r):
-            out[np.ix_(involved[a], np.arange(ends[a], ends[a + 1]))] = cuu[np.ix_(positions[a], partners[a])].T
-            out[pairs[0].size + a, ends[a] : ends[a + 1]] = 2 * u[positions[a], a]
+        out[pair_rows, pair_columns] = cuu[at[pair_columns], partner]
+        out[pairs[0].size + owner, np.arange(z.size)] = 2 * z
         return out
 
     def solved(start: np.ndarray) -> np.ndarray:
@@ -104,7 +107,7 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
 
     def explained(z: np.ndarray) -> tuple[float, np.ndarray]:
         u = loadings(z)
-        return -float(np.sum(u * (cu @ u))), -2 * np.concatenate([(cu @ u)[positions[t], t] for t in range(r)])
+        return -float(np.sum(u * (cu @ u))), -2 * (cu @ u)[at, owner]
 
     start = np.concatenate([given[rows[positions[t]], t] / np.linalg.norm(given[:, t]) for t in range(r)])
     feasible = solved(start)

@@ -39,7 +39,7 @@ from spcakit.analysis.metrics import (
     orthonormal_basis,
     top_eigenvalues,
 )
-from spcakit.analysis.search import Search, branch_and_bound, low_rank_spectrum
+from spcakit.analysis.search import Search, branch_and_bound, gram_search_matrix, low_rank_spectrum
 from spcakit.core.drivers import Parts, StepCallback, prepare, run_block
 from spcakit.core.errors import (
     InvalidDataError,
@@ -170,6 +170,7 @@ __all__ = [
     "added_variance_problem",
     "boolean",
     "branch_and_bound",
+    "gram_search_matrix",
     "low_rank_spectrum",
     "check_cardinality",
     "constraint_matmat",

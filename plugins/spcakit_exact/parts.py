@@ -31,6 +31,7 @@ from spcakit.plugin_api import (
     Updater,
     boolean,
     branch_and_bound,
+    gram_search_matrix,
     low_rank_spectrum,
     check_cardinality,
     constraint_matmat,
@@ -46,8 +47,9 @@ from spcakit.plugin_api import (
 )
 
 PAPER = "Berk & Bertsimas - Certifiably optimal sparse principal component analysis (Math. Prog. Comp. 2019)"
-#: The solver forms the covariance explicitly: up to this many variables. Its peak memory grows as p^2: 5.2 GB to
-#: certify the Golub data (p = 7129, k = 10) in 314 s.
+#: The solver forms the covariance explicitly up to this many variables (its peak memory grows as p^2: 2.1 GB to
+#: certify the Golub data, p = 7129, k = 10). A covariance of data with few rows is read from them instead, at any p
+#: (:func:`~spcakit.analysis.search.tree.gram_search_matrix`).
 EXACT_P_LIMIT = 8000
 
 
@@ -84,13 +86,16 @@ class BranchAndBound(Updater):
         begun = time.perf_counter()
         p = problem.p
         k = check_cardinality(self.k, p, "branch-and-bound")
-        if p > EXACT_P_LIMIT:
+        constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
+        unconstrained = constraint is None or not constraint.shape[1]
+        from_data = gram_search_matrix(problem.covariance) if unconstrained else None  # n << p: never p x p
+        if from_data is None and p > EXACT_P_LIMIT:
             raise InvalidParameterError(
                 f"branch-and-bound forms the {p} x {p} covariance; it takes at most p = {EXACT_P_LIMIT} variables "
-                "(select variables first, e.g. the most variable ones, or use a heuristic method)"
+                "(select variables first, e.g. the most variable ones, or use a heuristic method), unless the data "
+                "have fewer rows than half the variables (then it reads the covariance from them)"
             )
-        a = densify(problem.covariance)  # symmetric: the search reads it as it is (no second p x p)
-        constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
+        a = densify(problem.covariance) if from_data is None else from_data  # a dense one is read as it is
         if constraint is not None and constraint.shape[1]:
             # the generalized deflation's (I - QQ^T) C (I - QQ^T) vanishes on Q to the rounding of C's scale; the search
             # checks it against A's own scale, which is rounding alone once the loadings explain everything (a rank-1
@@ -105,7 +110,7 @@ class BranchAndBound(Updater):
             starts = [] if default is None else [default]
         if share is not None:
             share = max(0.0, share - (time.perf_counter() - begun))  # the default's run counts
-        spectrum = low_rank_spectrum(problem.covariance) if constraint is None or not constraint.shape[1] else None
+        spectrum = low_rank_spectrum(problem.covariance) if unconstrained and from_data is None else None
         found = branch_and_bound(a, k, constraint=constraint, time_limit=share, node_limit=self.node_limit, starts=starts,
                                  spectrum=spectrum)  # fmt: skip
         return found.vector[:, None], found.value, found

@@ -426,18 +426,27 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     :mod:`spcakit.analysis.search`, started from the loading's support (no warm start of its own); ``None`` where it
     does not run. ``"fast"`` (the default): up to :data:`SEARCH_P_LIMIT` variables and :data:`SEARCH_NODES` nodes, fewer
     as ``p`` grows (:data:`SEARCH_WORK`: a node count, the same bound on every machine); ``"certify"``: to the end (the bound is then
-    the optimum, to the search's pruning tolerance), up to :data:`~spcakit.analysis.bounds.CERTIFY_LIMIT` variables; ``"threshold"``: as ``"fast"``."""
-    from spcakit.analysis.search import branch_and_bound, low_rank_spectrum
+    the optimum, to the search's pruning tolerance), up to :data:`~spcakit.analysis.bounds.CERTIFY_LIMIT` variables, the
+    covariance of data with few rows read from them, not formed (:func:`~spcakit.analysis.search.gram_search_matrix`);
+    ``"threshold"``: as ``"fast"``."""
+    from spcakit.analysis.search import GramMatrix, branch_and_bound, gram_search_matrix, low_rank_spectrum
 
     p = covariance.p
     support = np.flatnonzero(loading)
     if support.size == 0 or p > (CERTIFY_LIMIT if relaxation == "certify" else SEARCH_P_LIMIT):
         return None
     explicit = covariance.explicit()
-    a = explicit if explicit is not None else densify(covariance)
+    from_data = gram_search_matrix(covariance) if explicit is None and relaxation == "certify" else None
+    a = explicit if explicit is not None else densify(covariance) if from_data is None else from_data
     # the search squares entries: outside SCALE_RANGE it runs on A / 2^e (exact: a power of two), its bound times 2^e
-    largest = float(np.max(np.abs(np.diagonal(a)), initial=0.0))
+    # (e even when A is read from its factor F: A / 2^e = (F / 2^(e/2))^T (F / 2^(e/2)))
+    largest = float(np.max(np.abs(a.diagonal() if from_data is not None else np.diagonal(a)), initial=0.0))
     exponent = 0 if largest == 0 or SCALE_RANGE[0] <= largest <= SCALE_RANGE[1] else int(np.frexp(largest)[1])
+    if from_data is not None:
+        exponent += exponent % 2
+        a = GramMatrix(np.ldexp(from_data.factor, -exponent // 2)) if exponent else from_data
+        found = branch_and_bound(a, int(support.size), starts=[support], warm_start=False)
+        return float(np.ldexp(found.bound, exponent))
     a = np.ldexp(a, -exponent) if exponent else a
     if relaxation == "certify":
         spectrum = None if exponent else low_rank_spectrum(covariance)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from spcakit.analysis.bounds import spectrum_positive_semidefinite
+from spcakit.analysis.search.gram import GramMatrix
 from spcakit.core.errors import InvalidParameterError
 from spcakit.numerics.linalg import generalized_top, interruptible_eigh, item_blocks
 from spcakit.numerics.thresholding import (
@@ -100,7 +101,10 @@ class SearchProblem:
         every other eigenvalue 0 to rounding: a Gram matrix :math:`B^\top B/s` of ``n < p`` rows, whose ``n`` pairs
         come from the ``n x n`` :math:`BB^\top` (positive semi-definite by construction); ``None``: ``a`` is
         decomposed here (:math:`O(p^3)`)."""
-        if a.dtype == np.float64 and _symmetric(a):  # the caller's matrix as it is (read only): no p x p copy
+        #: whether ``a`` is read from its data (:class:`~spcakit.analysis.search.gram.GramMatrix`): every bound but the
+        #: thresholded spectrum's, which needs the whole thresholded matrix
+        self.from_data = isinstance(a, GramMatrix)
+        if self.from_data or (a.dtype == np.float64 and _symmetric(a)):  # as it is (read only): no p x p copy
             self.a = a
         else:
             self.a = np.add(a, a.T, dtype=float)  # (a + a^T) / 2 with one p x p temporary, not two (halving is exact)
@@ -108,6 +112,8 @@ class SearchProblem:
         self.p = a.shape[0]
         self.k = k
         self.q = constraint if constraint is not None and constraint.shape[1] else None
+        if self.q is not None and self.from_data:
+            raise InvalidParameterError("a search under a constraint reads its matrix whole; got a Gram matrix's factor")
         if self.q is not None:
             leak = float(np.abs(self.a @ self.q).max(initial=0.0))
             if leak > ANNIHILATION_RTOL * max(float(np.abs(self.a).max(initial=0.0)), np.finfo(float).tiny):
@@ -116,9 +122,11 @@ class SearchProblem:
                     "needs A = (I - QQ^T) C (I - QQ^T), as the generalized deflation leaves it; project A first"
                 )
         self.abs = OffDiagonalMagnitudes(self.a)  # |a_ij|, 0 on the diagonal: taken by blocks, never p x p at once
-        self.diagonal = np.diag(self.a).copy()
+        self.diagonal = self.a.diagonal() if self.from_data else np.diag(self.a).copy()
         self.psd = True  # under a constraint A = (I - QQ^T) C (I - QQ^T); the trace bounds are not taken there
         if self.q is None:  # the whole matrix's spectrum, for the spectral bound of nodes of any size
+            if spectrum is None and self.from_data:
+                spectrum = self.a.spectrum()  # from the n x n F F^T
             if spectrum is None:
                 values, vectors = interruptible_eigh(self.a)  # Ctrl-C is not held for seconds at p = 5000
                 # the trace bounds (a support's value at most its diagonal's sum) need A positive semi-definite; a

@@ -446,3 +446,15 @@ def test_the_deflation_driver_tells_each_component_its_place_and_the_runs_start(
     spcakit.fit("builtin:pitprops", "exact", r=3, k=4)
     assert [entry[:2] for entry in told] == [(0, 3), (1, 3), (2, 3)]
     assert len({entry[2] for entry in told}) == 1  # one start for the whole run
+
+
+def test_exact_takes_more_variables_than_it_would_form_when_it_reads_the_covariance_from_few_rows():
+    from spcakit_exact.parts import EXACT_P_LIMIT
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, EXACT_P_LIMIT + 1))  # C would be 8001 x 8001 (0.5 GB): read from the 4 rows instead
+    result = spcakit.fit(x, "exact", r=1, k=2, time_limit=None)
+    default = spcakit.fit(x, r=1, k=2)
+    assert result.stopping_reason.startswith("optimal (certified")
+    assert result.metrics["cpev"] >= default.metrics["cpev"] * (1 - 1e-12)
+    assert np.count_nonzero(result.loadings) == 2

@@ -429,7 +429,12 @@ def searched_bound(covariance: CovarianceOperator, loading: np.ndarray, relaxati
     the optimum, to the search's pruning tolerance), up to :data:`~spcakit.analysis.bounds.CERTIFY_LIMIT` variables, the
     covariance of data with few rows read from them, not formed (:func:`~spcakit.analysis.search.gram_search_matrix`);
     ``"threshold"``: as ``"fast"``."""
-    from spcakit.analysis.search import GramMatrix, branch_and_bound, gram_search_matrix, low_rank_spectrum
+    from spcakit.analysis.search import (
+        GramMatrix,
+        branch_and_bound,
+        gram_search_matrix,
+        low_rank_spectrum,
+    )
 
     p = covariance.p
     support = np.flatnonzero(loading)

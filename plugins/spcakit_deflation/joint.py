@@ -12,6 +12,8 @@ a constraint of sparse PCA.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from spcakit.plugin_api import ties
@@ -137,3 +139,74 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
     out = np.zeros((p, r))
     out[rows] = best[1]
     return out
+
+
+#: Most joint solves (:func:`jointly_uncorrelated`) one :func:`jointly_swapped` search makes. Pitprops (six loadings
+#: of four): its search ends after 40, FVE 0.5476 -> 0.6329 in 0.47 s.
+JOINT_SWAP_SOLVES = 100
+#: Per loading, the variables outside its support scored highest that a swap may bring in, and the variables of
+#: least weight in it that a swap may take out.
+JOINT_SWAP_IN = 2
+JOINT_SWAP_OUT = 1
+
+
+def jointly_swapped(columns: Callable[[np.ndarray], np.ndarray], loadings: np.ndarray, *,
+                    solves: int = JOINT_SWAP_SOLVES, tolerance: float = 1e-12, zero_rtol: float = 1e-13
+                    ) -> tuple[np.ndarray, int]:
+    r"""Loadings with uncorrelated scores, raised by single swaps (one variable out of a loading's support, one in),
+    each swap's loadings fitted all together again (:func:`jointly_uncorrelated`); and the swaps made.
+
+    ``loadings`` (``p x r``) already have uncorrelated scores; ``columns(index)`` gives the columns of :math:`C` on
+    ``index`` (``p x m``). At the loadings, the gradient of the Lagrangian of :math:`\sum_t u_t^\top C u_t` under the
+    conditions :math:`u_s^\top C u_t = 0` and :math:`\|u_t\| = 1`, with the multipliers fitted on the support by least
+    squares, is :math:`g_t = 2Cu_t - \sum_{s \ne t} \lambda_{ts} Cu_s` outside it: a variable :math:`j` with large
+    :math:`|g_{jt}|` raises the value to first order when it enters. The swaps tried are, per loading, the
+    :data:`JOINT_SWAP_IN` variables of largest :math:`|g_{jt}|` in for the :data:`JOINT_SWAP_OUT` of least weight
+    out, in descending :math:`|g_{jt}|` over all loadings; the first whose joint fit explains more is kept, and the
+    moves are scored again from it, until none is better or ``solves`` joint fits have been made. Deterministic. The
+    value never falls: a swap is kept only when its loadings meet the conditions to ``tolerance`` and explain more.
+    """
+    x = np.array(loadings, dtype=float, copy=True)
+    p, r = x.shape
+
+    def value(u: np.ndarray) -> float:
+        rows = np.flatnonzero(np.any(u != 0, axis=1))
+        return float(np.sum(u[rows] * (columns(rows)[rows] @ u[rows])))
+
+    best, made, swaps = value(x), 0, 0
+    while made < solves:
+        rows = np.flatnonzero(np.any(x != 0, axis=1))
+        cx = columns(rows) @ x[rows]  # C x, p x r
+        moves = []
+        for t in range(r):
+            support = np.flatnonzero(x[:, t])
+            others = np.delete(np.arange(r), t)
+            normals = np.column_stack([cx[np.ix_(support, others)], 2 * x[support, t]])
+            multipliers = np.linalg.lstsq(normals, 2 * cx[support, t], rcond=None)[0]
+            gradient = np.abs(2 * cx[:, t] - cx[:, others] @ multipliers[:-1])
+            outside = np.setdiff1d(np.arange(p), support)
+            entering = outside[np.argsort(-gradient[outside], kind="stable")[:JOINT_SWAP_IN]]
+            leaving = support[np.argsort(np.abs(x[support, t]), kind="stable")[:JOINT_SWAP_OUT]]
+            moves += [(float(gradient[j]), t, i, j) for j in entering for i in leaving]
+        moves.sort(key=lambda move: -move[0])  # stable: ties in the loadings' order
+        raised = False
+        for _, t, i, j in moves:
+            if made >= solves:
+                break
+            trial = x.copy()
+            trial[j, t], trial[i, t] = np.copysign(max(abs(x[i, t]), 0.1), x[i, t]), 0.0
+            used = np.flatnonzero(np.any(trial != 0, axis=1))
+            made += 1
+            fitted = jointly_uncorrelated(columns(used)[used], trial[used], tolerance=tolerance, zero_rtol=zero_rtol)
+            if fitted is None:
+                continue
+            candidate = np.zeros_like(x)
+            candidate[used] = fitted
+            candidate_value = value(candidate)
+            if ties.improves(candidate_value, best):
+                x, best, raised = candidate, candidate_value, True
+                swaps += 1
+                break
+        if not raised:
+            break
+    return x, swaps

@@ -79,7 +79,7 @@ from spcakit.plugin_api import (
     to_float,
     to_int,
 )
-from spcakit_deflation.joint import JOINT_LIMIT, jointly_uncorrelated
+from spcakit_deflation.joint import JOINT_LIMIT, JOINT_SWAP_SOLVES, jointly_swapped, jointly_uncorrelated
 from spcakit_deflation.secular import bordered_top, hyperplane_tops
 from spcakit_deflation.swap import ColumnCache
 
@@ -275,6 +275,9 @@ class _NonRedundant(Refiner):
     tol: float = attrs.field(default=1e-9, converter=to_float, validator=number(0, 1, high_open=True))
     candidates: int = attrs.field(default=64, converter=to_int, validator=integer(1))
     first_pass: str = attrs.field(default="both", validator=one_of(*FIRST_PASS_CHOICES))
+    #: ``uncorrelated`` only (orthogonal loadings are always fitted one at a time): the most joint fits of the swap
+    #: search after loadings fitted all together (:func:`spcakit_deflation.joint.jointly_swapped`; 0: none)
+    joint_swaps: int = attrs.field(default=JOINT_SWAP_SOLVES, converter=to_int, validator=integer(0))
 
     def __call__(self, problem: Problem, loadings: np.ndarray) -> Refined:
         op = problem.covariance
@@ -310,8 +313,12 @@ class _NonRedundant(Refiner):
                 raise refusal  # type: ignore[misc]
             joint = np.zeros_like(given)
             joint[rows] = found
+            swaps = 0
+            if self.joint_swaps:
+                joint, swaps = jointly_swapped(columns, joint, solves=self.joint_swaps, tolerance=FEASIBLE_TOLERANCE,
+                                               zero_rtol=ZERO_RTOL)
             return Refined(loadings=joint, report={"fve_before": before, "fve_after": _explained(joint, columns) / total,
-                                                   "swaps": 0, "sweeps": 0, "jointly": 1})
+                                                   "swaps": swaps, "sweeps": 0, "jointly": 1})
         x, value, swaps, sweeps = best
         return Refined(loadings=x, report={"fve_before": before, "fve_after": value / total, "swaps": swaps,
                                            "sweeps": sweeps})
@@ -498,8 +505,9 @@ class UncorrelatedRefiner(_NonRedundant):
 
     See :mod:`spcakit_deflation.nonredundant` and :class:`OrthogonalRefiner` (the same parameters and report). Where
     some loading has no room one at a time (fewer nonzeros than loadings, say), the loadings are fitted all together on
-    their supports (:func:`spcakit_deflation.joint.jointly_uncorrelated`, no swaps), and the report adds ``jointly``
-    (1).
+    their supports (:func:`spcakit_deflation.joint.jointly_uncorrelated`), then raised by at most ``joint_swaps`` such
+    fits of single swaps (:func:`spcakit_deflation.joint.jointly_swapped`; ``joint_swaps`` caps those fits, 0: none,
+    the loadings stay on their supports), and the report adds ``jointly`` (1).
     """
 
     kind = "uncorrelated"

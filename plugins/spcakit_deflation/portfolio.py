@@ -70,7 +70,9 @@ from spcakit.plugin_api import (
     to_int,
     with_proved_bound,
 )
+from spcakit_deflation.joint import jointly_swapped
 from spcakit_deflation.solvers import BACKWARD_LIMIT
+from spcakit_deflation.swap import ColumnCache
 
 PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
          "each refined by swaps")
@@ -332,7 +334,8 @@ class BestOfDriver(Driver):
             # every member from its refined loadings and from its own (swaps for CPEV may lead elsewhere), with one
             # first pass; then the best start once more with the other (nonredundant.FIRST_PASSES; FIRST_PASS says why)
             first = FIRST_PASS[portfolio.constraint]
-            ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first})
+            # (loadings fitted all together are raised by joint swaps once, the leader's, below: not every member's)
+            ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first, "joint_swaps": 0})
             done_constrained: dict[bytes, tuple[np.ndarray, float, bool] | None] = {}
             refusal: InvalidParameterError | None = None
 
@@ -367,6 +370,13 @@ class BestOfDriver(Driver):
                                starts[id(leader)])
                 if again is not None and ties.improves(again[1], leader[3]):
                     leader[1], leader[3] = again[:2]
+            elif fitted_together:
+                columns = ColumnCache(problem.covariance)
+                swapped, _ = jointly_swapped(columns, leader[1])
+                rows = np.flatnonzero(np.any(swapped != 0, axis=1))
+                leader[1] = swapped
+                leader[3] = float(np.sum(swapped[rows] * (columns(rows)[rows] @ swapped[rows]))) / float(
+                    problem.covariance.trace())
         best = next(i for i, run in enumerate(runs) if run[1] is not None)
         for index, run in enumerate(runs):
             if run[1] is not None and ties.improves(_value(run), _value(runs[best])):

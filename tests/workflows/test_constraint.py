@@ -72,6 +72,9 @@ def test_pitprops_six_loadings_of_four_get_uncorrelated_scores():
     result = spcakit.fit("builtin:pitprops", r=6, k=4, constraint="uncorrelated")
     assert result.metrics["correlation_violation"] <= CONSTRAINT_TOLERANCE
     assert result.metrics["pattern"] == [4] * 6
+    # the joint fit raised by joint swaps: 0.6329 (0.5476 from the members' supports alone; uncorrelated loadings of
+    # four explaining 0.6633 exist, benchmarks.md); the last digits may move with the BLAS, not the support
+    assert result.metrics["fve"] >= 0.63
 
 
 def test_pitprops_orthogonal_loadings_explain_at_least_mspca():

@@ -152,9 +152,10 @@ JOINT_SWAP_OUT = 1
 
 def jointly_swapped(columns: Callable[[np.ndarray], np.ndarray], loadings: np.ndarray, *,
                     solves: int = JOINT_SWAP_SOLVES, tolerance: float = 1e-12, zero_rtol: float = 1e-13
-                    ) -> tuple[np.ndarray, int]:
+                    ) -> tuple[np.ndarray, float, int]:
     r"""Loadings with uncorrelated scores, raised by single swaps (one variable out of a loading's support, one in),
-    each swap's loadings fitted all together again (:func:`jointly_uncorrelated`); and the swaps made.
+    each swap's loadings fitted all together again (:func:`jointly_uncorrelated`); the variance they explain,
+    :math:`\sum_t u_t^\top C u_t`; and the swaps made.
 
     ``loadings`` (``p x r``) already have uncorrelated scores; ``columns(index)`` gives the columns of :math:`C` on
     ``index`` (``p x m``). At the loadings, the gradient of the Lagrangian of :math:`\sum_t u_t^\top C u_t` under the
@@ -209,4 +210,4 @@ def jointly_swapped(columns: Callable[[np.ndarray], np.ndarray], loadings: np.nd
                 break
         if not raised:
             break
-    return x, swaps
+    return x, best, swaps

@@ -315,8 +315,8 @@ class _NonRedundant(Refiner):
             joint[rows] = found
             swaps = 0
             if self.joint_swaps:
-                joint, swaps = jointly_swapped(columns, joint, solves=self.joint_swaps, tolerance=FEASIBLE_TOLERANCE,
-                                               zero_rtol=ZERO_RTOL)
+                joint, _, swaps = jointly_swapped(columns, joint, solves=self.joint_swaps,
+                                                  tolerance=FEASIBLE_TOLERANCE, zero_rtol=ZERO_RTOL)
             return Refined(loadings=joint, report={"fve_before": before, "fve_after": _explained(joint, columns) / total,
                                                    "swaps": swaps, "sweeps": 0, "jointly": 1})
         x, value, swaps, sweeps = best

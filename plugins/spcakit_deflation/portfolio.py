@@ -371,12 +371,8 @@ class BestOfDriver(Driver):
                 if again is not None and ties.improves(again[1], leader[3]):
                     leader[1], leader[3] = again[:2]
             elif fitted_together:
-                columns = ColumnCache(problem.covariance)
-                swapped, _ = jointly_swapped(columns, leader[1])
-                rows = np.flatnonzero(np.any(swapped != 0, axis=1))
-                leader[1] = swapped
-                leader[3] = float(np.sum(swapped[rows] * (columns(rows)[rows] @ swapped[rows]))) / float(
-                    problem.covariance.trace())
+                leader[1], explained, _ = jointly_swapped(ColumnCache(problem.covariance), leader[1])
+                leader[3] = explained / float(problem.covariance.trace())
         best = next(i for i, run in enumerate(runs) if run[1] is not None)
         for index, run in enumerate(runs):
             if run[1] is not None and ties.improves(_value(run), _value(runs[best])):

@@ -37,11 +37,6 @@ class GramMatrix:
         self.dtype = np.dtype(float)
         self.ndim = 2
 
-    @property
-    def nbytes(self) -> int:
-        """The memory it holds: :math:`F` and its transpose."""
-        return 2 * self.factor.nbytes
-
     def diagonal(self) -> np.ndarray:
         """:math:`a_{jj} = \\|F_{:,j}\\|^2`."""
         return np.einsum("ij,ij->i", self._columns, self._columns)

@@ -9,6 +9,7 @@ the pairs outnumber them, it finds none and says so (``None``).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from spcakit_deflation.joint import jointly_swapped, jointly_uncorrelated
 
 import spcakit
@@ -63,7 +64,8 @@ def test_joint_swaps_raise_the_variance_keeping_the_scores_uncorrelated_and_the_
         start = jointly_uncorrelated(c, random_loadings(13, 6, 4, np.random.default_rng(seed)))
         if start is None:
             continue
-        u, swaps = jointly_swapped(columns, start, solves=30)
+        u, explained, swaps = jointly_swapped(columns, start, solves=30)
+        assert explained == pytest.approx(_explained(c, u), rel=1e-12)
         products = u.T @ c @ u
         off = np.abs(products[np.triu_indices(6, 1)]).max()
         assert off <= 1e-12 * np.diagonal(products).max()  # uncorrelated to rounding
@@ -76,6 +78,6 @@ def test_joint_swaps_raise_the_variance_keeping_the_scores_uncorrelated_and_the_
         else:
             np.testing.assert_array_equal(u, start)
         # no solve allowed: the loadings as they came
-        same, none = jointly_swapped(columns, start, solves=0)
+        same, _, none = jointly_swapped(columns, start, solves=0)
         assert none == 0 and np.array_equal(same, start)
     assert raised >= 4  # random supports are far from the best: most starts gain

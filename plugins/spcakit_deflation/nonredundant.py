@@ -63,6 +63,8 @@ orthogonality and zero correlation as the two constraints. L. Mackey, *Deflation
 
 from __future__ import annotations
 
+import hashlib
+
 import attrs
 import numpy as np
 
@@ -79,7 +81,12 @@ from spcakit.plugin_api import (
     to_float,
     to_int,
 )
-from spcakit_deflation.joint import JOINT_LIMIT, JOINT_SWAP_SOLVES, jointly_swapped, jointly_uncorrelated
+from spcakit_deflation.joint import (
+    JOINT_LIMIT,
+    JOINT_SWAP_SOLVES,
+    jointly_swapped,
+    jointly_uncorrelated,
+)
 from spcakit_deflation.secular import bordered_top, hyperplane_tops
 from spcakit_deflation.swap import ColumnCache
 
@@ -279,7 +286,11 @@ class _NonRedundant(Refiner):
     #: search after loadings fitted all together (:func:`spcakit_deflation.joint.jointly_swapped`; 0: none)
     joint_swaps: int = attrs.field(default=JOINT_SWAP_SOLVES, converter=to_int, validator=integer(0))
 
-    def __call__(self, problem: Problem, loadings: np.ndarray) -> Refined:
+    def __call__(self, problem: Problem, loadings: np.ndarray, *, visits: dict | None = None) -> Refined:
+        """The loadings made non-redundant (see the module). ``visits``: a dict this refiner fills with the outcome of
+        every loading's visit (:meth:`_visit`, keyed by what decides it: the other loadings, the support, the pass and
+        the parameters) and reuses, to be handed to calls on the same ``problem`` alone (the portfolio's starts often
+        reach the same loadings: the rest of such an ascent is then read, not computed again)."""
         op = problem.covariance
         given = np.array(loadings, dtype=float, copy=True)
         columns = ColumnCache(op)
@@ -296,7 +307,7 @@ class _NonRedundant(Refiner):
         refusal: InvalidParameterError | None = None
         for ascend in passes:  # a pass that finds no room for some loading leaves it to the other
             try:
-                x, value, swaps, sweeps = self._ascended(given, ascend, columns, diagonal)
+                x, value, swaps, sweeps = self._ascended(given, ascend, columns, diagonal, {} if visits is None else visits)
             except InvalidParameterError as exc:
                 refusal = refusal or exc
                 continue
@@ -323,8 +334,8 @@ class _NonRedundant(Refiner):
         return Refined(loadings=x, report={"fve_before": before, "fve_after": value / total, "swaps": swaps,
                                            "sweeps": sweeps})
 
-    def _ascended(self, given: np.ndarray, ascend: bool | None, columns: ColumnCache, diagonal: np.ndarray
-                  ) -> tuple[np.ndarray, float, int, int]:
+    def _ascended(self, given: np.ndarray, ascend: bool | None, columns: ColumnCache, diagonal: np.ndarray,
+                  visits: dict) -> tuple[np.ndarray, float, int, int]:
         """The first pass (``ascend``: by swaps, ``False``: re-fits, swapping only for room; ``None``: none, the input
         is feasible), then the sweeps: the loadings, the variance they explain, the swaps and the sweeps made."""
         x = given.copy()
@@ -338,14 +349,14 @@ class _NonRedundant(Refiner):
                 support = supports[t]
                 values[t] = float(x[support, t] @ (columns(support)[support] @ x[support, t]))
                 continue
-            visit = self._visit(x, t, np.arange(t), supports[t], columns, diagonal, ascend=ascend)
+            visit = self._remembered(visits, x, t, np.arange(t), supports[t], columns, diagonal, ascend=ascend)
             x[:, t], values[t], supports[t] = visit.loading, visit.value, visit.support
             swaps += visit.swaps
         while r > 1 and sweeps < self.max_sweeps:
             sweeps += 1
             moved = False
             for t in range(r):
-                visit = self._visit(x, t, np.delete(np.arange(r), t), supports[t], columns, diagonal)
+                visit = self._remembered(visits, x, t, np.delete(np.arange(r), t), supports[t], columns, diagonal)
                 if visit.value > _raised(values[t], self.tol, diagonal):
                     x[:, t], values[t], supports[t] = visit.loading, visit.value, visit.support
                     swaps += visit.swaps
@@ -353,6 +364,29 @@ class _NonRedundant(Refiner):
             if not moved:
                 break
         return x, float(values.sum()), swaps, sweeps
+
+    def _remembered(self, visits: dict, x: np.ndarray, t: int, others: np.ndarray, support: np.ndarray,
+                    columns: ColumnCache, diagonal: np.ndarray, ascend: bool = True) -> _Visit:
+        """:meth:`_visit`, read from ``visits`` when the same visit was made before (its outcome is a function of the
+        other loadings, the support, the pass and the refiner's parameters on one problem), else made and kept there
+        (a refusal too). The key is a digest of those bytes; the outcome is kept on its support alone."""
+        digest = hashlib.blake2b(digest_size=20)
+        for array in (x[:, others], others, support):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        key = (self.kind, t, x.shape, bool(ascend), self.tol, self.candidates, digest.digest())
+        kept = visits.get(key)
+        if kept is None:
+            try:
+                visit = self._visit(x, t, others, support, columns, diagonal, ascend=ascend)
+            except InvalidParameterError as exc:
+                visits[key] = exc
+                raise
+            kept = visits[key] = (visit.support, visit.value, visit.loading[visit.support], visit.swaps)
+        if isinstance(kept, InvalidParameterError):
+            raise kept
+        loading = np.zeros(x.shape[0])
+        loading[kept[0]] = kept[2]
+        return _Visit(support=kept[0], value=kept[1], loading=loading, swaps=kept[3])
 
     def _visit(self, x: np.ndarray, t: int, others: np.ndarray, support: np.ndarray, columns: ColumnCache,
                diagonal: np.ndarray, ascend: bool = True) -> _Visit:

@@ -337,12 +337,13 @@ class BestOfDriver(Driver):
             # (loadings fitted all together are raised by joint swaps once, the leader's, below: not every member's)
             ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first, "joint_swaps": 0})
             done_constrained: dict[bytes, tuple[np.ndarray, float, bool] | None] = {}
+            visits: dict = {}  # every start's visits, shared: starts often reach the same loadings on the way
             refusal: InvalidParameterError | None = None
 
             def impose(imposer: object, start: np.ndarray) -> tuple[np.ndarray, float, bool] | None:
                 nonlocal refusal
                 try:
-                    refined = imposer(problem, start)  # type: ignore[operator]
+                    refined = imposer(problem, start, visits=visits)  # type: ignore[operator]
                 except InvalidParameterError as exc:  # no room from this start: the others may have it
                     refusal = refusal or exc
                     return None

@@ -279,3 +279,20 @@ def test_loadings_that_meet_the_constraint_never_end_explaining_less(problem, r,
     refined = REFINERS[kind]()(problem, x)
     assert refined.report["fve_after"] >= before - 1e-12 * max(abs(before), 1.0)
     assert redundancy(problem.covariance, refined.loadings)[kind] <= allowed(kind, problem, refined.loadings)
+
+
+@SETTINGS
+@given(sps.problems((4, 12)), st.integers(2, 3), sps.seeds(), sps.seeds(), st.sampled_from(sorted(REFINERS)))
+def test_visits_shared_between_starts_change_no_result(problem, r, seed, other_seed, kind):
+    r = min(r, problem.p if kind == "orthogonal" else max(1, problem.p // 2))
+    refiner = REFINERS[kind]()
+    starts = [loadings_with_room(problem.p, r, s, kind) for s in (seed, other_seed)]
+    alone = [refiner(problem, x).loadings for x in starts]
+    visits: dict = {}
+    shared = [refiner(problem, x, visits=visits).loadings for x in starts]
+    for own, read in zip(alone, shared, strict=True):
+        np.testing.assert_array_equal(read, own)
+    # the same start again reads every visit: nothing is added
+    kept = len(visits)
+    np.testing.assert_array_equal(refiner(problem, starts[0], visits=visits).loadings, alone[0])
+    assert len(visits) == kept

@@ -23,7 +23,7 @@ dropped first (their number recorded), then every column is standardised (mean 0
 
 **spcakit**: ``spcakit.fit(X, method, r=r, k=k, standardize=False, metrics=["cpev"], **kwargs)`` for each entry
 of ``--methods`` (default :data:`DEFAULT_METHODS`: SPCArt, TPower and greedy, each as it is and with
-``refiner="swap"``). An entry is a method name, optionally with keyword arguments after colons:
+``refiner="swap"``, and the default method with orthogonal loadings, beside msPCA). An entry is a method name, optionally with keyword arguments after colons:
 ``tpower:refiner=swap:deflator=schur``. A method that refuses ``k`` (GPower's penalties, PCA) is reported as
 such. Also the scikit-learn estimator with its defaults, ``spcakit.SparsePCA(n_components=r, k=k,
 standardize=True)`` on the unstandardised (constant-free) data: its default method is read from the fit
@@ -47,7 +47,11 @@ what finished before a timeout is kept):
     matrix decomposition with the orthogonal multi-factor method), the one ``sumabsv`` in [1, sqrt(p)] tuned by
     bisection until the mean number of nonzeros per loading is k;
   - ``elasticnet``: ``spca(C, K=r, para=rep(k, r), type="Gram", sparse="varnum")`` with C the correlation
-    matrix when n >= p, ``spca(X, ..., type="predictor")`` when n < p (a Gram matrix's square root costs p^3).
+    matrix when n >= p, ``spca(X, ..., type="predictor")`` when n < p (a Gram matrix's square root costs p^3);
+  - ``mspca``: ``mspca(C, r, rep(k, r), checkPSD=FALSE)`` (Cory-Wright & Pauphilet's msPCA, orthogonal loadings to
+    about 1e-4) on the correlation matrix C, formed in the timed call, after ``set.seed(1)``; its row also gives its
+    own criterion, FVE at its violation of orthogonality (:func:`redundancy_of`), as does spcakit's
+    ``auto:constraint=orthogonal``.
 
 Usage::
 
@@ -83,7 +87,7 @@ import numpy as np
 import spcakit
 import timing
 from spcakit.core.errors import SpcakitError
-from spcakit.analysis.metrics import cpev
+from spcakit.analysis.metrics import cpev, fraction_explained, redundancy
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 RESULTS = Path(__file__).resolve().parent / "results" / "quality.json"
@@ -91,15 +95,16 @@ RESULTS = Path(__file__).resolve().parent / "results" / "quality.json"
 R_LIB = Path(__file__).resolve().parents[1] / ".r-lib"
 SEED = 0
 #: The spcakit candidates run when ``--methods`` is not given (see :func:`parse_method`).
-DEFAULT_METHODS = ("spcart", "tpower", "greedy", "spcart:refiner=swap", "tpower:refiner=swap", "greedy:refiner=swap")
-PEERS = ("sklearn", "nsprcomp", "pma", "elasticnet")
+DEFAULT_METHODS = ("spcart", "tpower", "greedy", "spcart:refiner=swap", "tpower:refiner=swap", "greedy:refiner=swap",
+                   "auto:constraint=orthogonal")
+PEERS = ("sklearn", "nsprcomp", "pma", "elasticnet", "mspca")
 #: The non-negative panel (``--nonnegative``): spcakit's candidates, each with ``nonnegative=True`` (``auto`` is
 #: ``spcakit.fit``'s default method), against nsprcomp with ``nneg = TRUE``.
 NONNEGATIVE_METHODS = ("auto:nonnegative=true", "tpower:nonnegative=true", "spcart:nonnegative=true",
                        "tpower-restarts:nonnegative=true")
 NONNEGATIVE_PEERS = ("nsprcomp-nneg",)
 NONNEGATIVE_RESULTS = RESULTS.parent / "quality_nonnegative.json"
-R_PACKAGES = {"nsprcomp": ("nsprcomp",), "pma": ("PMA",), "elasticnet": ("elasticnet", "lars"),
+R_PACKAGES = {"nsprcomp": ("nsprcomp",), "pma": ("PMA",), "elasticnet": ("elasticnet", "lars"), "mspca": ("msPCA",),
               "nsprcomp-nneg": ("nsprcomp",)}  # the last: the non-negative panel's peer (--nonnegative)
 PITPROPS_N = 180  # the number of pit props measured (Jeffers 1967)
 
@@ -211,6 +216,16 @@ def measure(loadings: np.ndarray, covariance: Any) -> dict[str, Any]:
             "nnz_mean": float(nonzeros.mean()), "nnz_min": int(nonzeros.min())}  # fmt: skip
 
 
+def redundancy_of(loadings: np.ndarray, covariance: Any) -> dict[str, float]:
+    r"""msPCA's criterion, FVE :math:`\sum_t u_t^\top C u_t / \operatorname{tr} C` of the unit loadings, and the
+    violation of orthogonality :math:`\sum_{s<t} |u_s^\top u_t|` (:func:`spcakit.analysis.metrics.redundancy`)."""
+    u = np.asarray(loadings, dtype=float)
+    norms = np.linalg.norm(u, axis=0)
+    u = u / np.where(norms > 0, norms, 1.0)
+    return {"fve": float(fraction_explained(u, covariance)),
+            "orthogonality_violation": float(redundancy(covariance, u)["orthogonal"])}
+
+
 def pca_cpev(covariance: Any, r: int) -> float:
     """CPEV of the r leading principal components: the ceiling of every sparse method."""
     return float(np.sum(covariance.top_eigenvalues(r)) / covariance.trace())
@@ -254,6 +269,8 @@ def run_spcakit(case: dict[str, Any], entry: str, covariance: Any) -> dict[str, 
     refined = result.metrics.get("refiner_swaps")
     if refined is not None:
         row["swaps"] = int(refined)
+    if kwargs.get("constraint") == "orthogonal":  # beside msPCA's row, by its criterion
+        row.update(redundancy_of(result.loadings, covariance))
     return row
 
 
@@ -422,6 +439,14 @@ if (peer == "nsprcomp" || peer == "nsprcomp-nneg") {
     t <- system.time(fit <- spca(x, K = r, para = rep(k, r), type = "predictor", sparse = "varnum"))[["elapsed"]]
     save_fit("predictor", fit$loadings, t, "predictor")
   }
+} else if (peer == "mspca") {
+  suppressPackageStartupMessages(library(msPCA))
+  set.seed(1)
+  t <- system.time({
+    C <- crossprod(x) / (n - 1)
+    fit <- mspca(C, r, rep(k, r), verbose = FALSE, checkPSD = FALSE)
+  })[["elapsed"]]
+  save_fit("orthogonal", fit$x_best, t, fit$feasibility_violation)
 }
 """
 
@@ -432,7 +457,7 @@ si <- sessionInfo()
 cat("R", paste(R.version$major, R.version$minor, sep = "."), "\n")
 cat("BLAS", if (is.null(si$BLAS)) "?" else si$BLAS, "\n")
 cat("LAPACK", if (is.null(si$LAPACK)) "?" else si$LAPACK, "\n")
-for (p in c("nsprcomp", "PMA", "elasticnet", "lars")) {
+for (p in c("nsprcomp", "PMA", "elasticnet", "lars", "msPCA")) {
   v <- tryCatch(as.character(packageVersion(p)), error = function(e) "absent")
   cat("package", p, v, "\n")
 }
@@ -464,7 +489,8 @@ def r_setup(r_lib: Path) -> dict[str, Any]:
 def run_r_peer(peer: str, case: dict[str, Any], covariance: Any, r_info: dict[str, Any], seeds: int,
                timeout: float, blas_threads: int | None) -> list[dict[str, Any]]:  # fmt: skip
     """Run one R peer on the case: its rows (nsprcomp: the seed-1 run and the best of the seeds)."""
-    labels = {"nsprcomp": "nsprcomp", "pma": "PMA SPC", "elasticnet": "elasticnet spca", "nsprcomp-nneg": "nsprcomp nneg"}
+    labels = {"nsprcomp": "nsprcomp", "pma": "PMA SPC", "elasticnet": "elasticnet spca", "nsprcomp-nneg": "nsprcomp nneg",
+              "mspca": "msPCA"}
     base = {"kind": "peer", "peer": peer}
     missing = [p for p in R_PACKAGES[peer] if r_info["packages"].get(p, "absent") == "absent"]
     if missing:
@@ -510,7 +536,9 @@ def run_r_peer(peer: str, case: dict[str, Any], covariance: Any, r_info: dict[st
         return [single, best_row]
     fit = fits[-1]
     row = {**base, "label": labels[peer], "status": "ok", **_public(fit), **measure(fit["loadings"], covariance)}
-    if peer == "pma":
+    if peer == "mspca":  # its own criterion: FVE at its violation of orthogonality
+        row.update(redundancy_of(fit["loadings"], covariance), its_violation=float(fit["param"][0]))
+    elif peer == "pma":
         row["sumabsv"], row["tuning_fits"] = float(fit["param"][0]), int(fit["param"][1])
         row["tried"] = [{"sumabsv": float(t.split()[1]), "mean_nonzeros": float(t.split()[2])} for t in tries]
     else:
@@ -649,6 +677,10 @@ def markdown(report: dict[str, Any]) -> str:
         "fresh fit at the chosen value.",
         "* elasticnet: `spca(C, K=r, para=rep(k, r), type=\"Gram\", sparse=\"varnum\")` with C the correlation matrix "
         "when n ≥ p, `spca(X, ..., type=\"predictor\")` when n < p; exactly k nonzeros per loading.",
+        "* msPCA (Cory-Wright & Pauphilet): `mspca(C, r, rep(k, r), checkPSD=FALSE)` with C the correlation matrix "
+        "(formed in the timed call), `set.seed(1)`, its other options at their defaults (orthogonal loadings to about "
+        "1e-4); its notes give its own criterion, FVE = Σ_t u_tᵀCu_t / tr C at its violation of orthogonality "
+        "Σ_{s<t} |u_sᵀu_t|, as do those of spcakit's `auto:constraint=orthogonal` (FVE = CPEV for orthogonal loadings).",
         "",
         "R times are measured by R around the call only (`system.time`), Python times around the call. Each peer "
         f"had {cfg['peer_timeout']:.0f} s for all its fits and tuning (\"timeout\": nothing finished in time). The "
@@ -732,6 +764,9 @@ def markdown(report: dict[str, Any]) -> str:
                     notes.append(row["message"])
             if "type" in row:
                 notes.append(f"type {row['type']}")
+            if "fve" in row:
+                notes.append(f"FVE {fmt_cpev(row['fve'])} at orthogonality violation {row['orthogonality_violation']:.1e}"
+                             + (f" (its own: {row['its_violation']:.1e})" if "its_violation" in row else ""))
             out.append(f"| {name} | {row['label']} | {fmt_cpev(row['cpev'])} | {row['nnz_max']} / {row['nnz_mean']:.1f} | "
                        f"{row['seconds']:.3g} | {'; '.join(notes)} |")  # fmt: skip
     if report.get("skipped"):

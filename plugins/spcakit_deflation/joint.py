@@ -30,8 +30,8 @@ JOINT_HALVINGS = 30
 JOINT_ITERATIONS = 100
 
 
-def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float = 1e-12, zero_rtol: float = 1e-13
-                         ) -> np.ndarray | None:
+def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float = 1e-12, zero_rtol: float = 1e-13,
+                         orthogonal: bool = False) -> np.ndarray | None:
     r"""Unit loadings on the supports of ``given`` whose scores are uncorrelated, :math:`u_s^\top C u_t = 0`
     (:math:`s < t`), fitted all together, or ``None`` when none is found.
 
@@ -48,6 +48,10 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
     solve's loadings reached 0.5246 (and from both, 0.5476 in 16 % more time). Deterministic: no random start. ``c``
     is the covariance (``p x p``, or its block on the union of the supports), ``given`` the ``p x r`` loadings (on the
     same rows).
+
+    With ``orthogonal`` the conditions are :math:`u_s^\top u_t = 0` instead, for the loadings that share variables
+    (the others meet them whatever their values), and ``tolerance`` is absolute: orthogonal loadings fitted together
+    (the ``orthogonal`` refiner's last step).
     """
     # SciPy's optimiser, imported on this path alone
     from scipy.optimize import minimize
@@ -59,6 +63,9 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
     cu = (cu + cu.T) / 2
     positions = [np.flatnonzero(given[rows, t]) for t in range(r)]
     pairs = np.triu_indices(r, 1)
+    if orthogonal:  # u_s' u_t = 0 binds only loadings that share variables (else it holds identically)
+        shared = [bool(np.intersect1d(positions[s], positions[t]).size) for s, t in zip(*pairs)]
+        pairs = (pairs[0][shared], pairs[1][shared])
 
     # each unknown's row in the union and its loading; per pair (s, t), the unknowns of s and of t
     at = np.concatenate(positions)
@@ -77,12 +84,14 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
         u[at, owner] = z
         return u
 
+    metric = np.eye(rows.size) if orthogonal else cu  # the conditions u_s' M u_t = 0: M = I or C
+
     def conditions(z: np.ndarray) -> np.ndarray:
         u = loadings(z)
-        return np.concatenate([(u.T @ cu @ u)[pairs], np.sum(u * u, axis=0) - 1.0])
+        return np.concatenate([(u.T @ metric @ u)[pairs], np.sum(u * u, axis=0) - 1.0])
 
     def jacobian(z: np.ndarray) -> np.ndarray:
-        cuu = cu @ loadings(z)
+        cuu = metric @ loadings(z)
         out = np.zeros((pairs[0].size + r, z.size))
         out[pair_rows, pair_columns] = cuu[at[pair_columns], partner]
         out[pairs[0].size + owner, np.arange(z.size)] = 2 * z
@@ -130,8 +139,8 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
         u /= np.linalg.norm(u, axis=0)
         products = u.T @ cu @ u
         variances = np.diagonal(products)
-        off = np.abs(products[pairs]).max(initial=0.0)
-        if off <= tolerance * max(float(variances.max()), np.finfo(float).tiny) and (
+        off = np.abs((u.T @ u if orthogonal else products)[np.triu_indices(r, 1)]).max(initial=0.0)
+        if off <= tolerance * (1.0 if orthogonal else max(float(variances.max()), np.finfo(float).tiny)) and (
                 best is None or ties.improves(float(variances.sum()), best[0])):  # fmt: skip
             best = (float(variances.sum()), u)
     if best is None:

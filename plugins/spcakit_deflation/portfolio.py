@@ -335,7 +335,9 @@ class BestOfDriver(Driver):
             # first pass; then the best start once more with the other (nonredundant.FIRST_PASSES; FIRST_PASS says why)
             first = FIRST_PASS[portfolio.constraint]
             # (loadings fitted all together are raised by joint swaps once, the leader's, below: not every member's)
-            ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first, "joint_swaps": 0})
+            # (nor orthogonal loadings that share variables fitted together: the leader's alone, below)
+            ascending = registry.build("refiner", {"name": portfolio.constraint, "first_pass": first, "joint_swaps": 0,
+                                                   "jointly": False})
             done_constrained: dict[bytes, tuple[np.ndarray, float, bool] | None] = {}
             visits: dict = {}  # every start's visits, shared: starts often reach the same loadings on the way
             refusal: InvalidParameterError | None = None
@@ -367,10 +369,14 @@ class BestOfDriver(Driver):
             fitted_together = done_constrained[starts[id(leader)].tobytes()][2]  # type: ignore[index]
             if first != "both" and not fitted_together:
                 other = "refit" if first == "ascend" else "ascend"
-                again = impose(registry.build("refiner", {"name": portfolio.constraint, "first_pass": other}),
-                               starts[id(leader)])
+                again = impose(registry.build("refiner", {"name": portfolio.constraint, "first_pass": other,
+                                                          "jointly": False}), starts[id(leader)])
                 if again is not None and ties.improves(again[1], leader[3]):
                     leader[1], leader[3] = again[:2]
+                if portfolio.constraint == "orthogonal":  # the kept loadings, those sharing variables fitted together
+                    together = impose(registry.build("refiner", {"name": "orthogonal"}), leader[1])
+                    if together is not None and ties.improves(together[1], leader[3]):
+                        leader[1], leader[3] = together[:2]
             elif fitted_together:
                 leader[1], explained, _ = jointly_swapped(ColumnCache(problem.covariance), leader[1])
                 leader[3] = explained / float(problem.covariance.trace())

@@ -81,3 +81,32 @@ def test_joint_swaps_raise_the_variance_keeping_the_scores_uncorrelated_and_the_
         same, _, none = jointly_swapped(columns, start, solves=0)
         assert none == 0 and np.array_equal(same, start)
     assert raised >= 4  # random supports are far from the best: most starts gain
+
+
+
+def test_orthogonal_loadings_that_share_variables_are_fitted_together_to_a_joint_stationary_point():
+    # two loadings sharing variables, each optimal given the other (what one-at-a-time fits reach), are not in general
+    # stationary together: the multipliers of u_1'u_2 = 0 in their two conditions differ. Fitted together they are
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((50, 8))
+    c = a.T @ a / 50
+    x = np.zeros((8, 2))
+    first, second = [0, 1, 2, 3], [2, 3, 4, 5]
+    x[first, 0] = np.linalg.eigh(c[np.ix_(first, first)])[1][:, -1]  # the first on its own
+    basis = np.linalg.svd(x[second, :1].T)[2][1:].T  # the second: its best orthogonal to the first, on its support
+    x[second, 1] = basis @ np.linalg.eigh(basis.T @ c[np.ix_(second, second)] @ basis)[1][:, -1]
+    u = jointly_uncorrelated(c, x, orthogonal=True)
+    assert u is not None
+    assert abs(u[:, 0] @ u[:, 1]) <= 1e-12
+    np.testing.assert_allclose(np.linalg.norm(u, axis=0), 1.0, rtol=1e-12)
+    assert np.all((u != 0) <= (x != 0))
+    assert _explained(c, u) >= _explained(c, x) * (1 - 1e-12)
+    # stationary: the gradient of the variance is a combination of the conditions' gradients, on the supports
+    rows, cols = np.nonzero(x)
+    gradient = 2 * (c @ u)[rows, cols]
+    normals = np.zeros((rows.size, 3))
+    normals[:, 0] = np.where(cols == 0, u[rows, 1], u[rows, 0])  # d(u_1'u_2)
+    normals[:, 1] = np.where(cols == 0, 2 * u[rows, 0], 0.0)  # d|u_1|^2
+    normals[:, 2] = np.where(cols == 1, 2 * u[rows, 1], 0.0)  # d|u_2|^2
+    residual = gradient - normals @ np.linalg.lstsq(normals, gradient, rcond=None)[0]
+    assert np.linalg.norm(residual) <= 1e-6 * np.linalg.norm(gradient)

@@ -296,3 +296,17 @@ def test_visits_shared_between_starts_change_no_result(problem, r, seed, other_s
     kept = len(visits)
     np.testing.assert_array_equal(refiner(problem, starts[0], visits=visits).loadings, alone[0])
     assert len(visits) == kept
+
+
+@SETTINGS
+@given(sps.problems((4, 12)), st.integers(2, 3), sps.seeds())
+def test_orthogonal_loadings_fitted_together_never_explain_less_and_stay_orthogonal(problem, r, seed):
+    r = min(r, problem.p)
+    x = loadings_with_room(problem.p, r, seed, "orthogonal")
+    alone = OrthogonalRefiner(jointly=False)(problem, x)
+    together = OrthogonalRefiner()(problem, x)
+    out = together.loadings
+    assert together.report["fve_after"] >= alone.report["fve_after"] * (1 - 1e-12) - 1e-15
+    assert redundancy(problem.covariance, out)["orthogonal"] <= allowed("orthogonal", problem, out)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=0), 1.0, rtol=1e-12)
+    assert np.all(np.count_nonzero(out, axis=0) <= np.count_nonzero(x, axis=0))

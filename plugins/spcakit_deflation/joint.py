@@ -1,8 +1,11 @@
-r"""Uncorrelated scores fitted all together, where one loading at a time has no room.
+r"""Non-redundant loadings fitted all together: uncorrelated scores where one loading at a time has no room, and
+orthogonal loadings that share variables.
 
 The ``uncorrelated`` refiner (:mod:`spcakit_deflation.nonredundant`) fits each loading given the earlier ones; loading
 ``t`` must then meet ``t - 1`` linear conditions :math:`u_t^\top C u_s = 0`, which fewer than ``t`` nonzeros cannot in
-general. :func:`jointly_uncorrelated` fits all the loadings at once on their supports instead.
+general. :func:`jointly_uncorrelated` fits all the loadings at once on their supports instead. The ``orthogonal``
+refiner's loadings that share variables are each optimal given the others; :func:`jointly_orthogonal` moves them
+together.
 
 References
 ----------
@@ -30,8 +33,8 @@ JOINT_HALVINGS = 30
 JOINT_ITERATIONS = 100
 
 
-def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float = 1e-12, zero_rtol: float = 1e-13,
-                         orthogonal: bool = False) -> np.ndarray | None:
+def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float = 1e-12, zero_rtol: float = 1e-13
+                         ) -> np.ndarray | None:
     r"""Unit loadings on the supports of ``given`` whose scores are uncorrelated, :math:`u_s^\top C u_t = 0`
     (:math:`s < t`), fitted all together, or ``None`` when none is found.
 
@@ -39,19 +42,38 @@ def jointly_uncorrelated(c: np.ndarray, given: np.ndarray, *, tolerance: float =
     when ``k_t < t`` (the Pitprops panel's six loadings of four variables). Together the loadings have
     :math:`\sum_t (k_t - 1)` degrees of freedom for the :math:`r(r-1)/2` conditions, and where the first is the
     larger the conditions can in general be met (Pitprops: 18 against 15) by choosing the earlier loadings so that
-    the later ones have room. From ``given`` (the method's loadings), Gauss-Newton steps of least norm on the conditions
-    and unit norms (each halved until the residual falls) find such loadings; SLSQP raises
-    :math:`\sum_t u_t^\top C u_t` under the same equations from ``given``, and the conditions are solved once more
-    from its end (its own feasibility is looser than rounding). Of the two, the loadings kept explain the more among
-    those whose largest :math:`|u_s^\top C u_t|` is within ``tolerance`` of the largest variance.
-    Measured on Pitprops (six loadings of four, ``auto``'s members as starts): FVE 0.5476, where SLSQP from the first
-    solve's loadings reached 0.5246 (and from both, 0.5476 in 16 % more time). Deterministic: no random start. ``c``
-    is the covariance (``p x p``, or its block on the union of the supports), ``given`` the ``p x r`` loadings (on the
-    same rows).
+    the later ones have room. Measured on Pitprops (six loadings of four, ``auto``'s members as starts): FVE 0.5476,
+    where SLSQP from the first solve's loadings reached 0.5246 (and from both, 0.5476 in 16 % more time). The
+    conditions are met to ``tolerance`` times the largest variance. How: :func:`_jointly_fitted`.
+    """
+    return _jointly_fitted(c, given, tolerance=tolerance, zero_rtol=zero_rtol, orthogonal=False)
 
-    With ``orthogonal`` the conditions are :math:`u_s^\top u_t = 0` instead, for the loadings that share variables
-    (the others meet them whatever their values), and ``tolerance`` is absolute: orthogonal loadings fitted together
-    (the ``orthogonal`` refiner's last step).
+
+def jointly_orthogonal(c: np.ndarray, given: np.ndarray, *, tolerance: float = 1e-12, zero_rtol: float = 1e-13
+                       ) -> np.ndarray | None:
+    r"""Unit orthogonal loadings on the supports of ``given``, :math:`u_s^\top u_t = 0` (:math:`s < t`), fitted all
+    together, or ``None`` when none is found.
+
+    The ``orthogonal`` refiner's last step: fitted one at a time, two loadings that share variables are each optimal
+    given the other, but the pair need not be. The conditions bind only the pairs that share variables (the others
+    meet them whatever their values: with them, SLSQP's subproblem is singular), and are met to ``tolerance``,
+    absolute. How: :func:`_jointly_fitted`.
+    """
+    return _jointly_fitted(c, given, tolerance=tolerance, zero_rtol=zero_rtol, orthogonal=True)
+
+
+def _jointly_fitted(c: np.ndarray, given: np.ndarray, *, tolerance: float, zero_rtol: float, orthogonal: bool
+                    ) -> np.ndarray | None:
+    r"""Unit loadings on the supports of ``given`` that meet :math:`u_s^\top M u_t = 0` (:math:`M = C` or, with
+    ``orthogonal``, :math:`I`) and explain the most found, :math:`\sum_t u_t^\top C u_t`, or ``None``.
+
+    From ``given`` (the method's loadings), Gauss-Newton steps of least norm on the conditions and unit norms (each
+    halved until the residual falls) find such loadings; SLSQP raises :math:`\sum_t u_t^\top C u_t` under the same
+    equations from ``given``, and the conditions are solved once more from its end (its own feasibility is looser than
+    rounding). Of the two, the loadings kept explain the more among those whose largest :math:`|u_s^\top M u_t|` is
+    within ``tolerance`` (times the largest variance when :math:`M = C`). Deterministic: no random start. ``c`` is the
+    covariance (``p x p``, or its block on the union of the supports), ``given`` the ``p x r`` loadings (on the same
+    rows).
     """
     # SciPy's optimiser, imported on this path alone
     from scipy.optimize import minimize

@@ -365,21 +365,24 @@ class BestOfDriver(Driver):
             if all(run[1] is None for run in runs):
                 raise refusal  # type: ignore[misc]
             leader = max((run for run in ran if run[1] is not None), key=lambda run: run[3])
-            # (loadings fitted all together, jointly_uncorrelated, are those again whatever the first pass)
-            fitted_together = done_constrained[starts[id(leader)].tobytes()][2]  # type: ignore[index]
-            if first != "both" and not fitted_together:
-                other = "refit" if first == "ascend" else "ascend"
+            start = starts[id(leader)]
+            # loadings fitted all together (jointly_uncorrelated) are those again whatever the first pass
+            fitted_together = done_constrained[start.tobytes()][2]  # type: ignore[index]
+            if not fitted_together:
+                other = {"refit": "ascend", "ascend": "refit"}[first]
                 again = impose(registry.build("refiner", {"name": portfolio.constraint, "first_pass": other,
-                                                          "jointly": False}), starts[id(leader)])
+                                                          "jointly": False}), start)
                 if again is not None and ties.improves(again[1], leader[3]):
                     leader[1], leader[3] = again[:2]
-                if portfolio.constraint == "orthogonal":  # the kept loadings, those sharing variables fitted together
-                    together = impose(registry.build("refiner", {"name": "orthogonal"}), leader[1])
-                    if together is not None and ties.improves(together[1], leader[3]):
-                        leader[1], leader[3] = together[:2]
-            elif fitted_together:
+            # the leader's loadings raised together: uncorrelated ones fitted together by joint swaps; orthogonal ones
+            # that share variables fitted together and swept again (the full refiner: its sweeps are read from visits)
+            if fitted_together:
                 leader[1], explained, _ = jointly_swapped(ColumnCache(problem.covariance), leader[1])
                 leader[3] = explained / float(problem.covariance.trace())
+            elif portfolio.constraint == "orthogonal":
+                together = impose(registry.build("refiner", {"name": "orthogonal"}), leader[1])
+                if together is not None and ties.improves(together[1], leader[3]):
+                    leader[1], leader[3] = together[:2]
         best = next(i for i, run in enumerate(runs) if run[1] is not None)
         for index, run in enumerate(runs):
             if run[1] is not None and ties.improves(_value(run), _value(runs[best])):

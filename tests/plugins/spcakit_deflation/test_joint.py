@@ -1,4 +1,4 @@
-"""Uncorrelated scores fitted all together (:func:`spcakit_deflation.joint.jointly_uncorrelated`), and raised by
+"""Uncorrelated scores and orthogonal loadings fitted all together (:mod:`spcakit_deflation.joint`), and raised by
 single swaps each fitted together again (:func:`spcakit_deflation.joint.jointly_swapped`).
 
 Where the loadings' nonzeros less one each outnumber the pairs, the conditions :math:`u_s^\\top C u_t = 0` can in
@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from spcakit_deflation.joint import jointly_swapped, jointly_uncorrelated
+from spcakit_deflation.joint import (
+    jointly_orthogonal,
+    jointly_swapped,
+    jointly_uncorrelated,
+)
 
 import spcakit
 
@@ -95,7 +99,7 @@ def test_orthogonal_loadings_that_share_variables_are_fitted_together_to_a_joint
     x[first, 0] = np.linalg.eigh(c[np.ix_(first, first)])[1][:, -1]  # the first on its own
     basis = np.linalg.svd(x[second, :1].T)[2][1:].T  # the second: its best orthogonal to the first, on its support
     x[second, 1] = basis @ np.linalg.eigh(basis.T @ c[np.ix_(second, second)] @ basis)[1][:, -1]
-    u = jointly_uncorrelated(c, x, orthogonal=True)
+    u = jointly_orthogonal(c, x)
     assert u is not None
     assert abs(u[:, 0] @ u[:, 1]) <= 1e-12
     np.testing.assert_allclose(np.linalg.norm(u, axis=0), 1.0, rtol=1e-12)

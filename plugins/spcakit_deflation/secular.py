@@ -441,7 +441,7 @@ def removal_tops(
     Arrow matrix :math:`j` is :math:`M_j = \begin{bmatrix}\operatorname{diag}(\mu) & b_j \\ b_j^\top & c_j\end{bmatrix}`
     (``values`` :math:`\mu` ascending, ``border[:, j]`` :math:`b_j`, ``corner[j]`` :math:`c_j`), hyperplane
     :math:`(j, i)` has the normal :math:`h = (\omega_j z_i, \eta_{ij})` (:math:`z_i` row ``i`` of ``basis``,
-    :math:`\eta` = ``normal_last``, ``k x n``): the value of swapping variable ``j`` in for position ``i``
+    :math:`\eta` = ``normal_last``, ``positions x n``): the value of swapping variable ``j`` in for position ``i``
     (:meth:`spcakit_deflation.swap.SupportSwap._swap_values`), without an eigensolve of the arrow matrices.
 
     For :math:`\lambda` between the arrow's two largest eigenvalues :math:`\nu_2 < \lambda < \nu_1` the function
@@ -464,19 +464,22 @@ def removal_tops(
     matrices instead) when ``floor`` is not above :math:`\mu_1`, for one value, or when :math:`\mu_1` is within
     :data:`REMOVAL_GAP_RTOL` of :math:`\mu_2` (the regrouped poles would lose digits).
 
-    Returns the ``n x k`` values (rows: arrow matrices, columns: positions).
+    ``basis`` has a row per position: ``k`` in a support's own eigenbasis, or more where the support's loadings are
+    confined to a subspace of dimension ``k`` (under linear conditions: :mod:`spcakit_deflation.null_space`).
+    Returns the ``n x positions`` values (rows: arrow matrices, columns: positions).
     """
     k = values.size
     n = border.shape[1]
     if k < 2:
         return None
+    positions = basis.shape[0]
     top = float(values[-1])
     scale = max(float(np.abs(values).max()), np.finfo(float).tiny)
     if not floor > top or top - float(values[-2]) <= REMOVAL_GAP_RTOL * scale:
         return None
     rest_mu, z_rest, z_top = values[:-1], basis[:, :-1], basis[:, -1]
     b_rest, b_top = border[:-1], border[-1]
-    out = np.full((n, k), float(floor))
+    out = np.full((n, positions), float(floor))
     # the screen: g(floor) < 0, every pair at once (one lambda, so the sums are products)
     r = 1.0 / (rest_mu - floor)
     eps_f = top - floor

@@ -18,12 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.linalg import null_space
-from spcakit_deflation.nonredundant import (
-    OrthogonalRefiner,
-    UncorrelatedRefiner,
-    null_space_tops,
-    removal_scores,
-)
+from spcakit_deflation.nonredundant import OrthogonalRefiner, UncorrelatedRefiner
+from spcakit_deflation.null_space import null_space_tops, removal_scores
 
 from spcakit.analysis.metrics import (
     constraint_tolerance,
@@ -101,6 +97,43 @@ def test_no_single_swap_improves_a_refined_loading(problem, r, seed, kind):
             for j in np.setdiff1d(np.arange(problem.p), support):
                 swapped = np.sort(np.append(np.setdiff1d(support, [i]), j))
                 assert value_given(c, swapped, w) <= value + refiner.tol * abs(value) + 1e-9 * scale
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(6, 14), st.integers(2, 5), st.integers(1, 3), st.sampled_from([1, 3, 64]), st.booleans(),
+       sps.seeds(), st.sampled_from(sorted(REFINERS)))
+def test_the_swap_chosen_is_the_best_single_swap(p, k, m, candidates, twins, seed, kind):
+    """A loading ascends by the best swap there is (all swaps of one variable evaluated here by brute force), whatever
+    the batch of entering variables scored at once (``candidates``): the batches go by decreasing bound, and stop
+    where no later variable can beat the best found. The other loadings overlap the support or not; ``twins``: pairs
+    of identical variables, whose bounds tie exactly, and a support variable that orthogonality sets to zero, whose
+    removal loses nothing: a swap then reaches its bound (batches in increasing order stopped at such a tie)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((p + 3, p))
+    if twins:
+        a[:, 1::2] = a[:, 0:-1:2]
+    c = a.T @ a
+    support = np.sort(rng.choice(p, size=k, replace=False))
+    others = np.zeros((p, m))
+    outside = np.setdiff1d(np.arange(p), support)
+    for s in range(m):  # on some variables outside the support, and (twins: alone) on the support's first
+        rows = rng.choice(outside, size=min(outside.size, 3), replace=False)
+        others[rows, s] = rng.standard_normal(rows.size)
+        others[support[0], s] = 1.0 if twins or rng.random() < 0.5 else 0.0
+    w = conditions(kind, c, others)
+    refiner = REFINERS[kind](candidates=candidates)
+    value = value_given(c, support, w)
+    diagonal = np.diagonal(c).copy()
+    scale = float(np.abs(w).max(initial=0.0)) or 1.0
+    chosen = refiner._best_swap(support, value, c[:, support], w, scale, diagonal)
+    swaps = {(i, j): value_given(c, np.sort(np.append(np.delete(support, i), j)), w)
+             for i in range(k) for j in np.setdiff1d(np.arange(p), support)}
+    best = max(swaps.values())
+    tolerance = 1e-9 * float(np.abs(diagonal).max())
+    if chosen is None:  # no swap beats the loading (with no room on the support, none has room either)
+        assert best <= (value + refiner.tol * abs(value) + tolerance if np.isfinite(value) else -np.inf)
+    else:
+        assert swaps[(chosen[0], chosen[1])] >= best - tolerance
 
 
 def test_null_space_tops_are_the_constrained_top_eigenvalues():

@@ -54,16 +54,17 @@ v(S + \{j\})` (the ``(k+1)``-variable problem) :math:`\le \lambda_{\max}(C_{S+j}
 :math:`O(k)` per candidate (the secular equation of the bordered matrix,
 :func:`~spcakit_deflation.secular.bordered_top`); the candidates it leaves get the constrained bound, and the
 entering variables are then scored exactly, all :math:`k` removals at once, in decreasing order of their bound until
-no bound beats the best swap found: the best swap, exactly. A variable the conditions are silent on
-(:math:`W_j = 0`: under orthogonality, one outside the other loadings' supports) shares the support's problem on its
-null space: its bound and swaps come from one eigen-decomposition per visit by secular equations
+no bound beats the best swap found: the best swap, exactly. A variable whose conditions the support's imply
+(:math:`W_j` in the row space of :math:`W_S`: every variable where :math:`W_S` has full column rank, and those the
+conditions are silent on, :math:`W_j = 0`) borders the support's problem on its null space: its bound and swaps come
+from one eigen-decomposition per visit by secular equations
 (:class:`~spcakit_deflation.null_space.SupportOnNullSpace`, :math:`O(k^2)` per entering variable). The others get
 one eigen-decomposition on the null space of their conditions each
-(:func:`~spcakit_deflation.null_space.removal_scores`). Measured with ``auto`` under orthogonality (five loadings of
-ten, standardised gene data, the loadings disjoint): colon 23 -> 3.8 s, lymphoma 42 -> 4.5 s, Golub 94 -> 7.3 s, the
-same FVE to six digits. Swaps run while :math:`(p - k)(k+1)^3` is at most :data:`SWAP_WORK`; above, the loadings
-are only re-fitted on their supports under the constraint (step 1 without swaps), which needs a support on which the
-constraint leaves room (the refiner says so when it does not).
+(:func:`~spcakit_deflation.null_space.removal_scores`). Measured with ``auto`` (five loadings of ten, standardised
+gene data): under orthogonality colon 23 -> 3.7 s, lymphoma 42 -> 5.2 s, Golub 94 -> 9.5 s; with uncorrelated scores
+48 -> 8.1 s, 65 -> 10 s, 132 -> 17 s; the same FVE to six digits. Swaps run while :math:`(p - k)(k+1)^3` is at most
+:data:`SWAP_WORK`; above, the loadings are only re-fitted on their supports under the constraint (step 1 without
+swaps), which needs a support on which the constraint leaves room (the refiner says so when it does not).
 
 References
 ----------
@@ -372,32 +373,34 @@ class _NonRedundant(Refiner):
         entering = entering[screen > floor]
         if not entering.size:
             return None
-        # the entering variables the conditions are silent on (W_j = 0) share the support's problem on its null space:
-        # their bounds and swaps by secular equations (SupportOnNullSpace), the others' by their bordered problems
-        silent = ~np.any(w[entering] != 0, axis=1)
-        on_null = SupportOnNullSpace.of(c_s[support], w[support], scale) if np.any(silent) else None
-        if on_null is None or on_null.values.size < 2:  # no room, or one direction: the bordered problems
-            on_null, silent = None, np.zeros(entering.size, dtype=bool)
+        # the entering variables whose conditions the support's already imply (W_j in the row space of W_S: all where
+        # W_S has full column rank) are bordered on the support's problem on its null space, by secular equations
+        # (SupportOnNullSpace); the others are scored on their own (k+1)-variable problems
+        on_null = SupportOnNullSpace.of(c_s[support], w[support], scale)
+        if on_null.values.size < 2:  # no room, or one direction: every entering variable on its own
+            on_null, shared = None, np.zeros(entering.size, dtype=bool)
+        else:
+            shared = on_null.bordered(w[entering])
         bounds = np.empty(entering.size)
         if on_null is not None:  # raised as the screen: the secular iterates approach the root from below
-            tops = on_null.bounds(c_s[entering[silent]], diagonal[entering[silent]])
-            bounds[silent] = tops * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
-        spoken = np.flatnonzero(~silent)
+            j = entering[shared]
+            bounds[shared] = on_null.bounds(c_s[j], diagonal[j], w[j]) * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
+        alone = np.flatnonzero(~shared)
         chunk = max(1, BATCH_ENTRIES // (k + 1) ** 2)
-        for start in range(0, spoken.size, chunk):
-            rows = spoken[start : start + chunk]
+        for start in range(0, alone.size, chunk):
+            rows = alone[start : start + chunk]
             bounds[rows] = null_space_tops(*self._bordered(support, entering[rows], c_s, w, diagonal), scale)[0]
         keep = bounds > floor
-        entering, bounds, silent = entering[keep], bounds[keep], silent[keep]
+        entering, bounds, shared = entering[keep], bounds[keep], shared[keep]
         ranked = ties.order(bounds)  # decreasing: the break below needs it
-        entering, bounds, silent = entering[ranked], bounds[ranked], silent[ranked]
+        entering, bounds, shared = entering[ranked], bounds[ranked], shared[ranked]
         best_value, best = floor, None
         per_batch = max(1, min(self.candidates, BATCH_ENTRIES // max(1, (k + 1) ** 2)))
         for start in range(0, entering.size, per_batch):
             if bounds[start] <= best_value:
                 break  # sorted: no later entering variable can beat the best swap found
             j = entering[start : start + per_batch]
-            scores = self._swap_scores(support, j, silent[start : start + per_batch], on_null, c_s, w, diagonal,
+            scores = self._swap_scores(support, j, shared[start : start + per_batch], on_null, c_s, w, diagonal,
                                        scale, floor)
             # the first of the scores tied with the largest (ties.improves: rounding never decides): the entering
             # variable of larger bound, then the removal's position
@@ -410,22 +413,23 @@ class _NonRedundant(Refiner):
                 best_value, best = float(scores.flat[flat]), (flat % k, int(j[flat // k]))
         return best
 
-    def _swap_scores(self, support: np.ndarray, entering: np.ndarray, silent: np.ndarray,
+    def _swap_scores(self, support: np.ndarray, entering: np.ndarray, shared: np.ndarray,
                      on_null: SupportOnNullSpace | None, c_s: np.ndarray, w: np.ndarray, diagonal: np.ndarray,
                      scale: float, floor: float) -> np.ndarray:
         """The values of every swap bringing in each of ``entering`` (rows) for each position (columns): by
-        :class:`~spcakit_deflation.null_space.SupportOnNullSpace` for the ``silent`` ones where it applies (values
+        :class:`~spcakit_deflation.null_space.SupportOnNullSpace` for the ``shared`` ones where it applies (values
         not above ``floor`` are ``floor`` there), else by :func:`~spcakit_deflation.null_space.removal_scores`."""
         scores = np.empty((entering.size, support.size))
         fast = None
-        if on_null is not None and np.any(silent):
-            fast = on_null.removals(c_s[entering[silent]], diagonal[entering[silent]], floor)
+        if on_null is not None and np.any(shared):
+            j = entering[shared]
+            fast = on_null.removals(c_s[j], diagonal[j], w[j], floor)
         if fast is None:
-            silent = np.zeros(entering.size, dtype=bool)
+            shared = np.zeros(entering.size, dtype=bool)
         else:
-            scores[silent] = fast
-        if not np.all(silent):
-            scores[~silent] = removal_scores(*self._bordered(support, entering[~silent], c_s, w, diagonal), scale)
+            scores[shared] = fast
+        if not np.all(shared):
+            scores[~shared] = removal_scores(*self._bordered(support, entering[~shared], c_s, w, diagonal), scale)
         return scores
 
     @staticmethod

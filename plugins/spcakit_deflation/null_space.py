@@ -3,10 +3,10 @@ r"""The top eigenvalue of a support's covariance under linear conditions, :math:
 The non-redundant refiners (:mod:`spcakit_deflation.nonredundant`) ascend each loading by swaps given the others:
 the loading on a support :math:`S` is the top eigenvector of :math:`C_S` on the null space of :math:`W_S^\top`
 (:math:`W` the other loadings, or :math:`C` times them). These functions give those values for stacks of supports
-(:func:`null_space_tops`), for every removal after an entering variable (:func:`removal_scores`), and, for the
-entering variables the conditions are silent on (:math:`W_j = 0`: under orthogonality, the variables outside the
-other loadings' supports, nearly all of them on gene data), from one eigen-decomposition of the support's problem
-by secular equations (:class:`SupportOnNullSpace`).
+(:func:`null_space_tops`) and for every removal after an entering variable (:func:`removal_scores`). Where the
+entering variable's conditions lie in the row space of the support's (always when :math:`W_S` has full column rank;
+under orthogonality, the variables outside the other loadings' supports, nearly all of them on gene data), its swaps
+come from one eigen-decomposition of the support's problem by secular equations (:class:`SupportOnNullSpace`).
 """
 
 from __future__ import annotations
@@ -140,52 +140,90 @@ def removal_scores(a: np.ndarray, w: np.ndarray, scale: float) -> np.ndarray:
     return out
 
 
+#: An entering variable whose conditions' row :math:`W_j` lies in the row space of :math:`W_S` to this (relative) is
+#: bordered on the support's null-space problem (:class:`SupportOnNullSpace`); else it adds a condition of its own.
+ROW_SPACE_RTOL = 1e-12
+
+#: ... and only while the particular solution :math:`P_j` has :math:`1 + \|P_j\|^2` at most this: larger, the arrow's
+#: corner loses digits to cancellation, and the variable is scored on its own bordered problem.
+PARTICULAR_LIMIT = 1e6
+
+
 @attrs.frozen
 class SupportOnNullSpace:
-    r"""A support's covariance on the null space of its conditions, in its eigenbasis: what the swaps bringing in a
-    variable :math:`j` the conditions are silent on (:math:`W_j = 0`) need.
+    r"""A support's covariance on the null space of its conditions, in its eigenbasis: what every swap bringing in a
+    variable :math:`j` needs, where :math:`W_j` lies in the row space of :math:`W_S` (always when :math:`W_S` has full
+    column rank; a variable the conditions are silent on, :math:`W_j = 0`, always).
 
-    With :math:`N` an orthonormal basis of the null space of :math:`W_S^\top` (``d`` columns) and
-    :math:`N^\top C_S N = V\operatorname{diag}(\mu)V^\top`, the loadings on :math:`S + j` that meet the conditions
-    are :math:`y = NVc + e_j y_j`: in the coordinates :math:`(c, y_j)` the problem is the arrow matrix of
-    :math:`\mu`, the border :math:`Z^\top C_{Sj}` (:math:`Z = NV`, ``basis``) and the corner :math:`C_{jj}`.
-    Its top eigenvalue (:func:`~spcakit_deflation.secular.bordered_top`) is the value of :math:`S + j`, the bound of
-    every swap bringing :math:`j` in; removing variable :math:`i` restricts :math:`(c, y_j)` to the hyperplane
-    normal to :math:`(z_i, 0)` (:func:`~spcakit_deflation.secular.removal_tops`): :math:`O(kd)` per swap, where
-    :func:`removal_scores` decomposes a ``k + 1`` matrix per entering variable. A variable the conditions already set
-    to zero (:math:`z_i = 0`, to :data:`NULL_RTOL`) leaves the value of :math:`S + j` when removed.
+    With :math:`W_S = R\Sigma V_r^\top` (rank :math:`\rho`), :math:`N` an orthonormal basis of the null space of
+    :math:`W_S^\top` (``d`` columns) and :math:`N^\top C_S N = V\operatorname{diag}(\mu)V^\top`, the loadings on
+    :math:`S + j` that meet the conditions :math:`W_S^\top y_S + W_j^\top y_j = 0` are :math:`y_S = NVc - P_j y_j`
+    with :math:`P_j = R\Sigma^{-1}V_r^\top W_j^\top` (``solve`` times :math:`W_j^\top`, in the range of :math:`W_S`,
+    orthogonal to :math:`N`). In the coordinates :math:`(c, t)` along the unit
+    :math:`q_j = (-P_j, 1)/\omega_j`, :math:`\omega_j^2 = 1 + \|P_j\|^2`, the problem is the arrow matrix of
+    :math:`\mu`, the border :math:`Z^\top(C_{Sj} - C_S P_j)/\omega_j` (:math:`Z = NV`, ``basis``) and the corner
+    :math:`q_j^\top C_{S+j} q_j`. Its top eigenvalue (:func:`~spcakit_deflation.secular.bordered_top`) is the value of
+    :math:`S + j`, the bound of every swap bringing :math:`j` in; removing variable :math:`i` sets
+    :math:`y_i = z_i^\top c - P_{ij}t/\omega_j = 0`, the hyperplane normal to :math:`(\omega_j z_i, -P_{ij})`
+    (:func:`~spcakit_deflation.secular.removal_tops`): :math:`O(kd)` per swap, where :func:`removal_scores`
+    decomposes a ``k + 1`` matrix per entering variable. Where that normal is zero (the conditions set :math:`y_i`
+    to zero on :math:`S + j` already, to :data:`NULL_RTOL`) the removal leaves the value of :math:`S + j`.
     """
 
     values: np.ndarray  # mu, ascending (d)
     basis: np.ndarray  # Z = N V (k x d): row i, the coordinates of e_i
+    block: np.ndarray  # C_S (k x k)
+    solve: np.ndarray  # R Sigma^-1 V_r^T (k x m): P_j = solve @ W_j
+    outside: np.ndarray  # V_perp (m x (m - rho)): W_j outside the row space of W_S has a component here
 
     @classmethod
     def of(cls, a: np.ndarray, w: np.ndarray, scale: float) -> SupportOnNullSpace:
         """From :math:`C_S` (``k x k``) and :math:`W_S` (``k x m``); ``scale`` as :func:`null_space_tops`'."""
-        k = a.shape[0]
-        if w.shape[1]:
-            left, keep = _condition_directions(w[None], np.finfo(float).tiny * max(scale, 1.0), full=True)
-            null = left[0][:, int(keep.sum()) :]
-        else:
-            null = np.eye(k)
+        k, m = w.shape
+        left, sing, right = np.linalg.svd(w, full_matrices=True) if m else (np.eye(k), np.zeros(0), np.zeros((0, 0)))
+        rank = int(np.sum(sing > max(CONSTRAINT_RTOL * float(sing[0]), np.finfo(float).tiny * max(scale, 1.0))))\
+            if m else 0  # fmt: skip
+        null = left[:, rank:]
         reduced = null.T @ a @ null
         values, vectors = np.linalg.eigh((reduced + reduced.T) / 2)
-        return cls(values=values, basis=null @ vectors)
+        solve = (left[:, :rank] / sing[:rank]) @ right[:rank]
+        return cls(values=values, basis=null @ vectors, block=a, solve=solve, outside=right[rank:].T)
 
-    def bounds(self, cross: np.ndarray, corner: np.ndarray) -> np.ndarray:
-        """The values of :math:`S + j`, for ``cross`` :math:`C_{jS}` (``n x k``) and ``corner`` :math:`C_{jj}`."""
-        return bordered_top(self.values, self.basis.T @ cross.T, corner)
+    def bordered(self, w_rows: np.ndarray) -> np.ndarray:
+        r"""Which entering variables (their rows of :math:`W`, ``n x m``) this bordering serves: :math:`W_j` in the row
+        space of :math:`W_S` (:data:`ROW_SPACE_RTOL`) and :math:`1 + \|P_j\|^2` at most :data:`PARTICULAR_LIMIT`."""
+        norms = np.linalg.norm(w_rows, axis=1)
+        inside = np.linalg.norm(w_rows @ self.outside, axis=1) <= ROW_SPACE_RTOL * norms
+        return inside & (1.0 + np.sum((w_rows @ self.solve.T) ** 2, axis=1) <= PARTICULAR_LIMIT)
 
-    def removals(self, cross: np.ndarray, corner: np.ndarray, floor: float) -> np.ndarray | None:
+    def _arrows(self, cross: np.ndarray, corner: np.ndarray, w_rows: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        r"""Border (``d x n``), corner, :math:`\omega` and :math:`-P` (``k x n``) of the entering variables' arrows."""
+        particular = w_rows @ self.solve.T  # n x k: P_j
+        omega2 = 1.0 + np.sum(particular**2, axis=1)
+        omega = np.sqrt(omega2)
+        cp = particular @ self.block  # (C_S P_j)^T
+        border = self.basis.T @ (cross - cp).T / omega
+        corners = (np.sum(particular * cp, axis=1) - 2 * np.sum(particular * cross, axis=1) + corner) / omega2
+        return border, corners, omega, -particular.T
+
+    def bounds(self, cross: np.ndarray, corner: np.ndarray, w_rows: np.ndarray) -> np.ndarray:
+        """The values of :math:`S + j`, for ``cross`` :math:`C_{jS}` (``n x k``), ``corner`` :math:`C_{jj}` and
+        ``w_rows`` :math:`W_j` (``n x m``) of :meth:`bordered` variables."""
+        border, corners, _, _ = self._arrows(cross, corner, w_rows)
+        return bordered_top(self.values, border, corners)
+
+    def removals(self, cross: np.ndarray, corner: np.ndarray, w_rows: np.ndarray, floor: float) -> np.ndarray | None:
         """The values of every swap (rows: entering variables, columns: positions) where above ``floor`` (``floor``
         elsewhere), or ``None`` where the secular route does not apply (fewer than two dimensions, or a top value
         not above ``floor`` or not simple: :func:`~spcakit_deflation.secular.removal_tops`)."""
-        k, n = self.basis.shape[0], cross.shape[0]
-        border = self.basis.T @ cross.T
-        out = removal_tops(self.values, self.basis, border, corner, np.ones(n), np.zeros((k, n)), floor)
+        border, corners, omega, normal_last = self._arrows(cross, corner, w_rows)
+        out = removal_tops(self.values, self.basis, border, corners, omega, normal_last, floor)
         if out is None:
             return None
-        zeroed = np.sum(self.basis**2, axis=1) <= NULL_RTOL
+        lengths = omega[:, None] ** 2 * np.sum(self.basis**2, axis=1)[None, :] + normal_last.T**2
+        zeroed = lengths <= NULL_RTOL * omega[:, None] ** 2
         if np.any(zeroed):
-            out[:, zeroed] = np.maximum(bordered_top(self.values, border, corner), floor)[:, None]
+            tops = np.maximum(bordered_top(self.values, border, corners), floor)
+            out[zeroed] = np.broadcast_to(tops[:, None], out.shape)[zeroed]
         return out

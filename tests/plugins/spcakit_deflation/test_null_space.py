@@ -1,11 +1,12 @@
 """Top eigenvalues under linear conditions (:mod:`spcakit_deflation.null_space`).
 
-:class:`~spcakit_deflation.null_space.SupportOnNullSpace` scores the swaps that bring in a variable the conditions
-are silent on by secular equations on the support's null space. Its bounds and swap values equal those of the
-bordered problems themselves (:func:`~spcakit_deflation.null_space.null_space_tops` and
-:func:`~spcakit_deflation.null_space.removal_scores`, both checked against SciPy's null space in
-``test_nonredundant.py``) to rounding. The conditions on the support are none, a zero :math:`W_S`, random,
-rank-deficient, or ones that set a support variable to zero (its removal then loses nothing).
+:class:`~spcakit_deflation.null_space.SupportOnNullSpace` scores the swaps that bring in a variable by secular
+equations on the support's null space, where the variable's conditions lie in the row space of the support's. Its
+bounds and swap values equal those of the bordered problems themselves
+(:func:`~spcakit_deflation.null_space.null_space_tops` and :func:`~spcakit_deflation.null_space.removal_scores`, both
+checked against SciPy's null space in ``test_nonredundant.py``) to rounding. The conditions on the support are none,
+a zero :math:`W_S`, random, rank-deficient, or ones that set a support variable to zero (its removal then loses
+nothing); the entering variables' are zero (silent) or random (in the row space, or not: those are not served).
 """
 
 from __future__ import annotations
@@ -41,28 +42,38 @@ def conditions_on_support(pattern: str, k: int, rng: np.random.Generator) -> np.
     return w
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.integers(2, 9), st.sampled_from([1, 5, 40]), st.sampled_from(PATTERNS), sps.seeds())
-def test_swaps_scored_on_the_null_space_equal_the_bordered_problems(k, count, pattern, seed):
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 9), st.sampled_from([1, 5, 40]), st.sampled_from(PATTERNS), st.booleans(), sps.seeds())
+def test_swaps_scored_on_the_null_space_equal_the_bordered_problems(k, count, pattern, silent, seed):
     rng = np.random.default_rng(seed)
     p = k + count
     x = rng.standard_normal((p + 2, p))
     c = x.T @ x * 10.0 ** rng.uniform(-3, 3)
     support, entering = np.arange(k), np.arange(k, p)
-    w = np.zeros((p, conditions_on_support(pattern, k, rng).shape[1]))
-    w[support] = conditions_on_support(pattern, k, rng)  # entering rows zero: the conditions are silent on them
+    w_s = conditions_on_support(pattern, k, rng)
+    w = np.zeros((p, w_s.shape[1]))
+    w[support] = w_s
+    if not silent:  # the entering variables' own conditions, in the row space of W_S or not
+        w[entering] = rng.standard_normal((count, w.shape[1]))
     diagonal = np.diagonal(c).copy()
     on_null = SupportOnNullSpace.of(c[np.ix_(support, support)], w[support], 1.0)
     assume(on_null.values.size >= 2)
+    served = on_null.bordered(w[entering])
+    rank = np.linalg.matrix_rank(w_s) if w_s.shape[1] else 0
+    if silent or rank == w.shape[1]:  # W_j = 0, or W_S of full column rank: every W_j in its row space
+        assert np.all(served | (1.0 + np.sum((w[entering] @ on_null.solve.T) ** 2, axis=1) > 1e6))
+    assume(np.any(served))
+    entering = entering[served]
     scale = float(np.abs(c).max())
 
     value = float(null_space_tops(c[np.ix_(support, support)][None], w[support][None], 1.0)[0][0])
     assert float(on_null.values[-1]) == pytest.approx(value, abs=1e-12 * scale)
     a, b = OrthogonalRefiner._bordered(support, entering, c[:, support], w, diagonal)
-    np.testing.assert_allclose(on_null.bounds(c[np.ix_(entering, support)], diagonal[entering]),
-                               null_space_tops(a, b, 1.0)[0], rtol=0, atol=1e-10 * scale)
+    cross, corner, rows = c[np.ix_(entering, support)], diagonal[entering], w[entering]
+    np.testing.assert_allclose(on_null.bounds(cross, corner, rows), null_space_tops(a, b, 1.0)[0], rtol=0,
+                               atol=1e-10 * scale)
     floor = value * (1 + 1e-9) + 1e-12 * scale
-    scores = on_null.removals(c[np.ix_(entering, support)], diagonal[entering], floor)
+    scores = on_null.removals(cross, corner, rows, floor)
     if scores is None:  # the secular route declines only when the support's top value is not simple
         top, second = on_null.values[-2:][::-1]
         assert top - second <= 1e-6 * float(np.abs(on_null.values).max())

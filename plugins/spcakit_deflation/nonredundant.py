@@ -102,6 +102,7 @@ from spcakit_deflation.joint import (
     jointly_uncorrelated,
 )
 from spcakit_deflation.null_space import (
+    REMOVAL_DIRECT,
     SupportOnNullSpace,
     null_space_tops,
     removal_scores,
@@ -376,8 +377,10 @@ class _NonRedundant(Refiner):
         # the entering variables whose conditions the support's already imply (W_j in the row space of W_S: all where
         # W_S has full column rank) are bordered on the support's problem on its null space, by secular equations
         # (SupportOnNullSpace); the others are scored on their own (k+1)-variable problems
-        on_null = SupportOnNullSpace.of(c_s[support], w[support], scale)
-        if on_null.values.size < 2:  # no room, or one direction: every entering variable on its own
+        # (few entering variables, entering.size k^2 <= REMOVAL_DIRECT: their own k x k problems cost less)
+        many = entering.size * k * k > REMOVAL_DIRECT
+        on_null = SupportOnNullSpace.of(c_s[support], w[support], scale) if many else None
+        if on_null is None or on_null.values.size < 2:  # no room, or one direction: every entering variable on its own
             on_null, shared = None, np.zeros(entering.size, dtype=bool)
         else:
             shared = on_null.bordered(w[entering])

@@ -60,7 +60,9 @@ conditions are silent on, :math:`W_j = 0`) borders the support's problem on its 
 from one eigen-decomposition per visit by secular equations
 (:class:`~spcakit_deflation.null_space.SupportOnNullSpace`, :math:`O(k^2)` per entering variable). The others get
 one eigen-decomposition on the null space of their conditions each
-(:func:`~spcakit_deflation.null_space.removal_scores`). Measured with ``auto`` (five loadings of ten, standardised
+(:func:`~spcakit_deflation.null_space.removal_scores`), and so do all where they are few (their number times
+:math:`k^2` at most :data:`~spcakit_deflation.null_space.REMOVAL_DIRECT`: Pitprops' 13 variables, where the
+null-space route's fixed cost is the larger). Measured with ``auto`` (five loadings of ten, standardised
 gene data): under orthogonality colon 23 -> 3.7 s, lymphoma 42 -> 5.2 s, Golub 94 -> 9.5 s; with uncorrelated scores
 48 -> 8.1 s, 65 -> 10 s, 132 -> 17 s; the same FVE to six digits. Swaps run while :math:`(p - k)(k+1)^3` is at most
 :data:`SWAP_WORK`; above, the loadings are only re-fitted on their supports under the constraint (step 1 without

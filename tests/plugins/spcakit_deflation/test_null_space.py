@@ -17,6 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from spcakit_deflation.nonredundant import OrthogonalRefiner
 from spcakit_deflation.null_space import (
+    PARTICULAR_LIMIT,
     SupportOnNullSpace,
     null_space_tops,
     removal_scores,
@@ -61,7 +62,7 @@ def test_swaps_scored_on_the_null_space_equal_the_bordered_problems(k, count, pa
     served = on_null.bordered(w[entering])
     rank = np.linalg.matrix_rank(w_s) if w_s.shape[1] else 0
     if silent or rank == w.shape[1]:  # W_j = 0, or W_S of full column rank: every W_j in its row space
-        assert np.all(served | (1.0 + np.sum((w[entering] @ on_null.solve.T) ** 2, axis=1) > 1e6))
+        assert np.all(served | (1.0 + np.sum((w[entering] @ on_null.solve.T) ** 2, axis=1) > PARTICULAR_LIMIT))
     assume(np.any(served))
     entering = entering[served]
     scale = float(np.abs(c).max())

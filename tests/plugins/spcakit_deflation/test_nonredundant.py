@@ -100,14 +100,15 @@ def test_no_single_swap_improves_a_refined_loading(problem, r, seed, kind):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(6, 14), st.integers(2, 5), st.integers(1, 3), st.sampled_from([1, 3, 64]), st.booleans(),
-       sps.seeds(), st.sampled_from(sorted(REFINERS)))
+@given(st.integers(6, 30), st.integers(2, 6), st.integers(1, 3), st.sampled_from([1, 3, 64]), st.booleans(),
+       sps.seeds(), st.sampled_from(sorted(REFINERS)))  # p = 30, k = 5: 25 k^2 > REMOVAL_DIRECT, the null-space route
 def test_the_swap_chosen_is_the_best_single_swap(p, k, m, candidates, twins, seed, kind):
     """A loading ascends by the best swap there is (all swaps of one variable evaluated here by brute force), whatever
     the batch of entering variables scored at once (``candidates``): the batches go by decreasing bound, and stop
     where no later variable can beat the best found. The other loadings overlap the support or not; ``twins``: pairs
     of identical variables, whose bounds tie exactly, and a support variable that orthogonality sets to zero, whose
     removal loses nothing: a swap then reaches its bound (batches in increasing order stopped at such a tie)."""
+    k = min(k, p - 3)  # room for other loadings outside the support
     rng = np.random.default_rng(seed)
     a = rng.standard_normal((p + 3, p))
     if twins:

@@ -250,8 +250,8 @@ class _NonRedundant(Refiner):
 
         The sweeps fit one loading at a time given the others: where two loadings share variables, each is then
         optimal given the other, but the pair need not be (the multipliers of :math:`u_s^\top u_t = 0` in the two
-        loadings' conditions differ). :func:`~spcakit_deflation.joint.jointly_orthogonal` moves them together. Measured on the diabetes data (three
-        loadings of four): FVE 0.6457 -> 0.6496.
+        loadings' conditions differ). :func:`~spcakit_deflation.joint.jointly_orthogonal` moves them together.
+        Measured on the diabetes data (three loadings of four): FVE 0.6457 -> 0.6496.
         """
         x, value, swaps, sweeps = best
         r = x.shape[1]

@@ -41,6 +41,12 @@ unconstrained bound, which it does not bound (overlapping loadings may explain m
 ``m`` of them explain together is also at most the Fantope bound at their total cardinality
 (:func:`~spcakit.analysis.fantope.fantope_threshold_bounds`, up to
 :data:`~spcakit.analysis.fantope.FANTOPE_LIMIT` variables): :math:`\Lambda_m` is replaced by the least of the two.
+Uncorrelated scores explain at most their span's variance when :math:`C` is positive semi-definite, so the Fantope
+bound for spans (``orthonormal=False``) serves them. With :math:`P` the projector on the span of the loadings with
+:math:`d_s = u_s^\top Cu_s > 0` (independent: their :math:`C^{1/2}u_s` are orthogonal), :math:`U = QR` and
+:math:`G = U^\top U = R^\top R` (unit diagonal), :math:`U^\top CU = D` diagonal gives
+:math:`\operatorname{tr}(CP) = \operatorname{tr}(G^{-1}D) = \sum_s (G^{-1})_{ss} d_s \ge \sum_s d_s`, as
+:math:`(G^{-1})_{ss} \ge 1/G_{ss} = 1`.
 
 The trace bound (the :math:`K` largest variances) needs :math:`C` positive semi-definite; for a matrix that is not
 (a raw array handed to :func:`cumulative_bounds`), it is left out. Each reported bound is raised by the rounding
@@ -250,7 +256,7 @@ def cumulative_bounds(
             spectrum_sums = _spectrum_sums(top_eigenvalues, span, op, r, [shares(t) for t in range(r)])
             if constraint == "uncorrelated" and not psd:
                 spectrum_sums = None
-    joint = _fantope_sums(op, nonzeros, r) if constraint == "orthogonal" and psd else None
+    joint = _fantope_sums(op, nonzeros, r, orthonormal=constraint == "orthogonal") if constraint and psd else None
     out: dict[str, list] = {"bound": [], "achieved": [], "gap": [], "which": []}
     for t in range(r):
         sums = spectrum_sums if joint is None else _least_sums(spectrum_sums, joint[t])
@@ -273,16 +279,18 @@ def cumulative_bounds(
                             which=tuple(out["which"]))  # fmt: skip
 
 
-def _fantope_sums(op: CovarianceOperator, nonzeros: np.ndarray, r: int) -> list[np.ndarray] | None:
+def _fantope_sums(op: CovarianceOperator, nonzeros: np.ndarray, r: int, *, orthonormal: bool = True
+                  ) -> list[np.ndarray] | None:
     r"""Per ``t``, for ``m = 1..t``: :func:`~spcakit.analysis.fantope.fantope_threshold_bounds` at the ``m`` largest of
     the first ``t`` cardinalities: bounds on what any ``m`` of the first ``t`` orthogonal loadings explain together
-    (the bound grows with each cardinality, so those ``m`` bound every ``m`` of them); ``None`` above
+    (or, with ``orthonormal=False``, any ``m`` with uncorrelated scores; see the module) (the bound grows with each
+    cardinality, so those ``m`` bound every ``m`` of them); ``None`` above
     :data:`~spcakit.analysis.fantope.FANTOPE_LIMIT` variables."""
     if op.p > FANTOPE_LIMIT:
         return None
     largest = [[int(k) for k in np.sort(nonzeros[: t + 1])[::-1]] for t in range(r)]
     groups = sorted({tuple(ks[: m + 1]) for ks in largest for m in range(len(ks))})
-    bounds = fantope_threshold_bounds(op, groups)
+    bounds = fantope_threshold_bounds(op, groups, orthonormal=orthonormal)
     return [np.array([bounds[tuple(ks[: m + 1])] for m in range(len(ks))]) for ks in largest]
 
 

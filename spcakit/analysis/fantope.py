@@ -32,8 +32,8 @@ FANTOPE_POLISH_LIMIT = 200
 FANTOPE_POLISH_STEPS = 100
 
 
-def fantope_threshold_bounds(covariance: object, groups: Sequence[tuple[int, ...]], rhos: Any = None
-                             ) -> dict[tuple[int, ...], float]:
+def fantope_threshold_bounds(covariance: object, groups: Sequence[tuple[int, ...]], rhos: Any = None, *,
+                             orthonormal: bool = True) -> dict[tuple[int, ...], float]:
     r"""For each group of cardinalities :math:`(k_1, \dots, k_m)` of ``groups``, an upper bound on
     :math:`\sum_{t \le m} u_t^\top C u_t` over **orthonormal** :math:`u_1, \dots, u_m` with :math:`\|u_t\|_0 \le k_t`:
     the least over ``rhos`` of
@@ -62,6 +62,14 @@ def fantope_threshold_bounds(covariance: object, groups: Sequence[tuple[int, ...
     by projected subgradient steps (:func:`_polished_fantope`). Each value is raised for rounding
     (:func:`~spcakit.analysis.bounds.raised_for_rounding`); one decomposition of :math:`M_\rho` per :math:`\rho` serves
     every group.
+
+    With ``orthonormal=False`` the value bounds :math:`\operatorname{tr}(CP)` for the projector :math:`P` on any
+    ``m``-dimensional span of loadings with those cardinalities (what loadings with uncorrelated scores explain at
+    most, :func:`spcakit.analysis.certificate.cumulative_bounds`): the same knapsack (:math:`w_i = \|Pv_i\|^2` is at
+    most the squares of :math:`v_i` on the union of the supports, at most :math:`\sum_t c_i(k_t)`), but the
+    soft-threshold's term is :math:`\rho\,(K\sqrt m - m)`: the projector on a span of non-orthogonal sparse loadings
+    can have more off-diagonal mass than :math:`K - m`, and :math:`\sum_{ij}|P_{ij}| \le K\|P\|_F = K\sqrt m` on the
+    union. No subgradient polish (its steps assume the orthonormal form).
     """
     c = densify(as_operator(covariance))
     p = c.shape[0]
@@ -80,7 +88,8 @@ def fantope_threshold_bounds(covariance: object, groups: Sequence[tuple[int, ...
         for group in groups:
             m = len(group)
             limit = np.where(left_out > 0, np.minimum(left_out, m), np.minimum(1.0, sum(caps[k] for k in group)[order]))
-            value = _knapsack(values, limit, m) + rho * max(sum(group) - m, 0)
+            spread = sum(group) * (1.0 if orthonormal else float(np.sqrt(m))) - m  # the off-diagonal mass allowed
+            value = _knapsack(values, limit, m) + rho * max(spread, 0.0)
             if value < best[group][0]:
                 best[group] = (value, rho)
 
@@ -94,7 +103,7 @@ def fantope_threshold_bounds(covariance: object, groups: Sequence[tuple[int, ...
                 evaluate(float(center * np.exp(step)))
             step /= 2
     best_values = {group: value for group, (value, _) in best.items()}
-    if p <= FANTOPE_POLISH_LIMIT:
+    if p <= FANTOPE_POLISH_LIMIT and orthonormal:
         for group, (value, rho) in best.items():
             if rho > 0:
                 best_values[group] = min(value, _polished_fantope(c, len(group), sum(group), rho))

@@ -42,15 +42,36 @@ def test_the_total_bound_under_a_constraint_is_never_below_the_best_pair(family,
     assert bounds.bound[1] >= best - bound_allowance(c)
 
 
+@SETTINGS
+@given(sps.psd_matrices((3, 10)), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), sps.seeds())
+def test_the_fantope_bound_for_spans_is_never_below_a_span_of_sparse_loadings(c, k1, k2, k3, seed):
+    """The variance of the span of three random sparse loadings (not orthogonal, overlapping or not) is within the
+    bound for spans."""
+    p = c.shape[0]
+    ks = tuple(min(k, p) for k in (k1, k2, k3))
+    rng = np.random.default_rng(seed)
+    bound = fantope_threshold_bounds(c, [ks], orthonormal=False)[ks]
+    for _ in range(20):
+        u = np.zeros((p, 3))
+        for t, k in enumerate(ks):
+            u[rng.choice(p, size=k, replace=False), t] = rng.standard_normal(k)
+        q, r = np.linalg.qr(u)
+        q = q[:, np.abs(np.diagonal(r)) > 1e-10 * np.abs(r).max()]
+        assert float(np.trace(q.T @ c @ q)) <= bound + bound_allowance(c)
+
+
 @pytest.mark.parametrize("family", sorted(sps.covariance_families((2, 7))))
 @SETTINGS
-@given(data=st.data(), k1=st.integers(1, 2), k2=st.integers(1, 3))
-def test_the_fantope_bound_is_never_below_the_best_orthogonal_pair(family, data, k1, k2):
+@given(data=st.data(), k1=st.integers(1, 2), k2=st.integers(1, 3), kind=st.sampled_from(("orthogonal", "uncorrelated")))
+def test_the_fantope_bound_is_never_below_the_best_nonredundant_pair(family, data, k1, k2, kind):
+    """Orthogonal loadings: the bound for orthonormal loadings; uncorrelated scores, which explain at most their span's
+    variance (positive semi-definite C): the bound for spans."""
     _, c = data.draw(sps.covariance_families((2, 7))[family])
     p = c.shape[0]
     k1, k2 = min(k1, p), min(k2, p)
-    best = best_nonredundant_pair(c, k1, k2, "orthogonal")
-    assert fantope_threshold_bounds(c, [(k1, k2)])[(k1, k2)] >= best - bound_allowance(c)
+    best = best_nonredundant_pair(c, k1, k2, kind)
+    bound = fantope_threshold_bounds(c, [(k1, k2)], orthonormal=kind == "orthogonal")[(k1, k2)]
+    assert bound >= best - bound_allowance(c)
 
 
 @SETTINGS

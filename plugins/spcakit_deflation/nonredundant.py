@@ -372,7 +372,7 @@ class _NonRedundant(Refiner):
         floor = _raised(value, self.tol, diagonal) if np.isfinite(value) else -np.inf
         # screen: the unconstrained bordered top bounds every swap bringing j in
         eig, vec = np.linalg.eigh(c_s[support])
-        screen = bordered_top(eig, vec.T @ c_s[entering].T, diagonal[entering]) * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
+        screen = _with_margin(bordered_top(eig, vec.T @ c_s[entering].T, diagonal[entering]))
         entering = entering[screen > floor]
         if not entering.size:
             return None
@@ -389,7 +389,7 @@ class _NonRedundant(Refiner):
         bounds = np.empty(entering.size)
         if on_null is not None:  # raised as the screen: the secular iterates approach the root from below
             j = entering[shared]
-            bounds[shared] = on_null.bounds(c_s[j], diagonal[j], w[j]) * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
+            bounds[shared] = _with_margin(on_null.bounds(c_s[j], diagonal[j], w[j]))
         alone = np.flatnonzero(~shared)
         chunk = max(1, BATCH_ENTRIES // (k + 1) ** 2)
         for start in range(0, alone.size, chunk):
@@ -451,6 +451,11 @@ class _NonRedundant(Refiner):
         b[:, :k] = w[support]
         b[:, k] = w[entering]
         return a, b
+
+
+def _with_margin(tops: np.ndarray) -> np.ndarray:
+    """Secular roots raised by :data:`SCREEN_MARGIN` before they screen (their iterates approach the root from below)."""
+    return tops * (1 + SCREEN_MARGIN) + SCREEN_MARGIN
 
 
 def _raised(value: float, tol: float, diagonal: np.ndarray) -> float:

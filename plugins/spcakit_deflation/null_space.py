@@ -29,16 +29,17 @@ NULL_RTOL = 1e-24
 REMOVAL_DIRECT = 400
 
 
-def _condition_directions(w: np.ndarray, floor: float, *, full: bool) -> tuple[np.ndarray, np.ndarray]:
+def _condition_directions(w: np.ndarray, floor: float, *, full: bool
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r"""The left singular vectors of every :math:`W_b` and which of the first ``min(k, m)`` are conditions: singular
     values above :data:`CONSTRAINT_RTOL` times the largest and above ``floor``. From the SVD of :math:`W` itself: its
     Gram matrix :math:`W^\top W` resolves singular values only down to about :math:`\sqrt{\epsilon}` times the
     largest, so a rank-deficient :math:`W` (two other loadings that meet the support in one variable) would count a
     direction of rounding as a condition. ``full``: all ``k`` left singular vectors (the last ones span the null
-    space of :math:`W^\top`)."""
-    left, sing, _ = np.linalg.svd(w, full_matrices=full)
+    space of :math:`W^\top`). Also the singular values and right singular vectors (``full``: all ``m``)."""
+    left, sing, right = np.linalg.svd(w, full_matrices=full)
     keep = sing > np.maximum(CONSTRAINT_RTOL * sing[:, :1], floor)
-    return left, keep
+    return left, keep, sing, right
 
 
 def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool = False
@@ -66,7 +67,7 @@ def null_space_tops(a: np.ndarray, w: np.ndarray, scale: float, *, vectors: bool
         keep = (lengths > floor)[:, None]
         basis = np.where(keep[:, :, None], w / np.where(keep, lengths[:, None], 1.0)[:, :, None], 0.0)
     else:
-        left, keep = _condition_directions(w, floor, full=False)
+        left, keep, _, _ = _condition_directions(w, floor, full=False)
         basis = left * keep[:, None, :]  # orthonormal columns where kept, zero elsewhere
     rank = keep.sum(axis=1)
     projector = np.eye(k) - np.matmul(basis, np.swapaxes(basis, 1, 2))
@@ -114,7 +115,7 @@ def removal_scores(a: np.ndarray, w: np.ndarray, scale: float) -> np.ndarray:
     out = np.full((count, k), -np.inf)
     floor = np.finfo(float).tiny * max(scale, 1.0)
     if w.shape[2]:
-        null, keep = _condition_directions(w, floor, full=True)  # the last size - rank columns: the null space
+        null, keep, _, _ = _condition_directions(w, floor, full=True)  # the last size - rank columns: the null space
         dims = size - keep.sum(axis=1)
     else:
         null = np.broadcast_to(np.eye(size), (count, size, size))
@@ -182,9 +183,10 @@ class SupportOnNullSpace:
     def of(cls, a: np.ndarray, w: np.ndarray, scale: float) -> SupportOnNullSpace:
         """From :math:`C_S` (``k x k``) and :math:`W_S` (``k x m``); ``scale`` as :func:`null_space_tops`'."""
         k, m = w.shape
-        left, sing, right = np.linalg.svd(w, full_matrices=True) if m else (np.eye(k), np.zeros(0), np.zeros((0, 0)))
-        rank = int(np.sum(sing > max(CONSTRAINT_RTOL * float(sing[0]), np.finfo(float).tiny * max(scale, 1.0))))\
-            if m else 0  # fmt: skip
+        left, sing, right, rank = np.eye(k), np.zeros(0), np.zeros((0, 0)), 0
+        if m:  # the conditions kept as null_space_tops keeps them
+            lefts, keep, sings, rights = _condition_directions(w[None], np.finfo(float).tiny * max(scale, 1.0), full=True)
+            left, sing, right, rank = lefts[0], sings[0], rights[0], int(keep.sum())
         null = left[:, rank:]
         reduced = null.T @ a @ null
         values, vectors = np.linalg.eigh((reduced + reduced.T) / 2)

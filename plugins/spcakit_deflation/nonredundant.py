@@ -61,8 +61,8 @@ from one eigen-decomposition per visit by secular equations
 (:class:`~spcakit_deflation.null_space.SupportOnNullSpace`, :math:`O(k^2)` per entering variable). The others get
 one eigen-decomposition on the null space of their conditions each
 (:func:`~spcakit_deflation.null_space.removal_scores`), and so do all where they are few (their number times
-:math:`k^2` at most :data:`~spcakit_deflation.null_space.REMOVAL_DIRECT`: Pitprops' 13 variables, where the
-null-space route's fixed cost is the larger). Measured with ``auto`` (five loadings of ten, standardised
+:math:`k^2` at most :data:`NULL_SPACE_ROUTE`: Pitprops' 13 variables, where the null-space route's fixed cost is
+the larger). Measured with ``auto`` (five loadings of ten, standardised
 gene data): under orthogonality colon 23 -> 3.7 s, lymphoma 42 -> 5.2 s, Golub 94 -> 9.5 s; with uncorrelated scores
 48 -> 8.1 s, 65 -> 10 s, 132 -> 17 s; the same FVE to six digits. Swaps run while :math:`(p - k)(k+1)^3` is at most
 :data:`SWAP_WORK`; above, the loadings are only re-fitted on their supports under the constraint (step 1 without
@@ -104,7 +104,6 @@ from spcakit_deflation.joint import (
     jointly_uncorrelated,
 )
 from spcakit_deflation.null_space import (
-    REMOVAL_DIRECT,
     SupportOnNullSpace,
     null_space_tops,
     removal_scores,
@@ -119,6 +118,13 @@ CONSTRAINTS = ("orthogonal", "uncorrelated")
 
 #: Swaps run while :math:`(p - k)(k + 1)^3` (the constrained bounds of one visit) is at most this; above, re-fits only.
 SWAP_WORK = 4e9
+
+#: A visit scores its entering variables on the support's problem on the null space of its conditions
+#: (:class:`~spcakit_deflation.null_space.SupportOnNullSpace`) when their number times :math:`k^2` is above this; at
+#: or below, each on its own ``k x k`` problems, as :func:`~spcakit_deflation.null_space.removal_scores` does for a
+#: batch at the same threshold (measured on Pitprops: the orthogonal default 1.52-1.63 s by the null-space route,
+#: 1.01-1.10 s by their own problems).
+NULL_SPACE_ROUTE = 400
 
 #: The bordered matrices of one batch hold at most this many entries (32 MB).
 BATCH_ENTRIES = 1 << 22
@@ -379,8 +385,8 @@ class _NonRedundant(Refiner):
         # the entering variables whose conditions the support's already imply (W_j in the row space of W_S: all where
         # W_S has full column rank) are bordered on the support's problem on its null space, by secular equations
         # (SupportOnNullSpace); the others are scored on their own (k+1)-variable problems
-        # (few entering variables, entering.size k^2 <= REMOVAL_DIRECT: their own k x k problems cost less)
-        many = entering.size * k * k > REMOVAL_DIRECT
+        # (few entering variables, entering.size k^2 <= NULL_SPACE_ROUTE: their own k x k problems cost less)
+        many = entering.size * k * k > NULL_SPACE_ROUTE
         on_null = SupportOnNullSpace.of(c_s[support], w[support], scale) if many else None
         if on_null is None or on_null.values.size < 2:  # no room, or one direction: every entering variable on its own
             on_null, shared = None, np.zeros(entering.size, dtype=bool)

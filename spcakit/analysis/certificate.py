@@ -419,8 +419,9 @@ SEARCH_GAP = 1e-6
 #: The default (``"fast"``) search explores at most this many nodes divided by :math:`p^2` (at least 1, at most
 #: :data:`SEARCH_NODES`): a node costs eigen-decompositions of up to ``p x p`` matrices, so the work stays near that of
 #: 256 nodes at ``p = 62``; a node count, not a time, so that the bound is the same on every machine. The digits'
-#: 61 pixels (k = 10) are certified after about 230 nodes (0.40 s; 64 nodes left 3.5 %, 172 nodes 1.1 %); where the
-#: default's first member is then certified, ``auto`` stops there (:class:`CertifiedStop`).
+#: 61 pixels (k = 10) are certified after 226 nodes (64 nodes left 3.5 %, 172 nodes 1.1 %): 0.40 s when first
+#: measured, 1.2-1.35 s on machine A on 2026-11-30 (many small NumPy calls, about 5.6 ms a node). Where the default's
+#: first member is then certified, ``auto`` stops there (:class:`CertifiedStop`).
 SEARCH_WORK = 1_000_000
 #: ... and never more than this many nodes.
 SEARCH_NODES = 256

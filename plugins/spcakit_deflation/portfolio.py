@@ -101,13 +101,6 @@ FIRST_PASS = {"orthogonal": "refit", "uncorrelated": "ascend"}
 #: Up to this many loadings every member is refined (``portfolio.refine_all``); above, only the best one alone.
 REFINE_ALL = 10
 
-#: Under a constraint, at most this many members are refined for CPEV, the best by CPEV. Measured (the orthogonal and
-#: uncorrelated defaults on mtcars, Pitprops, breast cancer, wine, digits and two gene covariances, and the orthogonal
-#: one on the eight smaller sets of the quality panel): every FVE the same to six digits as with all five members
-#: refined, where two lost the standardised digits' (0.3334 -> 0.3300). Least of four interleaved calls, orthogonal:
-#: Pitprops 1.43 -> 0.96 s, digits 3.96 -> 3.41 s, breast cancer 0.51 -> 0.39 s (uncorrelated: within the noise).
-CONSTRAINED_REFINED = 3
-
 #: Above this many variables the greedy member starts from the tied variable of largest |u_1| ("leading").
 BEST_PAIR_LIMIT = 1000
 
@@ -326,8 +319,6 @@ class BestOfDriver(Driver):
             # by CPEV alone, members within the tie tolerance in the members' order
             order = [int(i) for i in ties.order(np.array([run[2] for run in runs]))]
             chosen = order if r <= portfolio.refine_all else order[:1]
-            if constrained:  # the others still start the constrained step from their own loadings (below)
-                chosen = chosen[:CONSTRAINED_REFINED]
             # a refiner is a function of the loadings: members that end on the same ones are refined once
             done: dict[bytes, tuple[np.ndarray, float]] = {}
             for index in chosen:

@@ -155,3 +155,17 @@ def test_the_dual_bound_is_above_every_orthogonal_triple_found(family, data, k):
         explained = float(np.einsum("ij,ij->", u, c @ u))
         assert np.count_nonzero(u, axis=0).max() <= k
         assert explained <= bound + bound_allowance(c) + 3 * 1e-12 * abs(shift)
+
+
+def test_cheap_rounds_reach_the_bound_of_deep_rounds_where_the_searches_finish(monkeypatch):
+    # Pitprops (13 variables): each round's cheap search finishes or is searched deeper at the same W, so the rounds
+    # end where rounds searching deeply every time end (a support found by either search counts as new)
+    import spcakit.analysis.lagrangian as lagrangian
+
+    c = spcakit.datasets.pitprops().matrix
+    x = spcakit.fit(c, "auto", r=6, k=4, covariance=True, constraint="orthogonal").loadings
+    cheap = orthogonal_dual_bound(c, x, rounds=30)
+    monkeypatch.setattr(lagrangian, "PRICING_NODES", lagrangian.DUAL_NODES)
+    deep = orthogonal_dual_bound(c, x, rounds=30)
+    assert cheap is not None and deep is not None
+    assert cheap <= deep * (1 + 1e-9)

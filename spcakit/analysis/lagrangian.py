@@ -54,8 +54,6 @@ at 10.1 % where the model says 8.9 %: supports the cheap searches did not find.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from spcakit.analysis.bounds import as_operator, raised_for_rounding
@@ -125,8 +123,6 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         evaluations and an evaluation's search stopped at its node limit (a loose :math:`\lambda^{(k)}(C - W)`), it
         gives up.
     """
-    from spcakit.analysis.search import branch_and_bound
-
     c = densify(as_operator(covariance))  # an array: checked square and symmetrised
     c = (c + c.T) / 2  # an operator's dense form, as the search needs it (an array's: unchanged, exactly)
     x = np.asarray(loadings, dtype=float)
@@ -168,7 +164,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         stalled = (len(models) > STALL_ROUNDS
                    and models[-1] - models[-1 - STALL_ROUNDS] <= STALL_RTOL * abs(models[-1]))  # fmt: skip
         pricing = min(PRICING_NODES, nodes)
-        total, new, limited = _searched(a, cuts, counts, pricing, branch_and_bound)
+        total, new, limited = _searched(a, cuts, counts, pricing)
         # an evaluation: the same W searched deeper (where the cheap searches stopped at their limit), for a tighter
         # bound and the supports they missed; with no deeper search left, every round is one
         evaluated = limited and (pricing == nodes or new == 0 or stalled or round_ == rounds - 1)
@@ -176,7 +172,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
             evaluations += 1
             models.clear()
             if pricing < nodes:
-                deeper, missed, limited = _searched(a, cuts, counts, nodes, branch_and_bound)
+                deeper, missed, limited = _searched(a, cuts, counts, nodes)
                 total, new = min(total, deeper), new + missed
         least = min(least, ky_fan + total)
         progress.report(TASK, round_ + 1, unit="rounds", best=float(np.ldexp(target, exponent)),
@@ -207,11 +203,13 @@ def _first_supports(c: np.ndarray, u: np.ndarray, cardinalities: np.ndarray, k: 
     return supports
 
 
-def _searched(a: np.ndarray, cuts: dict[int, list[np.ndarray]], counts: dict[int, int], nodes: int,
-              branch_and_bound: Any) -> tuple[float, int, bool]:  # fmt: skip
+def _searched(a: np.ndarray, cuts: dict[int, list[np.ndarray]], counts: dict[int, int], nodes: int
+              ) -> tuple[float, int, bool]:  # fmt: skip
     """Each cardinality's branch and bound on ``a`` (at most ``nodes`` nodes, from its first support): the sum of their
     bounds times the counts, how many new supports they found (added to ``cuts``), and whether one stopped at its
     limit."""
+    from spcakit.analysis.search import branch_and_bound
+
     total, new, limited = 0.0, 0, False
     for k, count in counts.items():
         found = branch_and_bound(a, k, starts=[cuts[k][0]], node_limit=nodes, task=None)

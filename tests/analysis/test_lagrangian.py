@@ -78,6 +78,42 @@ def test_the_dual_bound_is_finite_where_the_supports_cover_fewer_variables_than_
     assert bound <= 2.0 * (1 + 1e-6)  # the optimum (two coordinate vectors), below Ky Fan's 3
 
 
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(4, 9), st.integers(1, 3), st.integers(1, 3))
+def test_a_projection_on_few_variables_takes_at_most_the_largest_diagonal_of_a_psd_matrix(seed, p, r, k):
+    # tr(WP) <= sigma_m(W) for W >= 0 and P = sum_t u_t u_t^T, u_t orthonormal on at most m = sum of k_t variables: the
+    # term of the dual that replaces Ky Fan's where the supports found spread over more than m variables
+    from spcakit.analysis.lagrangian import _largest_diagonal
+
+    rng = np.random.default_rng(seed)
+    r, k = min(r, p), min(k, p)
+    factor = rng.standard_normal((p, int(rng.integers(1, p + 1)))) * rng.exponential(size=(p, 1))
+    weights = factor @ factor.T
+    union = rng.choice(p, size=min(p, r * k), replace=False)  # at least r variables: k >= 1, p >= r
+    u = np.zeros((p, r))
+    u[union, :] = np.linalg.qr(rng.standard_normal((union.size, r)))[0]
+    explained = float(np.einsum("ij,ij->", u, weights @ u))
+    assert explained <= _largest_diagonal(weights, r * k) * (1 + 1e-12) + 1e-12 * np.abs(weights).max()
+
+
+def test_the_dual_bound_is_tighter_with_the_largest_diagonal_where_supports_spread(monkeypatch):
+    # a scaled equicorrelated matrix (12 variables, correlation 0.5): many supports nearly tie, the rounds' W spreads over
+    # more than the 4 variables two loadings of 2 nonzeros hold, and sigma_4(W) < Lambda_2(W) there; the bound stays
+    # above the brute-force optimum
+    import spcakit.analysis.lagrangian as lagrangian
+
+    p, k = 12, 2
+    scales = np.exp(np.random.default_rng(p).uniform(-0.3, 0.3, p))
+    c = (0.5 * np.eye(p) + 0.5 * np.ones((p, p))) * np.outer(scales, scales)
+    x = loadings_of(p, (k, k))
+    tighter = orthogonal_dual_bound(c, x)
+    monkeypatch.setattr(lagrangian, "_largest_diagonal", lambda weights, count: np.inf)
+    ky_fan = orthogonal_dual_bound(c, x)
+    assert tighter is not None and ky_fan is not None
+    best = best_nonredundant_pair(c, k, k, "orthogonal")
+    assert best - bound_allowance(c) <= tighter < ky_fan - 1e-4 * best
+
+
 def test_the_dual_bound_is_the_answer_on_separate_blocks():
     # two uncoupled dense blocks of k variables, eigenvalues (5, 1, 1) and (3, 0.5, 0.5): the best orthogonal pair takes
     # each block's top eigenvector (5 + 3), and the dual started from them proves it (to its search's tolerance)

@@ -72,7 +72,7 @@ from spcakit.plugin_api import (
 )
 from spcakit_deflation.joint import jointly_swapped
 from spcakit_deflation.solvers import BACKWARD_LIMIT
-from spcakit_deflation.swap import ColumnCache
+from spcakit_deflation.swap import ColumnCache, SupportSwap
 
 PAPER = ("spcakit (issue 24): the best of TPower (Yuan & Zhang; also restarted), greedy (Mackey) and SPCArt (Hu et al.), "
          "each refined by swaps")
@@ -314,6 +314,8 @@ class BestOfDriver(Driver):
         ran = [run for run in runs if run[1] is not None]
         unrefined = means_none(portfolio.refiner) or portfolio.nonnegative or not full
         refiner = None if unrefined or certified is not None else registry.build("refiner", portfolio.refiner)
+        if constrained and isinstance(refiner, SupportSwap):  # the members' loadings only start the constraint's refiner
+            refiner = attrs.evolve(refiner, polish=False)
         unrefined_loadings = {id(run): run[1] for run in ran}  # what the constraint also starts from (below)
         if refiner is not None:
             # by CPEV alone, members within the tie tolerance in the members' order

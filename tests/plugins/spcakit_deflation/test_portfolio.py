@@ -161,6 +161,27 @@ def test_members_ending_on_the_same_loadings_are_refined_once(monkeypatch):
     assert result.metrics["cpev"] == pytest.approx(best, rel=1e-12)
 
 
+@pytest.mark.parametrize("constraint", ["orthogonal", "uncorrelated"])
+def test_under_a_constraint_the_members_swaps_skip_the_polish(monkeypatch, constraint):
+    # the members' loadings only start the constraint's refiner: their swaps stop where no swap is left, without
+    # re-fitting to convergence first (unconstrained, the kept loadings are polished)
+    from spcakit_deflation.swap import SupportSwap
+
+    polished = []
+    original = SupportSwap.__call__
+
+    def recorded(self, problem, loadings):
+        polished.append(self.polish)
+        return original(self, problem, loadings)
+
+    monkeypatch.setattr(SupportSwap, "__call__", recorded)
+    spcakit.fit("builtin:pitprops", "auto", r=3, k=4, metrics=["fve"], constraint=constraint)
+    assert polished and not any(polished)
+    polished.clear()
+    spcakit.fit("builtin:pitprops", "auto", r=3, k=4, metrics=["cpev"])
+    assert polished and all(polished)
+
+
 def test_auto_stops_at_the_first_certified_member_and_reports_its_certificate():
     every = spcakit.fit("builtin:pitprops", "auto", r=1, k=4, **{"updater.stop_gap": "none"})
     stopped = spcakit.fit("builtin:pitprops", "auto", r=1, k=4)

@@ -246,7 +246,7 @@ def test_dependent_and_full_loadings_are_handled():
 @pytest.mark.parametrize(
     ("params", "message"),
     [({"max_sweeps": 0}, "max_sweeps"), ({"tol": -1.0}, "tol"), ({"candidates": 0}, "candidates"),
-     ({"improvement": "worst"}, "improvement")],
+     ({"improvement": "worst"}, "improvement"), ({"polish": 1}, "polish")],
 )  # fmt: skip
 def test_parameters_are_checked(params, message):
     with pytest.raises(spcakit.InvalidParameterError, match=message):
@@ -259,6 +259,16 @@ def test_first_improvement_also_refines():
     first = SupportSwap(improvement="first")(problem, start)
     assert first.report["cpev_after"] > first.report["cpev_before"]
     np.testing.assert_array_equal(np.count_nonzero(first.loadings, axis=0), [3, 3, 3, 3])
+
+
+def test_without_polish_the_swaps_stop_where_no_swap_is_left():
+    problem = spcakit.as_problem("builtin:pitprops")
+    start = spcakit.fit(problem, "tpower", r=4, k=3).loadings
+    unpolished = SupportSwap(polish=False)(problem, start)
+    assert unpolished.report["cpev_after"] > unpolished.report["cpev_before"]
+    np.testing.assert_array_equal(np.count_nonzero(unpolished.loadings, axis=0), [3, 3, 3, 3])
+    again = SupportSwap(polish=False, max_sweeps=1)(problem, unpolished.loadings)
+    assert again.report["swaps"] == 0
 
 
 def test_fit_records_the_refinement_in_the_metrics():

@@ -17,11 +17,11 @@ with :math:`\lambda^{(k)}(A)` the largest value of :math:`x^\top A x` over unit 
 least of the two. On the 500-gene lymphoma covariance (``r = 3``, ``k = 10``, so ``m = 30``) the rounds' ``W`` spreads
 over 84 genes, and :math:`\sigma_{30}` took the gap (the bound's excess over what the default's loadings explain,
 relative to the bound) from 5.28 % to 4.38 % (the same ``W``s: the model below keeps the trace). :math:`D` is the
-Lagrangian dual of the constraint :math:`\sum_t u_t u_t^\top \preceq I`, a relaxation of orthonormality: at :math:`W = 0` it is the sum of the sparse
-eigenvalues (each loading on its own), at :math:`W = C` Ky Fan's :math:`\Lambda_r(C)` (PCA, no sparsity); in between it
-uses both. Its minimum over :math:`W` is the relaxation in which each :math:`u_tu_t^\top` becomes a mixture of
-matrices on supports of :math:`k_t` variables and their sum stays in the Fantope :math:`\{0 \preceq X \preceq I,
-\operatorname{tr} X = r\}`.
+Lagrangian dual of the constraint :math:`\sum_t u_t u_t^\top \preceq I`, a relaxation of orthonormality: at
+:math:`W = 0` it is the sum of the sparse eigenvalues (each loading on its own), at :math:`W = C` Ky Fan's
+:math:`\Lambda_r(C)` (PCA, no sparsity); in between it uses both. Its minimum over :math:`W` is the relaxation in
+which each :math:`u_tu_t^\top` becomes a mixture of matrices on supports of :math:`k_t` variables and their sum stays
+in the Fantope :math:`\{0 \preceq X \preceq I, \operatorname{tr} X = r\}`.
 
 :func:`orthogonal_dual_bound` bounds each :math:`\lambda^{(k)}(C - W)` by the branch and bound of
 :mod:`spcakit.analysis.search` (its bound: the optimum when it finishes, an upper bound when its node limit stops it),
@@ -34,29 +34,29 @@ generation (Kelley's cutting planes with the master problem solved in full): the
 
 a lower estimate of the dual in its trace form (:math:`\Lambda_r(W) \le \operatorname{tr} W` for :math:`W \succeq 0`;
 dualising only :math:`\sum_t u_tu_t^\top \preceq I` gives the same minimum, since the mixtures already have trace
-``r``), whose minimiser lives on the union ``U`` of the supports: the dual of the master problem, the best mixture
-of loadings on those supports. It is minimised as :math:`W = LL^\top` on ``U`` (Burer & Monteiro, *Math.
-Programming* 95, 2003) with each maximum of eigenvalues smoothed to :math:`\mu \log\sum e^{\lambda/\mu}` (Nesterov,
-*Math. Programming* 103, 2005), by L-BFGS at three decreasing :math:`\mu`; the searches at its minimiser give the
-bound there, :math:`D(W)` with the least of :math:`\Lambda_r` and :math:`\sigma_m`, and the next supports. Each round's searches are cheap
+``r``), whose minimiser lives on the union ``U`` of the supports: the dual of the master problem, the best mixture of
+loadings on those supports. It is minimised as :math:`W = LL^\top` on ``U`` (Burer & Monteiro, *Math. Programming* 95,
+2003) with each maximum of eigenvalues smoothed to :math:`\mu \log\sum e^{\lambda/\mu}` (Nesterov, *Math. Programming*
+103, 2005), by L-BFGS at three decreasing :math:`\mu`; the searches at its minimiser give the bound there, :math:`D(W)`
+with the least of :math:`\Lambda_r` and :math:`\sigma_m`, and the next supports. Each round's searches are cheap
 (:data:`PRICING_NODES`: their warm start finds the next supports); where they find none, or the model's value has
 stalled, the same :math:`W` is evaluated: searched to :data:`DUAL_NODES` nodes, for a tighter bound there and the
-supports the cheap searches missed. The first supports are the loadings' and those of the ``k`` largest entries of
-the leading eigenvectors of :math:`C`. It stops when an evaluation finds no new support (the model's minimum is then
+supports the cheap searches missed. The first supports are the loadings' and those of the ``k`` largest entries of the
+leading eigenvectors of :math:`C`. It stops when an evaluation finds no new support (the model's minimum is then
 :math:`D`'s, as far as the searches' limit tells), when the bound reaches what the loadings explain, or after
 :data:`DUAL_ROUNDS` rounds or :data:`EVALUATIONS` evaluations. It is the joint bound of ``bound="certify"`` under
 ``constraint="orthogonal"`` (:func:`spcakit.analysis.certificate.certify`).
 
-**How tight the relaxation is.** The master problem's value, the most any mixture on the supports found explains, is
-a lower bound on the relaxation with :math:`\Lambda_r` (it restricts the mixtures), so it says how far no :math:`W`
-can go there. Solved with a conic solver after about 30 rounds (not part of spcakit: a measurement), it is 7.1 % above
-what the default's loadings explain on the digits (``r = 5``, ``k = 10``) and 5.4 % above on the 500-gene lymphoma
-covariance (``r = 3``, ``k = 10``): with :math:`\Lambda_r` alone no :math:`W` proves a gap below 6.6 % and 5.1 %
-there. :math:`\sigma_m` is such a tighter relaxation (4.38 % on the lymphoma covariance); it does nothing on the
-digits, where the supports found cover 45 variables, fewer than ``m = 50``. On the digits what the rounds reach is further limited by the
-evaluations' searches: at the last :math:`W` the model is 6.3 % above the loadings' variance and the evaluation's
-bound 10.5 % (its searches stop at 5000 nodes, where many supports nearly tie); at :math:`0.8\,W` a search finishes
-at 10.1 % where the model says 8.9 %: supports the cheap searches did not find.
+**How tight the relaxation is.** The master problem's value, the most any mixture on the supports found explains, is a
+lower bound on the relaxation with :math:`\Lambda_r` (it restricts the mixtures), so it says how far no :math:`W` can go
+there. Solved with a conic solver after about 30 rounds (not part of spcakit: a measurement), it is 7.1 % above what the
+default's loadings explain on the digits (``r = 5``, ``k = 10``) and 5.4 % above on the 500-gene lymphoma covariance
+(``r = 3``, ``k = 10``): with :math:`\Lambda_r` alone no :math:`W` proves a gap below 6.6 % and 5.1 % there.
+:math:`\sigma_m` is such a tighter relaxation (4.38 % on the lymphoma covariance); it does nothing on the digits, where
+the supports found cover 45 variables, fewer than ``m = 50``. On the digits what the rounds reach is further limited by
+the evaluations' searches: at the last :math:`W` the model is 6.3 % above the loadings' variance and the evaluation's
+bound 10.5 % (its searches stop at 5000 nodes, where many supports nearly tie); at :math:`0.8\,W` a search finishes at
+10.1 % where the model says 8.9 %: supports the cheap searches did not find.
 """
 
 from __future__ import annotations

@@ -26,12 +26,13 @@ def random_loadings(p: int, r: int, k: int, rng: np.random.Generator) -> np.ndar
     return x / np.linalg.norm(x, axis=0)
 
 
-def test_six_pitprops_loadings_of_four_get_uncorrelated_scores_on_their_supports():
+@pytest.mark.parametrize("from_start", [True, False])  # False: SLSQP's fit alone, as the joint swaps fit
+def test_six_pitprops_loadings_of_four_get_uncorrelated_scores_on_their_supports(from_start):
     c = np.asarray(spcakit.datasets.pitprops().matrix, dtype=float)
     found = 0
     for seed in range(20):
         given = random_loadings(13, 6, 4, np.random.default_rng(seed))  # 6 x 3 = 18 degrees of freedom, 15 pairs
-        u = jointly_uncorrelated(c, given)
+        u = jointly_uncorrelated(c, given, from_start=from_start)
         if u is None:  # the solve from these loadings ended at a least residual that is not 0
             continue
         found += 1

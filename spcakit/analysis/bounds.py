@@ -44,7 +44,7 @@ import attrs
 import numpy as np
 
 from spcakit.numerics import index_sets
-from spcakit.numerics.linalg import interruptible
+from spcakit.numerics.linalg import interruptible, sum_of_largest
 from spcakit.core.errors import InvalidParameterError
 from spcakit.analysis.metrics import LoadingSpan, loading_span
 from spcakit.numerics.operators import CovarianceOperator, DenseCovariance, densify, top_eigenpairs
@@ -180,7 +180,7 @@ def sparse_variance_bound(covariance: object, k: int) -> SparseBound:
     if p <= EIGEN_LIMIT:
         bounds["eigenvalue"] = float(np.asarray(top_eigenpairs(densify(op), 1, vectors=False))[0])
     if not isinstance(covariance, np.ndarray) or positive_semidefinite(densify(op)):  # the trace bound needs it
-        bounds["diagonal"] = float(np.sort(diagonal)[::-1][:k].sum())
+        bounds["diagonal"] = sum_of_largest(diagonal, k)
     if op.explicit() is not None or p <= GERSHGORIN_LIMIT:
         bounds["gershgorin"] = gershgorin_bound(op, k)
     which = min(bounds, key=lambda name: (bounds[name], BOUNDS.index(name)))

@@ -65,6 +65,7 @@ import numpy as np
 
 from spcakit.analysis.bounds import as_operator, raised_for_rounding
 from spcakit.numerics import ties
+from spcakit.numerics.linalg import sum_of_largest
 from spcakit.numerics.operators import densify
 from spcakit.output import progress
 
@@ -108,7 +109,8 @@ TASK = "orthogonal bound"
 
 
 def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: int = DUAL_ROUNDS,
-                          nodes: int = DUAL_NODES, ceiling: float = np.inf) -> float | None:  # fmt: skip
+                          nodes: int = DUAL_NODES, ceiling: float = np.inf, diagonal: bool = True
+                          ) -> float | None:  # fmt: skip
     r"""An upper bound on :math:`\sum_t u_t^\top C u_t` over orthonormal ``u_1..u_r`` with the ``loadings``' cardinalities
     (the least :math:`D(W)` of the module the rounds met, raised for rounding); ``None`` above
     :data:`DUAL_LIMIT` variables, for loadings with a zero column or a covariance with a zero diagonal, and when it
@@ -129,6 +131,10 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         A bound already known (e.g. the certificate's): where the dual is still above it after :data:`PATIENCE`
         evaluations and an evaluation's search stopped at its node limit (a loose :math:`\lambda^{(k)}(C - W)`), it
         gives up.
+    diagonal
+        Bound :math:`\operatorname{tr}(WP)` by the least of :math:`\Lambda_r(W)` and :math:`\sigma_m(W)` (the default);
+        ``False``: by Ky Fan's :math:`\Lambda_r(W)` alone, the relaxation without the loadings' few variables (to
+        measure what :math:`\sigma_m` adds).
     """
     c = densify(as_operator(covariance))  # an array: checked square and symmetrised
     c = (c + c.T) / 2  # an operator's dense form, as the search needs it (an array's: unchanged, exactly)
@@ -168,7 +174,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         # tr(WP) <= Lambda_r(W): W = LL^T is positive semi-definite (its rounding below 0 counted as 0), U holds r
         # variables at least; and <= the sum of W's m largest diagonal entries (P lives on at most m variables)
         ky_fan = float(np.clip(np.linalg.eigvalsh(weights)[::-1][:r], 0.0, None).sum()) + r * slack
-        room = min(ky_fan, _largest_diagonal(weights, room_size) + (room_size + r) * slack)
+        room = ky_fan if not diagonal else min(ky_fan, sum_of_largest(np.diagonal(weights), room_size) + (room_size + r) * slack)
         a = c.copy()
         a[np.ix_(union, union)] -= weights
         models.append(_model_value(a, weights, union, cuts, counts))
@@ -243,12 +249,6 @@ def _model_value(a: np.ndarray, weights: np.ndarray, union: np.ndarray, cuts: di
         tops = np.linalg.eigvalsh(np.stack([a[np.ix_(cut, cut)] for cut in cuts[k]]))[:, -1]
         value += count * max(float(tops.max()), singletons)
     return value
-
-
-def _largest_diagonal(weights: np.ndarray, count: int) -> float:
-    r""":math:`\sigma_m(W)`: the sum of the ``count`` largest diagonal entries of ``weights`` (all of them where there are
-    fewer; ``weights`` is W on the union, zero elsewhere)."""
-    return float(np.sort(np.diagonal(weights))[::-1][:count].sum())
 
 
 def _union(cuts: dict[int, list[np.ndarray]], padding: np.ndarray) -> np.ndarray:

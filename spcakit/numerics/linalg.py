@@ -25,6 +25,19 @@ import numpy as np
 
 from spcakit.core.errors import InvalidParameterError
 
+def sum_of_largest(values: np.ndarray, count: int) -> float:
+    r"""The sum of the ``count`` largest of ``values`` (all of them where there are fewer, 0 where ``count <= 0``):
+    :math:`\sigma_m(v) = \max_{|T| \le m} \sum_{i \in T} v_i` for non-negative ``v``. The trace bounds use it: a
+    positive semi-definite matrix's diagonal summed over the ``m`` largest entries bounds its trace on any ``m``
+    variables (a sparse eigenvalue's diagonal bound, the dual bound's :math:`\operatorname{tr}(WP)`)."""
+    flat = np.asarray(values, dtype=float).ravel()
+    if count <= 0:
+        return 0.0
+    if count >= flat.size:
+        return float(flat.sum())
+    return float(np.partition(flat, flat.size - count)[flat.size - count :].sum())
+
+
 def leading_subset(matrix: np.ndarray, count: int, *, vectors: bool = True, driver: str | None = None) -> Any:
     r"""The ``count`` largest eigenvalues (ascending) of a symmetric ``matrix`` and, with ``vectors``, their
     eigenvectors, from LAPACK's subset driver (``scipy.linalg.eigh`` with ``subset_by_index``; ``driver`` as there).

@@ -21,7 +21,7 @@ import numpy as np
 from spcakit.analysis.bounds import spectrum_positive_semidefinite
 from spcakit.analysis.search.gram import GramMatrix
 from spcakit.core.errors import InvalidParameterError
-from spcakit.numerics.linalg import generalized_top, interruptible_eigh, item_blocks
+from spcakit.numerics.linalg import generalized_top, interruptible_eigh, item_blocks, sum_of_largest
 from spcakit.numerics.thresholding import (
     spectral_knapsack,
     support_capacities,
@@ -434,7 +434,7 @@ class SearchProblem:
         k, fixed = self.k, included.sum()
         free = allowed & ~included
         free_index = np.flatnonzero(free)
-        diag_bound = float(self.diagonal[included].sum() + np.sort(self.diagonal[free_index])[::-1][: k - fixed].sum()) if self.psd else np.inf
+        diag_bound = float(self.diagonal[included].sum() + sum_of_largest(self.diagonal[free_index], k - fixed)) if self.psd else np.inf
         rows = np.flatnonzero(allowed)
         fixed_index = np.flatnonzero(included)
         # each row may take k - |I| free partners when it is in I itself, k - |I| - 1 when it is a free variable:
@@ -539,7 +539,7 @@ def free_part_bound(diagonal: np.ndarray, largest: np.ndarray, m: int, psd: bool
     Frobenius norm's (the sum over the ``m`` largest rows of each row's diagonal square and ``m - 1`` largest
     off-diagonal squares), Gershgorin's and, when ``B`` is positive semi-definite (``psd``), the trace's."""
     width = diagonal.size
-    bound = float(np.partition(diagonal, width - m)[width - m :].sum()) if psd else np.inf
+    bound = sum_of_largest(diagonal, m) if psd else np.inf
     if m == 1:
         return min(bound, float(diagonal.max()))
     bound = min(bound, float(np.max(diagonal + largest.sum(axis=1))))  # Gershgorin

@@ -32,6 +32,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -250,6 +251,13 @@ def main() -> None:
     if args.render:
         print(markdown(json.loads(Path(args.render).read_text())))
         return
+    # refused before any fit: the file is written only at the end of a run of many minutes
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", args.out):
+        parser.error(f"--out takes a name (letters, digits, '_' or '-'), written to {RESULTS.parent}/NAME.json; "
+                     f"got {args.out!r}")
+    unknown = [case for case in args.cases.split(",") if case not in CASES]
+    if unknown:
+        parser.error(f"unknown case {', '.join(map(repr, unknown))}; the cases are {', '.join(CASES)}")
     rows = []
     for case in args.cases.split(","):
         c = load(case)

@@ -40,7 +40,7 @@ loadings on those supports. It is minimised as :math:`W = LL^\top` on ``U`` (Bur
 103, 2005), by L-BFGS at three decreasing :math:`\mu`; the searches at its minimiser give the bound there, :math:`D(W)`
 with the least of :math:`\Lambda_r` and :math:`\sigma_m`, and the next supports. Each round's searches are cheap
 (:data:`PRICING_NODES`: their warm start finds the next supports); where they find none, or the model's value has
-stalled, the same :math:`W` is evaluated: searched to :data:`DUAL_NODES` nodes, for a tighter bound there and the
+stalled, the same :math:`W` is evaluated: searched to :func:`evaluation_nodes` nodes, for a tighter bound there and the
 supports the cheap searches missed. The first supports are the loadings' and those of the ``k`` largest entries of the
 leading eigenvectors of :math:`C`. It stops when an evaluation finds no new support (the model's minimum is then
 :math:`D`'s, as far as the searches' limit tells), when the bound reaches what the loadings explain, or after
@@ -69,7 +69,7 @@ from spcakit.numerics.linalg import sum_of_largest
 from spcakit.numerics.operators import densify
 from spcakit.output import progress
 
-__all__ = ["DUAL_LIMIT", "DUAL_NODES", "DUAL_ROUNDS", "PRICING_NODES", "orthogonal_dual_bound"]
+__all__ = ["DUAL_LIMIT", "DUAL_NODES", "DUAL_ROUNDS", "PRICING_NODES", "evaluation_nodes", "orthogonal_dual_bound"]
 
 #: :func:`orthogonal_dual_bound` runs up to this many variables (each round forms and searches the ``p x p`` C - W).
 DUAL_LIMIT = 1000
@@ -79,15 +79,21 @@ DUAL_ROUNDS = 100
 #: Each round's branch and bound explores at most this many nodes (its warm start, then a few nodes): the next
 #: supports, found cheaply, and a bound all the same where it stops.
 PRICING_NODES = 50
-#: An evaluation's branch and bound explores at most this many nodes: where a round's cheap searches find no new
-#: support, or the model has stalled (below), the same W is searched this deep, for a tighter bound there and the
-#: supports the cheap searches missed. Measured on the digits (r = 5, k = 10, the default's loadings, the gap relative
-#: to the bound): at 5000 nodes the evaluations stopped at their limit and the bound stayed 10.45 % above what the
-#: loadings explain (231 s); its searches finish in 16 860 nodes and more (each 70-115 s), and at this limit, as at 50 000, all
-#: six finish and the bound leaves 6.98 % (570-600 s). On the 500-gene lymphoma covariance every evaluation finishes
-#: below 5000 nodes: unchanged. With every round searching 5000 nodes the digits were at 10.3 % after 15 rounds
-#: (330 s); with every round searching 2000 nodes still above the Fantope bound's 11.6 % after 5 rounds.
+#: An evaluation's branch and bound explores at most this many nodes (up to :data:`DEEP_VARIABLES` variables; see
+#: :func:`evaluation_nodes`): where a round's cheap searches find no new support, or the model has stalled (below), the
+#: same W is searched this deep, for a tighter bound there and the supports the cheap searches missed. Measured on the
+#: digits (r = 5, k = 10, the default's loadings, the gap relative to the bound): at 5000 nodes the evaluations
+#: stopped at their limit and the bound stayed 10.45 % above what the loadings explain (231 s); their searches finish
+#: in 16 860 nodes and more (70-115 s each), and at this limit, as at 50 000, all six finish and the bound leaves
+#: 6.98 % (570-600 s). With every round searching 5000 nodes the digits were at 10.3 % after 15 rounds (330 s); with
+#: every round searching 2000 nodes still above the Fantope bound's 11.6 % after 5 rounds.
 DUAL_NODES = 20000
+#: Up to this many variables an evaluation searches :data:`DUAL_NODES` nodes; above, a node costs more (it bounds
+#: every free variable), and the limit falls in proportion to ``p``, to :data:`LEAST_DUAL_NODES`.
+DEEP_VARIABLES = 64
+#: The least node limit of an evaluation (from ``4 * DEEP_VARIABLES`` variables on). On the 500-gene lymphoma and
+#: colon covariances every evaluation's search finishes below it.
+LEAST_DUAL_NODES = 5000
 #: The model has stalled when its value at W rose by at most this (relative) over the last :data:`STALL_ROUNDS`
 #: rounds.
 STALL_RTOL = 3e-4
@@ -110,8 +116,15 @@ PATIENCE = 2
 TASK = "orthogonal bound"
 
 
+def evaluation_nodes(p: int) -> int:
+    """The node limit of an evaluation's branch and bound on ``p`` variables: :data:`DUAL_NODES` up to
+    :data:`DEEP_VARIABLES`, then falling in proportion to ``p`` to :data:`LEAST_DUAL_NODES` (a count: the same bound on
+    every machine)."""
+    return int(max(LEAST_DUAL_NODES, min(DUAL_NODES, DUAL_NODES * DEEP_VARIABLES // max(p, 1))))
+
+
 def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: int = DUAL_ROUNDS,
-                          nodes: int = DUAL_NODES, ceiling: float = np.inf, diagonal: bool = True
+                          nodes: int | None = None, ceiling: float = np.inf, diagonal: bool = True
                           ) -> float | None:  # fmt: skip
     r"""An upper bound on :math:`\sum_t u_t^\top C u_t` over orthonormal ``u_1..u_r`` with the ``loadings``' cardinalities
     (the least :math:`D(W)` of the module the rounds met, raised for rounding); ``None`` above
@@ -128,7 +141,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
         they explain together sets the smoothing's scale and ends the rounds where the bound reaches it.
     rounds, nodes
         Most rounds, and the node limit of an evaluation's branch and bound (each round's searches take at most
-        :data:`PRICING_NODES` of them).
+        :data:`PRICING_NODES` of them; ``None``: :func:`evaluation_nodes` of ``p``).
     ceiling
         A bound already known (e.g. the certificate's): where the dual is still above it after :data:`PATIENCE`
         evaluations and an evaluation's search stopped at its node limit (a loose :math:`\lambda^{(k)}(C - W)`), it
@@ -145,6 +158,7 @@ def orthogonal_dual_bound(covariance: object, loadings: np.ndarray, *, rounds: i
     cardinalities = np.count_nonzero(x, axis=0)
     if p > DUAL_LIMIT or r == 0 or not np.all(cardinalities):
         return None
+    nodes = evaluation_nodes(p) if nodes is None else nodes
     scale = float(np.abs(np.diagonal(c)).max(initial=0.0))
     if scale == 0.0:  # a zero diagonal: the search's scale is undefined, and the other bounds say all there is
         return None

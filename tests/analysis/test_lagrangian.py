@@ -201,3 +201,13 @@ def test_cheap_rounds_reach_the_bound_of_deep_rounds_where_the_searches_finish(m
     deep = orthogonal_dual_bound(c, x, rounds=30)
     assert cheap is not None and deep is not None
     assert cheap <= deep * (1 + 1e-9)
+
+
+def test_an_evaluation_searches_deepest_on_few_variables_and_never_below_the_least_limit():
+    from spcakit.analysis.lagrangian import DEEP_VARIABLES, LEAST_DUAL_NODES, DUAL_NODES, evaluation_nodes
+
+    limits = [evaluation_nodes(p) for p in range(1, 2 * DUAL_LIMIT)]
+    assert all(later <= earlier for earlier, later in zip(limits, limits[1:]))  # a node costs more with p
+    assert evaluation_nodes(DEEP_VARIABLES) == DUAL_NODES
+    assert evaluation_nodes(DEEP_VARIABLES + 1) < DUAL_NODES
+    assert evaluation_nodes(4 * DEEP_VARIABLES) == LEAST_DUAL_NODES == min(limits)

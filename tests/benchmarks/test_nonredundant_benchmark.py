@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import sys
+
+import pytest
+
 
 def _measured(fve: float, seconds: float) -> dict[str, object]:
     return {"wall_s": seconds, "gap": 0.01, "fve": fve, "cpev": fve, "orthogonality_violation": 0.0,
@@ -20,3 +24,16 @@ def test_the_table_times_mspca_by_its_r_call_without_r_start_up(benchmark_module
     assert orthogonal[4].strip() == "1.25"  # r_seconds, not the 1.9 s the subprocess took with R's start-up
     uncorrelated = next(line for line in lines if "| uncorrelated |" in line)
     assert "skipped" in uncorrelated and "refused" in uncorrelated
+
+
+@pytest.mark.parametrize("argv, says", [(["--out", "/tmp/x.json"], "--out takes a name"),
+                                       (["--out", "nonredundant.json"], "--out takes a name"),
+                                       (["--cases", "mtcars,nosuchset"], "unknown case 'nosuchset'")])
+def test_a_bad_out_or_case_is_refused_before_any_fit(benchmark_module, monkeypatch, capsys, argv, says):
+    nonredundant = benchmark_module("nonredundant")
+    fitted = []
+    monkeypatch.setattr(nonredundant, "run_spcakit", lambda *args: fitted.append(args))
+    monkeypatch.setattr(sys, "argv", ["nonredundant.py", *argv])
+    with pytest.raises(SystemExit) as stopped:
+        nonredundant.main()
+    assert stopped.value.code == 2 and says in capsys.readouterr().err and not fitted

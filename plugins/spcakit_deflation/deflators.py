@@ -175,4 +175,31 @@ class GeneralizedDeflation(Deflator):
         return deflated, carry.set(CONSTRAINT, basis)
 
 
-DEFLATORS = [SchurDeflation, OrthogonalizedHotellingDeflation, OrthogonalizedProjectionDeflation, GeneralizedDeflation]
+#: Where the disjoint supports come from as a structure for several sparse components.
+DISJOINT_PAPER = "Asteris, Papailiopoulos, Kyrillidis, Dimakis - Sparse PCA via Bipartite Matchings (NIPS 2015)"
+
+
+@part("disjoint", paper=DISJOINT_PAPER)
+class DisjointDeflation(Deflator):
+    r"""(I - E_S E_S^T) C (I - E_S E_S^T): the loading's variables removed
+
+    With :math:`S` the loading's support and :math:`E_S` its columns of the identity, the variables of :math:`S` get
+    zero variance and covariance, so every later loading takes its support among the others: the supports are
+    disjoint, and the loadings orthogonal whatever they are (Asteris et al. fit several components on disjoint
+    supports). Unlike the projections, it keeps every direction of the variables left, so a later loading is valued by
+    its own variance :math:`u^\top C u`, the criterion of orthogonal loadings (``constraint="orthogonal"``), even where
+    its variables are correlated with the earlier ones'. One projection deflation per variable of :math:`S`
+    (orthogonal unit vectors: in any order). The carry passes through unchanged.
+    """
+
+    def __call__(self, problem: Problem, x: np.ndarray, previous: np.ndarray, carry: Carry) -> tuple[Problem, Carry]:
+        covariance = problem.covariance
+        for j in np.flatnonzero(x):
+            unit = np.zeros(covariance.p)
+            unit[j] = 1.0
+            covariance = project_out(covariance, unit)
+        return attrs.evolve(problem, covariance=covariance, data=None), carry
+
+
+DEFLATORS = [SchurDeflation, OrthogonalizedHotellingDeflation, OrthogonalizedProjectionDeflation, GeneralizedDeflation,
+             DisjointDeflation]

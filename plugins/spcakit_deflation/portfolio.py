@@ -98,6 +98,20 @@ STOP_GAP = 1e-6
 #: 2.1 s; msPCA 2.7 s).
 FIRST_PASS = {"orthogonal": "refit", "uncorrelated": "ascend"}
 
+#: Under ``constraint="orthogonal"`` a further member: each loading the warm start of the ``exact`` method's search
+#: (the best of greedy selection and truncated power runs, then swaps) among the variables the earlier loadings left
+#: (the ``disjoint`` deflator), so the loadings are orthogonal as found and each is valued by its own variance, where
+#: the members' deflations value a later loading by what it adds to the earlier ones. Measured (``auto``, five
+#: loadings of ten, standardised genes; the loadings' own variances): Golub's second loading 8.926 where the other
+#: members reach 8.612 after refinement, the total 43.68 against 43.04.
+#: It runs on data of at most :data:`DISJOINT_ROWS_SHARE` as many rows as variables (gene expression: many variables
+#: compete for few loadings, and the search reads the covariance from the rows). Measured on the quality panel (r and k
+#: as there), it explains the most on Golub alone (the other ten sets' members explain up to 6 % more than it), at
+#: 3 to 34 s more on the three gene sets; on the smaller sets (p = 10-225, where it never led) it would add to the runs
+#: that are compared with msPCA.
+DISJOINT_MEMBER = ("exact", {"deflator": "disjoint", "node_limit": 0, "from_default": False, "time_limit": None})
+DISJOINT_ROWS_SHARE = 0.5
+
 #: Up to this many loadings every member is refined (``portfolio.refine_all``); above, only the best one alone.
 REFINE_ALL = 10
 
@@ -132,9 +146,14 @@ def problem_work(problem: Problem) -> float:
     the same plan (and the same loadings).
     """
     p = problem.p
+    return float(min(problem_rows(problem), p)) * float(p) ** 2
+
+
+def problem_rows(problem: Problem) -> int:
+    """The number of samples ``n`` of the data ``problem`` was made from (``p`` for a covariance given as such): a
+    function of the input's shape alone, as :func:`problem_work`."""
     record = problem.input
-    n = record.shape[0] if record is not None and record.kind == "data" and len(record.shape) == 2 else p
-    return float(min(n, p)) * float(p) ** 2
+    return int(record.shape[0]) if record is not None and record.kind == "data" and len(record.shape) == 2 else problem.p
 
 
 non_negative_int = integer(0)
@@ -173,13 +192,14 @@ def _constraint_or_none(value: object) -> str | None:
     return str(value)
 
 
-def member_runs(names: tuple[str, ...], p: int) -> list[tuple[str, str, dict[str, object]]]:
+def member_runs(names: tuple[str, ...], p: int, disjoint: bool = False) -> list[tuple[str, str, dict[str, object]]]:
     """``(label, method, parameters)`` of every member run for ``p`` variables.
 
     Greedy runs forward selection (from the best pair up to :data:`BEST_PAIR_LIMIT` variables, from
     the ``leading`` start above) and, up to :data:`~spcakit_deflation.solvers.BACKWARD_LIMIT` variables,
     a second time with backward elimination (its cost grows like :math:`p^4`): on some data one, on
-    other data the other leads once refined. Every other member runs as registered.
+    other data the other leads once refined. Every other member runs as registered. With ``disjoint``
+    (orthogonal loadings, :data:`DISJOINT_MEMBER`), the ``disjoint search`` run too.
     """
     runs: list[tuple[str, str, dict[str, object]]] = []
     for name in names:
@@ -189,6 +209,8 @@ def member_runs(names: tuple[str, ...], p: int) -> list[tuple[str, str, dict[str
         runs.append((name, name, {"start": "leading"} if p > BEST_PAIR_LIMIT else {}))
         if p <= BACKWARD_LIMIT:
             runs.append(("greedy backward", name, {"backward": True}))
+    if disjoint:
+        runs.append(("disjoint search", *DISJOINT_MEMBER))
     return runs
 
 
@@ -300,7 +322,9 @@ class BestOfDriver(Driver):
                     f"none of the portfolio's methods ({', '.join(portfolio.methods)}) can keep its loadings "
                     f"non-negative; methods that can: {', '.join(methods_taking_nonnegative(registry))}"
                 )
-        planned = member_runs(available, problem.p)
+        disjoint = (portfolio.constraint == "orthogonal" and r > 1 and full and DISJOINT_MEMBER[0] in registry.method_names()
+                    and problem_rows(problem) <= DISJOINT_ROWS_SHARE * problem.p)  # fmt: skip
+        planned = member_runs(available, problem.p, disjoint=disjoint)
         seeds = [int(rng.integers(2**32)) for _ in planned]  # drawn in the members' order, whatever order they run in
         constrained = portfolio.constraint is not None and r > 1
         stop = None if portfolio.stop_gap is None or constrained else CertifiedStop(problem.covariance,

@@ -49,6 +49,7 @@ ALL = (
     "orthogonalized-hotelling",
     "orthogonalized-projection",
     "generalized",
+    "disjoint",
 )
 #: Table 1, plus generalized deflation (its A_t is orthogonalized projection's, see below).
 VARIANCE_ZERO = ("hotelling", "projection", "schur", "orthogonalized-projection", "generalized")

@@ -40,7 +40,7 @@ from spcakit.plugin_api import (
     optional,
     part,
     positive,
-    integer,
+    positive_int,
     to_float,
     to_int,
     with_proved_bound,
@@ -69,15 +69,14 @@ class BranchAndBound(Updater):
         have fewer rows than half the variables, one eigen-decomposition of the covariance (made before the clock can
         stop it).
     node_limit
-        Nodes per component before it stops the same way (default: no limit; 0: the search's warm start alone, the
-        best of greedy selection and truncated power runs, then swaps, with the root's cheap bound).
+        Nodes per component before it stops the same way (default: no limit).
     from_default
         Start from the default method's loading too (``True``, the default): the search's best is never worse than it.
     """
 
     k: int | None = attrs.field(default=None, converter=to_int)
     time_limit: float | None = attrs.field(default=60.0, converter=to_float, validator=optional(positive))
-    node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(integer(0)))
+    node_limit: int | None = attrs.field(default=None, converter=to_int, validator=optional(positive_int))
     from_default: bool = attrs.field(default=True, validator=boolean)
 
     def init(self, problem: Problem, x0: np.ndarray, carry: Carry) -> Carry:
@@ -89,8 +88,7 @@ class BranchAndBound(Updater):
         k = check_cardinality(self.k, p, "branch-and-bound")
         constraint = state.get(CONSTRAINT) if isinstance(state, Carry) else None
         unconstrained = constraint is None or not constraint.shape[1]
-        # n << p: never p x p (and the warm start alone reads the data at any p: it takes no bound needing C whole)
-        from_data = gram_search_matrix(problem.covariance, least_p=0 if self.node_limit == 0 else None) if unconstrained else None
+        from_data = gram_search_matrix(problem.covariance) if unconstrained else None  # n << p: never p x p
         if from_data is None and p > EXACT_P_LIMIT:
             raise InvalidParameterError(
                 f"branch-and-bound forms the {p} x {p} covariance; it takes at most p = {EXACT_P_LIMIT} variables "

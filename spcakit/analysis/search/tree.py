@@ -329,12 +329,11 @@ def _gram_chain(covariance: object, projected: bool = False) -> tuple[np.ndarray
 GRAM_SEARCH_P = 3000
 
 
-def gram_search_matrix(covariance: object, least_p: int | None = None) -> GramMatrix | None:
+def gram_search_matrix(covariance: object) -> GramMatrix | None:
     r"""The covariance as :func:`branch_and_bound` reads it from its data, :class:`GramMatrix` of
-    :math:`F/\sqrt s`, when it has at least ``least_p`` (``None``: :data:`GRAM_SEARCH_P`) variables and is a Gram
-    covariance of few rows or a chain of projection deflations of one (:func:`low_rank_spectrum`'s cases); ``None``
-    otherwise (form it whole)."""
-    if int(getattr(covariance, "p", 0)) < (GRAM_SEARCH_P if least_p is None else least_p):
+    :math:`F/\sqrt s`, when it has at least :data:`GRAM_SEARCH_P` variables and is a Gram covariance of few rows or a
+    chain of projection deflations of one (:func:`low_rank_spectrum`'s cases); ``None`` otherwise (form it whole)."""
+    if int(getattr(covariance, "p", 0)) < GRAM_SEARCH_P:
         return None
     chain = _gram_chain(covariance)
     return None if chain is None else GramMatrix(chain[0] / np.sqrt(chain[1]))

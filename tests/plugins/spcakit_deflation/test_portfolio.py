@@ -229,24 +229,24 @@ def test_stop_gap_is_a_relative_gap_or_none():
     assert PortfolioUpdater(stop_gap="none").stop_gap is None
 
 
-def test_under_orthogonality_on_wide_data_auto_also_runs_the_disjoint_search_and_keeps_the_best():
+def test_under_orthogonality_on_wide_data_auto_also_runs_the_restarts_on_disjoint_supports_and_keeps_the_best():
     from spcakit_deflation.portfolio import DISJOINT_MEMBER
 
     rng = np.random.default_rng(4)
     n, p = 20, 60
     x = rng.standard_normal((n, p)) * rng.uniform(0.5, 2.0, p)
     x[:, :5] += 2 * rng.standard_normal(n)[:, None]
-    assert member_runs(MEMBERS, p, disjoint=True)[-1] == ("disjoint search", *DISJOINT_MEMBER)
-    assert all(label != "disjoint search" for label, _, _ in member_runs(MEMBERS, p))
+    assert member_runs(MEMBERS, p, disjoint=True)[-1] == ("tpower-restarts disjoint", *DISJOINT_MEMBER)
+    assert all(label != "tpower-restarts disjoint" for label, _, _ in member_runs(MEMBERS, p))
     result = spcakit.fit(x, "auto", r=3, k=4, constraint="orthogonal", metrics=["fve"])
-    assert "disjoint search 0." in result.stopping_reason
+    assert "tpower-restarts disjoint 0." in result.stopping_reason
     name, params = DISJOINT_MEMBER
     alone = spcakit.fit(x, name, r=3, k=4, metrics=["fve"], **params)
     supports = [set(np.flatnonzero(u)) for u in alone.loadings.T]
     assert all(not (a & b) for i, a in enumerate(supports) for b in supports[i + 1 :])  # disjoint: orthogonal
     assert result.metrics["fve"] >= alone.metrics["fve"] * (1 - 1e-12)  # the best member: never below it
     # not without the constraint, nor for uncorrelated scores, nor on data of more rows than half the variables
-    assert "disjoint search" not in spcakit.fit(x, "auto", r=3, k=4).stopping_reason
-    assert "disjoint search" not in spcakit.fit(x, "auto", r=3, k=4, constraint="uncorrelated").stopping_reason
+    assert "tpower-restarts disjoint" not in spcakit.fit(x, "auto", r=3, k=4).stopping_reason
+    assert "tpower-restarts disjoint" not in spcakit.fit(x, "auto", r=3, k=4, constraint="uncorrelated").stopping_reason
     tall = np.vstack([x, x + 0.1 * rng.standard_normal((n, p))])
-    assert "disjoint search" not in spcakit.fit(tall[:, :30], "auto", r=3, k=4, constraint="orthogonal").stopping_reason
+    assert "tpower-restarts disjoint" not in spcakit.fit(tall[:, :30], "auto", r=3, k=4, constraint="orthogonal").stopping_reason

@@ -393,34 +393,10 @@ def test_the_greedy_selection_stopped_by_its_deadline_completes_the_support_by_v
     assert len(full_support) == k and (k > 1 or np.array_equal(full_support, largest))
 
 
-@pytest.mark.parametrize("limit", [2.5, -1, True])
-def test_a_node_limit_that_is_no_non_negative_integer_is_refused(limit):
-    with pytest.raises(spcakit.InvalidParameterError, match="branch-and-bound: node_limit must be a non-negative integer"):
+@pytest.mark.parametrize("limit", [2.5, 0, -1, True])
+def test_a_node_limit_that_is_no_positive_integer_is_refused(limit):
+    with pytest.raises(spcakit.InvalidParameterError, match="branch-and-bound: node_limit must be a positive integer"):
         spcakit.fit("builtin:pitprops", "exact", r=1, k=4, node_limit=limit)
-
-
-def test_a_node_limit_of_zero_is_the_warm_start_alone_read_from_wide_data_at_any_p(monkeypatch):
-    # no node explored: the best support of the warm start (never below greedy selection's), the root's cheap bound
-    from spcakit.analysis.search import tree
-    from spcakit.analysis.search.tree import SearchProblem, _greedy
-
-    x = _low_rank_standardised_data(2)
-    reads: list[str] = []
-    original = tree.SearchProblem.__init__
-
-    def recorded(self, a, *args, **kwargs):
-        reads.append(type(a).__name__)
-        original(self, a, *args, **kwargs)
-
-    monkeypatch.setattr(tree.SearchProblem, "__init__", recorded)
-    result = spcakit.fit(x, "exact", r=1, k=8, node_limit=0, from_default=False, time_limit=None)
-    assert reads == ["GramMatrix"]  # 150 variables, below GRAM_SEARCH_P: read from the 20 rows all the same
-    assert "node limit after 0 nodes" in result.stopping_reason
-    c = np.cov(x, rowvar=False)
-    greedy_value, _ = _greedy(SearchProblem(c, 8, None))
-    u = result.loadings[:, 0] / np.linalg.norm(result.loadings[:, 0])
-    assert np.count_nonzero(u) == 8
-    assert float(u @ c @ u) >= greedy_value * (1 - 1e-9)
 
 
 def _low_rank_standardised_data(seed: int) -> np.ndarray:

@@ -196,7 +196,8 @@ def member_runs(names: tuple[str, ...], p: int, disjoint: bool = False) -> list[
     the ``leading`` start above) and, up to :data:`~spcakit_deflation.solvers.BACKWARD_LIMIT` variables,
     a second time with backward elimination (its cost grows like :math:`p^4`): on some data one, on
     other data the other leads once refined. Every other member runs as registered. With ``disjoint``
-    (orthogonal loadings, :data:`DISJOINT_MEMBER`), ``tpower-restarts`` with the ``disjoint`` deflator too (``tpower-restarts disjoint``).
+    (orthogonal loadings, :data:`DISJOINT_MEMBER`), ``tpower-restarts`` with the ``disjoint`` deflator too
+    (``tpower-restarts disjoint``).
     """
     runs: list[tuple[str, str, dict[str, object]]] = []
     for name in names:
@@ -319,7 +320,8 @@ class BestOfDriver(Driver):
                     f"none of the portfolio's methods ({', '.join(portfolio.methods)}) can keep its loadings "
                     f"non-negative; methods that can: {', '.join(methods_taking_nonnegative(registry))}"
                 )
-        disjoint = (portfolio.constraint == "orthogonal" and r > 1 and full and DISJOINT_MEMBER[0] in registry.method_names()
+        # (a member the portfolio runs: the user's choice of members holds)
+        disjoint = (portfolio.constraint == "orthogonal" and r > 1 and DISJOINT_MEMBER[0] in available
                     and problem_rows(problem) <= DISJOINT_ROWS_SHARE * problem.p)  # fmt: skip
         planned = member_runs(available, problem.p, disjoint=disjoint)
         seeds = [int(rng.integers(2**32)) for _ in planned]  # drawn in the members' order, whatever order they run in

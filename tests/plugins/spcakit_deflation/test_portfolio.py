@@ -248,5 +248,8 @@ def test_under_orthogonality_on_wide_data_auto_also_runs_the_restarts_on_disjoin
     # not without the constraint, nor for uncorrelated scores, nor on data of more rows than half the variables
     assert "tpower-restarts disjoint" not in spcakit.fit(x, "auto", r=3, k=4).stopping_reason
     assert "tpower-restarts disjoint" not in spcakit.fit(x, "auto", r=3, k=4, constraint="uncorrelated").stopping_reason
+    members = ("tpower", "greedy")  # the user's members: without tpower-restarts, not its disjoint run either
+    chosen = spcakit.fit(x, "auto", r=3, k=4, constraint="orthogonal", **{"updater.methods": list(members)})
+    assert "tpower-restarts" not in chosen.stopping_reason
     tall = np.vstack([x, x + 0.1 * rng.standard_normal((n, p))])
     assert "tpower-restarts disjoint" not in spcakit.fit(tall[:, :30], "auto", r=3, k=4, constraint="orthogonal").stopping_reason

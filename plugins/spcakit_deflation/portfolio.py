@@ -143,14 +143,9 @@ def problem_work(problem: Problem) -> float:
     the same plan (and the same loadings).
     """
     p = problem.p
-    return float(min(problem_rows(problem), p)) * float(p) ** 2
-
-
-def problem_rows(problem: Problem) -> int:
-    """The number of samples ``n`` of the data ``problem`` was made from (``p`` for a covariance given as such): a
-    function of the input's shape alone, as :func:`problem_work`."""
     record = problem.input
-    return int(record.shape[0]) if record is not None and record.kind == "data" and len(record.shape) == 2 else problem.p
+    n = record.shape[0] if record is not None and record.kind == "data" and len(record.shape) == 2 else p
+    return float(min(n, p)) * float(p) ** 2
 
 
 non_negative_int = integer(0)
@@ -322,7 +317,7 @@ class BestOfDriver(Driver):
                 )
         # (a member the portfolio runs: the user's choice of members holds)
         disjoint = (portfolio.constraint == "orthogonal" and r > 1 and DISJOINT_MEMBER[0] in available
-                    and problem_rows(problem) <= DISJOINT_ROWS_SHARE * problem.p)  # fmt: skip
+                    and (problem.n_samples or problem.p) <= DISJOINT_ROWS_SHARE * problem.p)  # fmt: skip
         planned = member_runs(available, problem.p, disjoint=disjoint)
         seeds = [int(rng.integers(2**32)) for _ in planned]  # drawn in the members' order, whatever order they run in
         constrained = portfolio.constraint is not None and r > 1

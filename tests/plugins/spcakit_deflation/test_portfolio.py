@@ -253,3 +253,20 @@ def test_under_orthogonality_on_wide_data_auto_also_runs_the_restarts_on_disjoin
     assert "tpower-restarts" not in chosen.stopping_reason
     tall = np.vstack([x, x + 0.1 * rng.standard_normal((n, p))])
     assert "tpower-restarts disjoint" not in spcakit.fit(tall[:, :30], "auto", r=3, k=4, constraint="orthogonal").stopping_reason
+
+
+def test_the_restarts_on_disjoint_supports_follow_the_variables_in_any_order_on_standardised_wide_data():
+    # gene-like data: 15 rows, 60 variables, standardised (tied variances), a constant column; the member runs, and
+    # permuting the columns permutes the loadings
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((15, 60)) @ np.diag(rng.uniform(0.5, 2.0, 60))
+    x[:, :8] += 1.5 * rng.standard_normal(15)[:, None]
+    x[:, 30] = 3.0
+    order = rng.permutation(60)
+    fits = []
+    for data in (x, x[:, order]):
+        with pytest.warns(spcakit.ConstantColumnWarning, match="1 column"):  # named, given zero loadings
+            fits.append(spcakit.fit(data, "auto", r=3, k=4, standardize=True, constraint="orthogonal", metrics=["fve"]))
+    assert all("tpower-restarts disjoint 0." in fit.stopping_reason for fit in fits)
+    np.testing.assert_allclose(np.abs(fits[1].loadings), np.abs(fits[0].loadings[order]), atol=1e-10)
+    assert fits[1].metrics["fve"] == pytest.approx(fits[0].metrics["fve"], rel=1e-10)
